@@ -1,0 +1,53 @@
+# Every target sets up what it needs: a fresh clone with Python 3.11 and pip is enough.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP_MAIN := $(VENV)/.installed-main
+STAMP_DEV  := $(VENV)/.installed-dev
+
+.PHONY: help install dev demo test check lint typecheck bench lock clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP_MAIN): $(BIN)/python requirements/main.lock pyproject.toml
+	$(BIN)/pip install --quiet -r requirements/main.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	@touch $@
+
+$(STAMP_DEV): $(STAMP_MAIN) requirements/dev.lock
+	$(BIN)/pip install --quiet -r requirements/dev.lock
+	@touch $@
+
+install: $(STAMP_MAIN)  ## runtime environment in .venv
+dev: $(STAMP_DEV)       ## development environment in .venv
+
+demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
+	$(BIN)/gamut demo
+
+test: $(STAMP_DEV)  ## the whole test suite
+	$(BIN)/python -m pytest
+
+check: lint typecheck  ## ruff and mypy (strict)
+
+lint: $(STAMP_DEV)
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: $(STAMP_DEV)
+	$(BIN)/mypy
+
+bench: $(STAMP_DEV)  ## performance scripts; paste their output into docs/performance.md
+	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+lock:  ## re-pin requirements/*.lock from pyproject.toml
+	$(BIN)/pip install --quiet uv
+	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 -o requirements/main.lock
+	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements/dev.lock
+
+clean:
+	rm -rf $(VENV) build dist .pytest_cache .mypy_cache .ruff_cache

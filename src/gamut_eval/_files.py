@@ -1,0 +1,133 @@
+"""Reading and writing the files users hand us: strict parsing, atomic writes.
+
+Parsers refuse duplicate keys (a silent "last one wins" hides authoring mistakes) and report
+the line. Writers go through a temporary file, fsync and rename, so a crash never leaves a
+half-written output behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import yaml
+
+from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+
+__all__ = ["atomic_writer", "read_document", "read_jsonl"]
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """SafeLoader that rejects duplicate mapping keys."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` that refuses duplicate keys."""
+    return json.loads(text, object_pairs_hook=_no_duplicates)
+
+
+def read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, expected a file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_document(path: str | Path) -> Any:
+    """Parse a YAML or JSON file (by extension; ``.json`` is JSON, anything else YAML)."""
+    path = Path(path)
+    text = read_text(path)
+    if path.suffix.lower() == ".json":
+        try:
+            return parse_json(text)
+        except json.JSONDecodeError as exc:
+            detail = ErrorDetail(f"line {exc.lineno}, column {exc.colno}", "json-syntax", exc.msg)
+        except ValueError as exc:
+            detail = ErrorDetail("$", "json-syntax", str(exc))
+    else:
+        try:
+            return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "$"
+            detail = ErrorDetail(where, "yaml-syntax", str(exc.problem or exc.context))
+        except yaml.YAMLError as exc:
+            detail = ErrorDetail("$", "yaml-syntax", str(exc))
+    raise ValidationError([detail.in_file(path)])
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line number, parsed object)`` for each non-blank line of a JSONL file.
+
+    A line that does not parse is an error naming the line; a final line without a newline
+    that does not parse is reported as torn (an interrupted writer), never skipped.
+    """
+    path = Path(path)
+    text = read_text(path)
+    lines = text.split("\n")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, parse_json(line)
+        except ValueError as exc:
+            torn = number == len(lines) and not text.endswith("\n")
+            rule = "torn-line" if torn else "json-syntax"
+            why = "the last line is incomplete (was the writer interrupted?)" if torn else str(exc)
+            raise ValidationError(
+                [ErrorDetail(f"line {number}", rule, why).in_file(path)]
+            ) from None
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
+    """Write to a temporary file beside ``path``; rename over it only when the block succeeds."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise

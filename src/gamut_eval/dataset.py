@@ -1,0 +1,152 @@
+"""Datasets: one JSONL record per question, with its meta-rubric and optional revised checklist."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Literal
+
+import pydantic
+from pydantic import BaseModel, ConfigDict
+
+from gamut_eval._files import read_jsonl
+from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.rubric._checklist import Checklist, CompileConfig
+from gamut_eval.rubric._compile import compile_rubric
+from gamut_eval.rubric._load import pydantic_details, validate_meta_rubric
+from gamut_eval.rubric._model import MetaRubric, RubricId, Text
+
+__all__ = ["Dataset", "DatasetRecord", "load_dataset"]
+
+
+class DatasetRecord(BaseModel):
+    """One question of a benchmark."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    id: RubricId
+    """Question id, unique in the dataset; equals ``meta_rubric.id``."""
+    question: Text
+    """The question as asked with the image (multimodal setting)."""
+    meta_rubric: MetaRubric
+    """The structured rubric."""
+    checklist: Checklist | None = None
+    """A human-revised checklist; when present it is scored instead of the compiled one."""
+    entity: str | None = None
+    """Ground-truth entity."""
+    image: str | None = None
+    """Image path, relative to the dataset file."""
+    question_text_only: str | None = None
+    """The question with the entity named in text (text-only setting)."""
+    domain: str | None = None
+    """Domain, e.g. ``plants`` or ``food``."""
+    popularity: Literal["head", "torso", "tail"] | None = None
+    """How well known the entity is."""
+    metadata: dict[str, Any] = {}
+    """Free-form extra fields."""
+
+    def effective_checklist(self, config: CompileConfig | None = None) -> Checklist:
+        """The checklist that is scored: the revised one if present, else the compiled one."""
+        return self.checklist or compile_rubric(self.meta_rubric, config)
+
+
+class Dataset(BaseModel):
+    """The records of one dataset file, and where it lives (image paths are relative to it)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: Path
+    records: tuple[DatasetRecord, ...]
+
+    def __iter__(self) -> Iterator[DatasetRecord]:  # type: ignore[override]
+        return iter(self.records)
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    def by_id(self) -> dict[str, DatasetRecord]:
+        return {r.id: r for r in self.records}
+
+    def image_path(self, record: DatasetRecord) -> Path | None:
+        return None if record.image is None else self.path.parent / record.image
+
+    def checklists(self, config: CompileConfig | None = None) -> dict[str, Checklist]:
+        return {r.id: r.effective_checklist(config) for r in self.records}
+
+
+def _record(data: Any, base: Path) -> tuple[DatasetRecord | None, list[ErrorDetail]]:
+    if not isinstance(data, dict):
+        return None, [ErrorDetail("$", "record-object", "each line must be a JSON object", data)]
+    errors: list[ErrorDetail] = []
+    if "meta_rubric" in data:
+        try:
+            validate_meta_rubric(data["meta_rubric"], prefix="meta_rubric")
+        except ValidationError as exc:
+            errors += exc.details
+    try:
+        record = DatasetRecord.model_validate({**data, "meta_rubric": data.get("meta_rubric")})
+    except ValidationError:
+        return None, errors  # already reported above
+    except pydantic.ValidationError as exc:
+        return None, errors + [
+            d for d in pydantic_details(exc) if not d.path.startswith("meta_rubric")
+        ]
+    return record, _consistency(record, base)
+
+
+def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
+    errors = []
+    if record.meta_rubric.id != record.id:
+        errors.append(
+            ErrorDetail(
+                "meta_rubric.id",
+                "id-match",
+                f"must equal the record id {record.id!r}",
+                record.meta_rubric.id,
+            )
+        )
+    if record.checklist is not None and record.checklist.rubric_id != record.id:
+        errors.append(
+            ErrorDetail(
+                "checklist.rubric_id",
+                "id-match",
+                f"must equal the record id {record.id!r}",
+                record.checklist.rubric_id,
+            )
+        )
+    if record.image is not None and not (base / record.image).is_file():
+        errors.append(
+            ErrorDetail("image", "image-exists", f"no such file relative to {base}", record.image)
+        )
+    return errors
+
+
+def load_dataset(path: str | Path) -> Dataset:
+    """Load and validate a dataset JSONL file; every problem of every line is reported."""
+    path = Path(path)
+    records: list[DatasetRecord] = []
+    errors: list[ErrorDetail] = []
+    first_line: dict[str, int] = {}
+    for line, data in read_jsonl(path):
+        record, problems = _record(data, path.parent)
+        errors += [p.in_file(f"{path}:{line}") for p in problems]
+        if record is None:
+            continue
+        if record.id in first_line:
+            errors.append(
+                ErrorDetail(
+                    "id",
+                    "unique-id",
+                    f"duplicate question id; line {first_line[record.id]} has it",
+                    record.id,
+                ).in_file(f"{path}:{line}")
+            )
+        first_line.setdefault(record.id, line)
+        records.append(record)
+    if errors:
+        raise ValidationError(errors)
+    if not records:
+        raise ValidationError(
+            [ErrorDetail("$", "non-empty", "the dataset has no records").in_file(path)]
+        )
+    return Dataset(path=path, records=tuple(records))

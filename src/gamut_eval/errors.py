@@ -1,0 +1,101 @@
+"""The one exception hierarchy of gamut-eval.
+
+    GamutError
+     +-- InputError            bad input from a user: the CLI prints it and exits 2
+     |    +-- ValidationError  one or more problems found in one file, all reported together
+     +-- JudgeError            a judge backend could not be used at all (e.g. bad credentials)
+
+Every message names the file, the path inside it, the rule and the value found.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["ErrorDetail", "GamutError", "InputError", "JudgeError", "ValidationError", "json_path"]
+
+_MAX_VALUE_CHARS = 80
+
+
+def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
+    """Render a location such as ``("items", 2, "min_required")`` as ``items[2].min_required``."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out or "$"
+
+
+def show_value(value: Any) -> str:
+    """A short, single-line rendering of an offending value for error messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[: _MAX_VALUE_CHARS - 3] + "..."
+    return text
+
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class ErrorDetail:
+    """One problem in one input file."""
+
+    path: str
+    """JSON path inside the document, e.g. ``items[2].min_required``."""
+    rule: str
+    """Short machine-readable rule name, e.g. ``threshold-range``."""
+    message: str
+    """What is expected, in words, and how to fix it."""
+    value: Any = _MISSING
+    """The value found (omitted when the field is absent)."""
+    file: str | None = None
+    """The file the problem is in, when known."""
+
+    def render(self) -> str:
+        where = f"{self.file}:{self.path}" if self.file else self.path
+        found = "" if self.value is _MISSING else f" (found: {show_value(self.value)})"
+        return f"{where}: {self.message} [{self.rule}]{found}"
+
+    def in_file(self, file: str | Path | None, prefix: str = "") -> ErrorDetail:
+        """The same problem located in ``file``, with ``prefix`` put before its path."""
+        path = self.path
+        if prefix:
+            path = (
+                prefix
+                if path == "$"
+                else f"{prefix}.{path}"
+                if not path.startswith("[")
+                else prefix + path
+            )
+        return ErrorDetail(
+            path, self.rule, self.message, self.value, str(file) if file else self.file
+        )
+
+
+class GamutError(Exception):
+    """Base class of every error gamut-eval raises on purpose."""
+
+
+class InputError(GamutError):
+    """The user's input cannot be used. The CLI prints the message and exits with code 2."""
+
+
+class ValidationError(InputError):
+    """A document broke one or more rules; ``details`` lists every problem, not only the first."""
+
+    def __init__(self, details: list[ErrorDetail]) -> None:
+        self.details = list(details)
+        super().__init__("\n".join(d.render() for d in self.details))
+
+
+class JudgeError(GamutError):
+    """A judge backend cannot be used at all (for example, rejected credentials)."""

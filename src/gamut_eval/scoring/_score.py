@@ -1,0 +1,120 @@
+"""Scoring one response: tier scores and the Gamut score (SPEC section 3). Pure arithmetic."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.rubric._checklist import Checklist
+from gamut_eval.rubric._model import TIERS, Tier
+from gamut_eval.scoring._params import ScoringParams
+from gamut_eval.scoring._verdict import Verdict, parse_verdict
+
+__all__ = ["ScoreCard", "TierCounts", "gamut_score", "score_response", "tier_score"]
+
+
+class TierCounts(BaseModel):
+    """How many checks of one tier got each verdict; ``unscored`` ones count in no score."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    meets: int = 0
+    """M: checks met."""
+    partially_meets: int = 0
+    """P: checks partially met."""
+    missing: int = 0
+    """S: checks missing."""
+    contradicts: int = 0
+    """C: checks contradicted."""
+    unscored: int = 0
+    """Checks the judge could not grade; excluded from every score."""
+
+    @property
+    def scored(self) -> int:
+        return self.meets + self.partially_meets + self.missing + self.contradicts
+
+
+class ScoreCard(BaseModel):
+    """The score of one response against one checklist."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    gamut: float | None
+    """Weighted mean of tier scores, in [-1, 1]; ``None`` when no check was scored."""
+    tiers: dict[Tier, float]
+    """Tier score per tier that has at least one scored check."""
+    counts: dict[Tier, TierCounts]
+    """Verdict counts per tier (every tier of the checklist), unscored included."""
+
+
+def tier_score(counts: TierCounts, params: ScoringParams) -> float | None:
+    """T = (M + lam P + mu C) / (M + P + S + |mu| C); ``None`` with no scored check."""
+    m, p, s, c = counts.meets, counts.partially_meets, counts.missing, counts.contradicts
+    denominator = m + p + s + abs(params.mu) * c
+    if denominator == 0:
+        return None
+    return (m + params.lam * p + params.mu * c) / denominator
+
+
+def gamut_score(tiers: Mapping[Tier, float], params: ScoringParams) -> float | None:
+    """Weighted mean of the tier scores present; absent tiers' weight is redistributed."""
+    numerator = 0.0
+    total = 0.0
+    for tier in TIERS:
+        if tier in tiers:
+            numerator += params.weights[tier] * tiers[tier]
+            total += params.weights[tier]
+    if total == 0:
+        return None
+    return numerator / total
+
+
+def _verdict_errors(checklist: Checklist, verdicts: Mapping[str, object]) -> list[ErrorDetail]:
+    known = checklist.by_id()
+    errors = [
+        ErrorDetail(check_id, "known-check", "no check with this id in the checklist", check_id)
+        for check_id in verdicts
+        if check_id not in known
+    ]
+    errors += [
+        ErrorDetail(check_id, "verdict-present", "no verdict given (use null for unscored)")
+        for check_id in known
+        if check_id not in verdicts
+    ]
+    for check_id, value in verdicts.items():
+        try:
+            parse_verdict(value)  # type: ignore[arg-type]
+        except ValueError as exc:
+            errors.append(ErrorDetail(check_id, "verdict-value", str(exc), value))
+    return errors
+
+
+def score_response(
+    checklist: Checklist,
+    verdicts: Mapping[str, Verdict | str | None],
+    params: ScoringParams | None = None,
+) -> ScoreCard:
+    """Score one response from its verdicts (check id -> verdict, its string, or ``None``).
+
+    Every check of the checklist needs an entry; unknown ids and unknown verdict strings are
+    errors. ``None`` means the judge could not grade that check: it is reported, not scored.
+    """
+    params = params or ScoringParams()
+    errors = _verdict_errors(checklist, verdicts)
+    if errors:
+        raise ValidationError(errors)
+    tallies: dict[Tier, dict[str, int]] = {}
+    for check in checklist.checks:
+        verdict = parse_verdict(verdicts[check.id])
+        key = "unscored" if verdict is None else verdict.value
+        bucket = tallies.setdefault(check.tier, {})
+        bucket[key] = bucket.get(key, 0) + 1
+    counts = {tier: TierCounts(**tallies[tier]) for tier in TIERS if tier in tallies}
+    tiers = {}
+    for tier, tier_counts in counts.items():
+        value = tier_score(tier_counts, params)
+        if value is not None:
+            tiers[tier] = value
+    return ScoreCard(gamut=gamut_score(tiers, params), tiers=tiers, counts=counts)
