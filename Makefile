@@ -27,7 +27,10 @@ install: $(STAMP_MAIN)  ## runtime environment in .venv
 dev: $(STAMP_DEV)       ## development environment in .venv
 
 demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
-	$(BIN)/gamut demo
+	$(BIN)/gamut validate examples/*.yaml
+	$(BIN)/gamut compile examples/plant_monstera.yaml --format markdown
+	$(BIN)/gamut compile examples/plant_monstera.yaml -o runs/demo/plant_monstera.checklist.json
+	$(BIN)/gamut score --checklist runs/demo/plant_monstera.checklist.json --verdicts examples/verdicts/plant_monstera.json
 
 test: $(STAMP_DEV)  ## the whole test suite
 	$(BIN)/python -m pytest

@@ -15,6 +15,8 @@ from gamut_eval.rubric._model import (
     StrictListItem,
     Tier,
 )
+from gamut_eval.rubric._render import checklist_markdown
+from gamut_eval.rubric._schema import meta_rubric_json_schema
 
 __all__ = [
     "Check",
@@ -31,8 +33,10 @@ __all__ = [
     "RelationshipItem",
     "StrictListItem",
     "Tier",
+    "checklist_markdown",
     "compile_rubric",
     "coverage_thresholds",
     "load_meta_rubric",
+    "meta_rubric_json_schema",
     "validate_meta_rubric",
 ]

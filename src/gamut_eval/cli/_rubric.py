@@ -1,0 +1,128 @@
+"""``gamut validate``, ``gamut compile``, ``gamut schema``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
+from gamut_eval.dataset import load_dataset
+from gamut_eval.errors import InputError, ValidationError
+from gamut_eval.rubric import (
+    CompileConfig,
+    checklist_markdown,
+    compile_rubric,
+    load_meta_rubric,
+    meta_rubric_json_schema,
+)
+
+_path_argument = click.Path(exists=False, dir_okay=False, path_type=Path)
+
+
+def _is_dataset(path: Path) -> bool:
+    return path.suffix.lower() == ".jsonl"
+
+
+def _validate_one(path: Path) -> str:
+    """A one-line summary of a valid file; raises ``InputError`` otherwise."""
+    if _is_dataset(path):
+        dataset = load_dataset(path)
+        checks = sum(len(c.checks) for c in dataset.checklists().values())
+        return f"{len(dataset)} questions, {checks} checks"
+    checklist = compile_rubric(load_meta_rubric(path))
+    return f"{len(checklist.checks)} checks"
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=_path_argument)
+def validate(paths: tuple[Path, ...]) -> None:
+    """Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).
+
+    Every problem of every file is printed as `file:json.path: message [rule] (found: value)`.
+    Exit status 0 when all files are valid, 2 otherwise.
+    """
+    failed = 0
+    for path in paths:
+        try:
+            summary = _validate_one(path)
+        except ValidationError as exc:
+            failed += 1
+            for detail in exc.details:
+                click.echo(detail.render(), err=True)
+        except InputError as exc:
+            failed += 1
+            click.echo(str(exc), err=True)
+        else:
+            console.print(f"[green]ok[/green] {path} ({summary})")
+    if failed:
+        err_console.print(f"{failed} of {len(paths)} file(s) invalid")
+        raise SystemExit(2)
+
+
+@click.command("compile")
+@click.argument("path", type=_path_argument)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "markdown"]),
+    default="json",
+    show_default=True,
+    help="JSON for programs; Markdown grouped by tier for people.",
+)
+@click.option(
+    "--short-list-max",
+    type=click.IntRange(min=1),
+    default=7,
+    show_default=True,
+    help="Flexible lists up to this size get one check per option.",
+)
+@click.option(
+    "--coverage-fraction",
+    "fractions",
+    type=click.FloatRange(min=0, max=1, min_open=True),
+    multiple=True,
+    help="Higher coverage thresholds as fractions of the pool (repeatable; default 0.5 0.75).",
+)
+@out_option
+def compile_command(
+    path: Path, fmt: str, short_list_max: int, fractions: tuple[float, ...], out: Path | None
+) -> None:
+    """Compile a meta-rubric into its flat binary checklist.
+
+    A meta-rubric file gives one checklist; a dataset (.jsonl) gives one checklist per line
+    (JSONL), using a record's revised checklist when it has one.
+    """
+    config = CompileConfig(
+        short_list_max=short_list_max, coverage_fractions=fractions or (0.5, 0.75)
+    )
+    if _is_dataset(path):
+        checklists = load_dataset(path).checklists(config).values()
+        if fmt == "markdown":
+            text = "\n".join(checklist_markdown(c) for c in checklists)
+        else:
+            text = "".join(
+                dump_json(c.model_dump(mode="json"), indent=None) + "\n" for c in checklists
+            )
+    else:
+        meta = load_meta_rubric(path)
+        checklist = compile_rubric(meta, config)
+        if fmt == "markdown":
+            text = checklist_markdown(checklist, meta.question)
+        else:
+            text = dump_json(checklist.model_dump(mode="json"))
+    write_output(text, out)
+
+
+@click.command()
+@out_option
+def schema(out: Path | None) -> None:
+    """Print the JSON Schema of the meta-rubric format (for editor autocompletion).
+
+    With VS Code's YAML extension, put this first line in a rubric file:
+    `# yaml-language-server: $schema=path/to/meta-rubric.schema.json`
+    """
+    write_output(dump_json(meta_rubric_json_schema()), out)
+
+
+COMMANDS = [validate, compile_command, schema]

@@ -1,0 +1,254 @@
+"""``gamut score``: score cards from verdicts."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import click
+import pandas as pd
+import pydantic
+from rich.table import Table
+
+from gamut_eval._files import read_document, read_jsonl
+from gamut_eval.cli._common import console, dump_json, out_option, write_output
+from gamut_eval.dataset import load_dataset
+from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+from gamut_eval.rubric import Checklist, Tier
+from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.scoring import (
+    COUNT_COLUMNS,
+    ScoreCard,
+    ScoringParams,
+    score_response,
+    score_table,
+    summarise_scores,
+)
+
+_TIER_ALIASES = {"ac": Tier.ANSWER_CRITICAL, "v": Tier.VALUABLE, "c": Tier.CONTEXT} | {
+    t.value: t for t in Tier
+}
+
+
+def _params(lam: float, mu: float, weights: tuple[str, ...]) -> ScoringParams:
+    merged: dict[Tier, float] = dict(ScoringParams().weights)
+    for spec in weights:
+        name, _, value = spec.partition("=")
+        tier = _TIER_ALIASES.get(name.strip().lower())
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if tier is None or math.isnan(number):
+            raise InputError(
+                f"--weight: expected TIER=NUMBER with TIER one of ac, v, c; got {spec!r}"
+            )
+        merged[tier] = number
+    try:
+        return ScoringParams(lam=lam, mu=mu, weights=merged)
+    except pydantic.ValidationError as exc:
+        raise ValidationError(
+            [d.in_file("scoring options") for d in pydantic_details(exc)]
+        ) from None
+
+
+def load_checklist(path: Path) -> Checklist:
+    """A checklist JSON file as ``gamut compile`` writes it."""
+    try:
+        return Checklist.model_validate(read_document(path))
+    except pydantic.ValidationError as exc:
+        raise ValidationError([d.in_file(path) for d in pydantic_details(exc)]) from None
+
+
+def _load_verdict_map(path: Path) -> dict[str, Any]:
+    data = read_document(path)
+    if not isinstance(data, dict):
+        raise ValidationError(
+            [
+                ErrorDetail(
+                    "$", "verdicts-object", "expected an object {check_id: verdict or null}", data
+                ).in_file(path)
+            ]
+        )
+    return data
+
+
+def _fmt(value: float | None) -> str:
+    return (
+        "—"
+        if value is None or (isinstance(value, float) and math.isnan(value))
+        else f"{100 * value:.1f}"
+    )
+
+
+def _card_table(card: ScoreCard) -> Table:
+    table = Table(title="Score card (x100)")
+    for column in ("tier", "score", "meets", "partial", "missing", "contradicts", "unscored"):
+        table.add_column(column, justify="left" if column == "tier" else "right")
+    for tier, counts in card.counts.items():
+        table.add_row(
+            tier.value,
+            _fmt(card.tiers.get(tier)),
+            *(
+                str(n)
+                for n in (
+                    counts.meets,
+                    counts.partially_meets,
+                    counts.missing,
+                    counts.contradicts,
+                    counts.unscored,
+                )
+            ),
+        )
+    table.add_section()
+    table.add_row("[bold]gamut[/bold]", f"[bold]{_fmt(card.gamut)}[/bold]")
+    return table
+
+
+def _load_verdict_rows(path: Path) -> pd.DataFrame:
+    rows = [row for _, row in read_jsonl(path)]
+    frame = pd.DataFrame(rows)
+    needed = ["question_id", "check_id", "verdict"]
+    missing = [c for c in needed if c not in frame.columns]
+    if missing or frame.empty:
+        raise ValidationError(
+            [
+                ErrorDetail(
+                    "$", "required", f"verdict rows need the fields {', '.join(needed)}", missing
+                ).in_file(path)
+            ]
+        )
+    return frame
+
+
+def _summary_table(summary: pd.DataFrame) -> Table:
+    table = Table(title="Gamut score per model (x100, mean over questions)")
+    keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
+    for column in [*keys, "questions", "gamut", "AC", "V", "C", "unscored"]:
+        table.add_column(column, justify="left" if column in keys else "right")
+    for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
+        table.add_row(
+            *(str(values[k]) for k in keys),
+            str(values["responses"]),
+            f"[bold]{_fmt(values['gamut'])}[/bold]",
+            *(_fmt(values[t.value]) for t in Tier),
+            f"{100 * values['unscored_rate']:.1f}%",
+        )
+    return table
+
+
+def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:
+    """Score-table rows as JSON-ready dicts: ``gamut``, ``tiers``, ``counts`` per response."""
+    keys = [c for c in ("question_id", "model", "setting", "judge") if c in scores.columns]
+    out = []
+    for record in scores.to_dict(orient="records"):
+        row = {k: record[k] for k in keys}
+        row["gamut"] = None if math.isnan(record["gamut"]) else record["gamut"]
+        row["tiers"] = {t.value: record[t.value] for t in Tier if not math.isnan(record[t.value])}
+        counts: dict[str, dict[str, int]] = {}
+        for column in COUNT_COLUMNS:
+            tier, verdict = column.split(".")
+            counts.setdefault(tier, {})[verdict] = int(record[column])
+        row["counts"] = {t: c for t, c in counts.items() if sum(c.values())}
+        out.append(row)
+    return out
+
+
+@click.command()
+@click.option(
+    "--checklist",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A checklist JSON (from `gamut compile`).",
+)
+@click.option(
+    "--verdicts",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="With --checklist: {check_id: verdict or null}. With --dataset: verdict rows (JSONL).",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A dataset JSONL; scores every response in a verdict-rows file.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
+@click.option(
+    "--lam",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Credit for partially_meets (0 < lam < 1).",
+)
+@click.option(
+    "--mu", type=float, default=-2.0, show_default=True, help="Score of contradicts (mu < 0)."
+)
+@click.option(
+    "--weight",
+    "weights",
+    multiple=True,
+    metavar="TIER=W",
+    help="Tier weight, e.g. ac=0.6 v=0.3 c=0.1 (repeatable).",
+)
+@out_option
+def score(
+    checklist: Path | None,
+    verdicts: Path,
+    dataset: Path | None,
+    as_json: bool,
+    lam: float,
+    mu: float,
+    weights: tuple[str, ...],
+    out: Path | None,
+) -> None:
+    """Score verdicts: one response against a checklist, or every response of a run.
+
+    \b
+    One response:   gamut score --checklist C.json --verdicts V.json
+    A whole run:    gamut score --dataset D.jsonl --verdicts VERDICTS.jsonl [--out SCORES.jsonl]
+    Verdicts are meets, partially_meets, missing, contradicts, or null (unscored: left out of
+    the score and reported). Unknown or missing check ids are errors (exit 2).
+    """
+    params = _params(lam, mu, weights)
+    if (checklist is None) == (dataset is None):
+        raise InputError("give exactly one of --checklist (one response) or --dataset (a run)")
+    if checklist is not None:
+        _score_one(load_checklist(checklist), verdicts, params, as_json, out)
+    else:
+        assert dataset is not None  # narrowed above; not input validation
+        _score_run(dataset, verdicts, params, as_json, out)
+
+
+def _score_one(
+    checklist: Checklist, path: Path, params: ScoringParams, as_json: bool, out: Path | None
+) -> None:
+    try:
+        card = score_response(checklist, _load_verdict_map(path), params)
+    except ValidationError as exc:
+        raise ValidationError([d.in_file(path) for d in exc.details]) from None
+    if as_json or out is not None:
+        write_output(dump_json(card.model_dump(mode="json")), out)
+    else:
+        console.print(_card_table(card))
+
+
+def _score_run(
+    dataset_path: Path, path: Path, params: ScoringParams, as_json: bool, out: Path | None
+) -> None:
+    checklists = load_dataset(dataset_path).checklists()
+    try:
+        scores = score_table(_load_verdict_rows(path), checklists, params)
+    except ValidationError as exc:
+        raise ValidationError([d.in_file(path) for d in exc.details]) from None
+    rows = score_rows(scores)
+    if out is not None:
+        write_output("".join(dump_json(r, indent=None) + "\n" for r in rows), out)
+    summary = summarise_scores(scores)
+    if as_json:
+        records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
+        write_output(dump_json(records), None)
+    else:
+        console.print(_summary_table(summary))
+
+
+COMMANDS = [score]

@@ -1,0 +1,90 @@
+"""What every judge executor consumes and returns, and how it fails.
+
+An executor turns one rendered chat request into one ``Completion``. It owns the transport
+(connections, rate limits, retries of 429 / 5xx / timeouts); the engine owns the rest
+(caching, re-asks for malformed verdicts, storage). Failures are typed so that a judge
+failure is never scored as a model failure:
+
+- ``JudgeAuthError``        credentials rejected (401/403): the run stops at once.
+- ``JudgeRequestRejected``  the request itself is refused (400, content policy): not
+                            retried; the check is unscored with the reason.
+- ``JudgeUnavailable``      transient failures outlasted the bounded retries: unscored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from gamut_eval.errors import GamutError, JudgeError
+
+__all__ = [
+    "ChatMessage",
+    "Completion",
+    "Executor",
+    "JudgeAuthError",
+    "JudgeCallError",
+    "JudgeRequestRejected",
+    "JudgeUnavailable",
+]
+
+ChatMessage = dict[str, Any]
+"""An OpenAI chat message: ``{"role": ..., "content": str | [parts]}``; parts are
+``{"type": "text", "text": ...}`` or ``{"type": "image_url", "image_url": {"url": data-URL}}``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One judge reply."""
+
+    text: str
+    """The assistant message content ('' when the model returned none)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    """Prompt tokens served from the provider's prefix cache, when reported."""
+    latency_s: float = 0.0
+    """Wall time of the successful attempt."""
+    transport_attempts: int = 1
+    """HTTP attempts it took (retries of 429/5xx/timeouts included)."""
+    refusal: str | None = None
+    """The provider's refusal text, when it sent one."""
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+class JudgeCallError(GamutError):
+    """A judge call did not produce a reply."""
+
+    def __init__(self, reason: str, attempts: int = 1) -> None:
+        self.reason = reason
+        self.attempts = attempts
+        super().__init__(reason)
+
+
+class JudgeRequestRejected(JudgeCallError):
+    """The provider refused this request (400, content policy). Retrying will not help."""
+
+
+class JudgeUnavailable(JudgeCallError):
+    """Transient failures (429, 5xx, timeouts, resets) outlasted the bounded retries."""
+
+
+class JudgeAuthError(JudgeError):
+    """Credentials were rejected; the message names the environment variable to set."""
+
+
+class Executor(Protocol):
+    """Sends rendered judge requests to one judge model."""
+
+    judge_id: str
+    """The judge's model id as recorded with every verdict (``openai/gpt-4.1-mini``)."""
+
+    async def complete(
+        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
+    ) -> Completion:
+        """One reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        ...
