@@ -82,7 +82,9 @@ def read_document(path: str | Path) -> Any:
             detail = ErrorDetail("$", "json-syntax", str(exc))
     else:
         try:
-            return yaml.load(text, Loader=_StrictLoader)  # a SafeLoader subclass: no arbitrary objects
+            return yaml.load(
+                text, Loader=_StrictLoader
+            )  # a SafeLoader subclass: no arbitrary objects
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "$"

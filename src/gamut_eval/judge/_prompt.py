@@ -102,7 +102,13 @@ class JudgeImage:
         return cls(f"data:{mime};base64,{encoded}", hashlib.sha256(data).hexdigest())
 
 
-_MIME = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp", ".gif": "image/gif"}
+_MIME = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".webp": "image/webp",
+    ".gif": "image/gif",
+}
 
 
 def _inert(response: str) -> str:
@@ -127,7 +133,9 @@ class RenderedResponse:
     nonce: str
 
 
-def render_response(question: str, response: str, image: JudgeImage | None = None) -> RenderedResponse:
+def render_response(
+    question: str, response: str, image: JudgeImage | None = None
+) -> RenderedResponse:
     """Render the shared prefix for one response, with a fresh nonce."""
     nonce = _fresh_nonce(response)
     body = _inert(response)

@@ -32,34 +32,79 @@ COUNT_COLUMNS: tuple[str, ...] = tuple(f"{t.value}.{v}" for t in TIERS for v in 
 """Count columns of a score table, ``<tier>.<verdict>``, ``unscored`` included."""
 
 
-def _factorize(
-    values: pd.Series | npt.NDArray[np.generic],
-) -> tuple[IntArray, npt.NDArray[np.object_]]:
+def _factorize(values: pd.Series | IntArray) -> tuple[IntArray, npt.NDArray[np.object_]]:
+    """Codes in order of first appearance (-1 for null) and the distinct values."""
     codes, uniques = pd.factorize(values, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64), np.asarray(uniques, dtype=object)
+
+
+def _first_rows(codes: IntArray) -> IntArray:
+    """Row of the first occurrence of each code (codes numbered by first appearance)."""
+    previous_max = np.maximum.accumulate(np.concatenate(([-1], codes[:-1])))
+    return np.flatnonzero(codes > previous_max)
 
 
 def _row_error(column: str, rule: str, message: str, value: object) -> ValidationError:
     return ValidationError([ErrorDetail(column, rule, message, value)])
 
 
-def _groups(frame: pd.DataFrame, keys: Sequence[str]) -> tuple[IntArray, pd.DataFrame]:
-    """A group code per row (one per distinct key combination) and each group's key values."""
-    combined = np.zeros(len(frame), dtype=np.int64)
-    for key in keys:
-        codes, uniques = _factorize(frame[key])
-        if (codes < 0).any():
-            raise _row_error(key, "required", "a verdict row has no value for this key", None)
-        combined, _ = _factorize(combined * len(uniques) + codes)
-    _, first = np.unique(combined, return_index=True)
-    return combined, frame.iloc[first][list(keys)].reset_index(drop=True)
+_DENSE_LIMIT = 1 << 26
+"""Key spaces up to this size are counted with ``bincount`` instead of hashing."""
 
 
-def _tier_codes(frame: pd.DataFrame, checklists: Mapping[str, Checklist] | None) -> IntArray:
+class _Columns:
+    """Factorises each column once per call; the same codes serve grouping and lookups."""
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.frame = frame
+        self._cache: dict[str, tuple[IntArray, npt.NDArray[np.object_]]] = {}
+
+    def codes(self, column: str) -> tuple[IntArray, npt.NDArray[np.object_]]:
+        if column not in self._cache:
+            if column not in self.frame.columns:
+                raise _row_error(column, "required", "the verdict table has no such column", None)
+            self._cache[column] = _factorize(self.frame[column])
+        return self._cache[column]
+
+    def groups(self, columns: Sequence[str]) -> tuple[IntArray, list[IntArray]]:
+        """A group code per row for each distinct combination of ``columns``, and, per
+        column, the code of each group's value (so group keys need no second pass)."""
+        per_column = [self.codes(c) for c in columns]
+        for column, (codes, _) in zip(columns, per_column, strict=True):
+            if (codes < 0).any():
+                raise _row_error(column, "required", "a verdict row has no value here", None)
+        sizes = [max(len(uniques), 1) for _, uniques in per_column]
+        space = int(np.prod(sizes, dtype=object))
+        if space <= _DENSE_LIMIT:
+            return _dense_groups([codes for codes, _ in per_column], sizes)
+        combined = np.zeros(len(self.frame), dtype=np.int64)
+        for (codes, _), size in zip(per_column, sizes, strict=True):
+            combined, _ = _factorize(combined * size + codes)  # stays inside int64
+        group, _ = _factorize(combined)
+        first = _first_rows(group)
+        return group, [codes[first] for codes, _ in per_column]
+
+
+def _dense_groups(codes: list[IntArray], sizes: list[int]) -> tuple[IntArray, list[IntArray]]:
+    """Mixed-radix keys in a small space: compact them with one bincount, no hashing."""
+    combined = np.zeros(len(codes[0]), dtype=np.int64)
+    for column_codes, size in zip(codes, sizes, strict=True):
+        combined = combined * size + column_codes
+    present = np.bincount(combined, minlength=int(np.prod(sizes))) > 0
+    compact = np.cumsum(present) - 1
+    values = np.flatnonzero(present)
+    keys: list[IntArray] = []
+    for size in reversed(sizes):
+        values, digit = np.divmod(values, size)
+        keys.append(digit)
+    return compact[combined], keys[::-1]
+
+
+def _tier_codes(columns: _Columns, checklists: Mapping[str, Checklist] | None) -> IntArray:
     """Tier index (0 AC, 1 V, 2 C) per row, from a ``tier`` column or the checklists."""
-    index = {tier.value: i for i, tier in enumerate(TIERS)}
-    if "tier" in frame.columns:
-        codes, uniques = _factorize(frame["tier"])
+    index: dict[str, int] = {tier: i for i, tier in enumerate(TIERS)}
+    if "tier" in columns.frame.columns:
+        codes, uniques = columns.codes("tier")
         for value in uniques:
             if value not in index:
                 raise _row_error("tier", "allowed-value", "unknown tier", value)
@@ -70,13 +115,12 @@ def _tier_codes(frame: pd.DataFrame, checklists: Mapping[str, Checklist] | None)
         raise _row_error(
             "tier", "required", "give a `tier` column, or checklists to look tiers up", None
         )
-    pair, _ = _groups(frame, ["question_id", "check_id"])
-    _, first = np.unique(pair, return_index=True)
-    questions = frame["question_id"].to_numpy()[first]
-    checks = frame["check_id"].to_numpy()[first]
-    lookup = {qid: {c.id: index[c.tier.value] for c in cl.checks} for qid, cl in checklists.items()}
-    tiers = np.empty(len(first), dtype=np.int64)
-    for i, (qid, check_id) in enumerate(zip(questions, checks, strict=True)):
+    pair, (pair_q, pair_c) = columns.groups(["question_id", "check_id"])
+    q_values = columns.codes("question_id")[1][pair_q]
+    c_values = columns.codes("check_id")[1][pair_c]
+    lookup = {qid: {c.id: index[c.tier] for c in cl.checks} for qid, cl in checklists.items()}
+    tiers = np.empty(len(pair_q), dtype=np.int64)
+    for i, (qid, check_id) in enumerate(zip(q_values, c_values, strict=True)):
         if qid not in lookup:
             raise _row_error("question_id", "known-question", "no checklist for this question", qid)
         if check_id not in lookup[qid]:
@@ -87,8 +131,8 @@ def _tier_codes(frame: pd.DataFrame, checklists: Mapping[str, Checklist] | None)
     return tiers[pair]
 
 
-def _verdict_codes(frame: pd.DataFrame) -> IntArray:
-    codes, uniques = _factorize(frame["verdict"])
+def _verdict_codes(columns: _Columns) -> IntArray:
+    codes, uniques = columns.codes("verdict")
     lookup = {v.value: i for i, v in enumerate(Verdict)}
     mapped = []
     for value in uniques:
@@ -103,16 +147,24 @@ def _verdict_codes(frame: pd.DataFrame) -> IntArray:
     return table[codes]  # code -1 (null) picks the last entry: unscored
 
 
-def _check_duplicates(frame: pd.DataFrame, group: IntArray) -> None:
-    codes, _ = _factorize(frame["check_id"])
-    pair, uniques = _factorize(group * (int(codes.max()) + 1 if len(codes) else 1) + codes)
-    if len(uniques) != len(frame):
-        duplicated = frame.iloc[np.flatnonzero(np.bincount(pair)[pair] > 1)[:1]]
+def _check_duplicates(
+    columns: _Columns, keys: Sequence[str], group: IntArray, n_groups: int
+) -> None:
+    """Refuse two verdict rows for the same response and check (they would count twice)."""
+    checks, uniques = columns.codes("check_id")
+    if n_groups * max(len(uniques), 1) <= _DENSE_LIMIT:
+        counts = np.bincount(group * max(len(uniques), 1) + checks)
+        duplicated = counts.max(initial=0) > 1
+        pair = group * max(len(uniques), 1) + checks if duplicated else group
+    else:
+        pair, _ = columns.groups([*keys, "check_id"])
+        counts = np.bincount(pair)
+        duplicated = counts.max(initial=0) > 1
+    if duplicated:
+        row = int(np.flatnonzero(counts[pair] > 1)[0])
+        example = columns.frame.iloc[row][[*keys, "check_id"]].to_dict()
         raise _row_error(
-            "check_id",
-            "unique-verdict",
-            "two verdict rows for one response and check",
-            duplicated.iloc[0].to_dict(),
+            "check_id", "unique-verdict", "two verdict rows for one response and check", example
         )
 
 
@@ -132,10 +184,12 @@ def score_table(
     """
     params = params or ScoringParams()
     keys = list(keys) if keys is not None else [k for k in RESPONSE_KEYS if k in verdicts.columns]
-    group, out = _groups(verdicts, keys)
-    _check_duplicates(verdicts, group)
-    cell = (group * len(TIERS) + _tier_codes(verdicts, checklists)) * len(_VERDICTS)
-    counts = np.bincount(cell + _verdict_codes(verdicts), minlength=len(out) * len(COUNT_COLUMNS))
+    columns = _Columns(verdicts)
+    group, key_codes = columns.groups(keys)
+    out = pd.DataFrame({k: columns.codes(k)[1][c] for k, c in zip(keys, key_codes, strict=True)})
+    _check_duplicates(columns, keys, group, len(out))
+    cell = (group * len(TIERS) + _tier_codes(columns, checklists)) * len(_VERDICTS)
+    counts = np.bincount(cell + _verdict_codes(columns), minlength=len(out) * len(COUNT_COLUMNS))
     counts = counts.reshape(len(out), len(TIERS), len(_VERDICTS))
     tier_scores = _tier_scores(counts, params)
     out["gamut"] = _gamut(tier_scores, params)
