@@ -1,0 +1,74 @@
+"""Test doubles shipped with gamut-eval: a deterministic fake OpenAI-compatible server.
+
+Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` instead of a paid
+API: replies come from a policy (a keyword stand-in judge by default), judge-output faults
+are injected on demand, and every request is logged by a hash of its canonical body.
+"""
+
+from gamut_eval.testing._fake_openai import DEFAULT_MODELS, HOST, FakeOpenAIServer
+from gamut_eval.testing._faults import (
+    FAULT_KINDS,
+    FaultKind,
+    FaultRule,
+    load_fault_rules,
+    parse_fault_rules,
+    serialise_fault_rules,
+)
+from gamut_eval.testing._policies import (
+    CHECK_HEADING_RE,
+    INJECTION_RE,
+    RESPONSE_FENCE_RE,
+    FakeServerError,
+    InjectablePolicy,
+    JudgePrompt,
+    KeywordPolicy,
+    MappingPolicy,
+    Policy,
+    PolicyFunction,
+    ReplyPolicy,
+    ScriptedPolicy,
+    ScriptExhaustedError,
+    parse_judge_prompt,
+    policy_by_name,
+    verdict_json,
+)
+from gamut_eval.testing._process import (
+    READY_PREFIX,
+    start_fake_server_process,
+    stop_fake_server_process,
+)
+from gamut_eval.testing._requests import RequestContext, RequestRecord, body_hash
+
+__all__ = [
+    "CHECK_HEADING_RE",
+    "DEFAULT_MODELS",
+    "FAULT_KINDS",
+    "HOST",
+    "INJECTION_RE",
+    "READY_PREFIX",
+    "RESPONSE_FENCE_RE",
+    "FakeOpenAIServer",
+    "FakeServerError",
+    "FaultKind",
+    "FaultRule",
+    "InjectablePolicy",
+    "JudgePrompt",
+    "KeywordPolicy",
+    "MappingPolicy",
+    "Policy",
+    "PolicyFunction",
+    "ReplyPolicy",
+    "RequestContext",
+    "RequestRecord",
+    "ScriptExhaustedError",
+    "ScriptedPolicy",
+    "body_hash",
+    "load_fault_rules",
+    "parse_fault_rules",
+    "parse_judge_prompt",
+    "policy_by_name",
+    "serialise_fault_rules",
+    "start_fake_server_process",
+    "stop_fake_server_process",
+    "verdict_json",
+]
