@@ -94,27 +94,45 @@ def read_document(path: str | Path) -> Any:
     raise ValidationError([detail.in_file(path)])
 
 
-def read_jsonl(path: str | Path) -> Iterator[tuple[int, Any]]:
+def read_jsonl(
+    path: str | Path, errors: list[ErrorDetail] | None = None
+) -> Iterator[tuple[int, Any]]:
     """Yield ``(line number, parsed object)`` for each non-blank line of a JSONL file.
 
-    A line that does not parse is an error naming the line; a final line without a newline
-    that does not parse is reported as torn (an interrupted writer), never skipped.
+    Streams the file. A line that does not parse is an error naming the line; a final line
+    without a newline that does not parse is reported as torn (an interrupted writer), never
+    skipped. With an ``errors`` list such problems are appended there and reading goes on
+    (so a validator reports every bad line); without one, the first raises.
     """
     path = Path(path)
-    text = read_text(path)
-    lines = text.split("\n")
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
+    if not path.is_file():
+        read_text(path)  # raises the right InputError (not found, a directory, ...)
+    with path.open(encoding="utf-8", newline="\n") as handle:
         try:
-            yield number, parse_json(line)
-        except ValueError as exc:
-            torn = number == len(lines) and not text.endswith("\n")
-            rule = "torn-line" if torn else "json-syntax"
-            why = "the last line is incomplete (was the writer interrupted?)" if torn else str(exc)
-            raise ValidationError(
-                [ErrorDetail(f"line {number}", rule, why).in_file(path)]
-            ) from None
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    parsed = _jsonl_line(path, number, line, errors)
+                    if parsed is not _BAD:
+                        yield number, parsed
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from None
+
+
+_BAD: Any = object()
+
+
+def _jsonl_line(path: Path, number: int, line: str, errors: list[ErrorDetail] | None) -> Any:
+    try:
+        return parse_json(line)
+    except ValueError as exc:
+        torn = not line.endswith("\n")
+        rule = "torn-line" if torn else "json-syntax"
+        why = "the last line is incomplete (was the writer interrupted?)" if torn else str(exc)
+        detail = ErrorDetail(f"line {number}", rule, why).in_file(path)
+        if errors is None:
+            raise ValidationError([detail]) from None
+        errors.append(detail)
+        return _BAD
 
 
 @contextlib.contextmanager

@@ -10,7 +10,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._files import read_jsonl
-from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric._checklist import Checklist, CompileConfig
 from gamut_eval.rubric._compile import compile_rubric
 from gamut_eval.rubric._load import pydantic_details, validate_meta_rubric
@@ -45,6 +45,23 @@ class DatasetRecord(BaseModel):
     metadata: dict[str, Any] = {}
     """Free-form extra fields."""
 
+    def text_only_question(self) -> str:
+        """The question for the text-only setting: ``question_text_only`` when given, else
+        the question followed by ``(The image shows ENTITY.)`` so the entity is named in text.
+        """
+        if self.question_text_only:
+            return self.question_text_only
+        if not self.entity:
+            raise InputError(
+                f"question {self.id!r} has neither question_text_only nor entity, so it has no "
+                "text-only version; add one of them"
+            )
+        return f"{self.question}\n\n(The image shows {self.entity}.)"
+
+    def question_for(self, setting: str) -> str:
+        """The question as asked in ``setting`` (``multimodal`` or ``text_only``)."""
+        return self.text_only_question() if setting == "text_only" else self.question
+
     def effective_checklist(self, config: CompileConfig | None = None) -> Checklist:
         """The checklist that is scored: the revised one if present, else the compiled one."""
         return self.checklist or compile_rubric(self.meta_rubric, config)
@@ -74,23 +91,36 @@ class Dataset(BaseModel):
         return {r.id: r.effective_checklist(config) for r in self.records}
 
 
+_PLACEHOLDER = MetaRubric.model_validate(
+    {
+        "id": "placeholder",
+        "question": "?",
+        "items": [{"id": "x", "type": "fact", "tier": "context", "statement": "x"}],
+    }
+)
+"""Stands in for the meta-rubric while the rest of a record is validated, so a broken
+rubric does not hide the record's other problems (the rubric is validated on its own)."""
+
+
 def _record(data: Any, base: Path) -> tuple[DatasetRecord | None, list[ErrorDetail]]:
     if not isinstance(data, dict):
         return None, [ErrorDetail("$", "record-object", "each line must be a JSON object", data)]
     errors: list[ErrorDetail] = []
+    meta: MetaRubric | None = None
+    shape = dict(data)
     if "meta_rubric" in data:
         try:
-            validate_meta_rubric(data["meta_rubric"], prefix="meta_rubric")
+            meta = validate_meta_rubric(data["meta_rubric"], prefix="meta_rubric")
         except ValidationError as exc:
             errors += exc.details
+        shape["meta_rubric"] = _PLACEHOLDER
     try:
-        record = DatasetRecord.model_validate({**data, "meta_rubric": data.get("meta_rubric")})
-    except ValidationError:
-        return None, errors  # already reported above
+        record = DatasetRecord.model_validate(shape)
     except pydantic.ValidationError as exc:
-        return None, errors + [
-            d for d in pydantic_details(exc) if not d.path.startswith("meta_rubric")
-        ]
+        return None, errors + pydantic_details(exc)
+    if meta is None:
+        return None, errors
+    record = record.model_copy(update={"meta_rubric": meta})
     return record, _consistency(record, base)
 
 
@@ -127,7 +157,7 @@ def load_dataset(path: str | Path) -> Dataset:
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
     first_line: dict[str, int] = {}
-    for line, data in read_jsonl(path):
+    for line, data in read_jsonl(path, errors):
         record, problems = _record(data, path.parent)
         errors += [p.in_file(f"{path}:{line}") for p in problems]
         if record is None:

@@ -41,14 +41,15 @@ def cli() -> None:
     Typical flow:
       gamut validate rubric.yaml          check a meta-rubric (or a dataset .jsonl)
       gamut compile rubric.yaml           turn it into the flat binary checklist
-      gamut score --checklist C --verdicts V
+      gamut judge --dataset D --responses R --judge MODEL --out V.jsonl
+      gamut score --dataset D --verdicts V.jsonl
     """
 
 
 def _register() -> None:
-    from gamut_eval.cli import _rubric, _score
+    from gamut_eval.cli import _judge, _rubric, _score
 
-    for module in (_rubric, _score):
+    for module in (_rubric, _judge, _score):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -31,9 +31,11 @@ __all__ = [
     "RESPONSE_FORMAT",
     "JudgeImage",
     "RenderedResponse",
+    "check_key",
     "judge_key",
     "render_messages",
     "render_response",
+    "response_digest",
 ]
 
 PROMPT_VERSION = "gamut-judge-v1"
@@ -162,6 +164,29 @@ def render_messages(rendered: RenderedResponse, check_text: str) -> list[ChatMes
     return [rendered.system, {"role": "user", "content": content}]
 
 
+def response_digest(
+    judge: str,
+    question: str,
+    response: str,
+    image_sha256: str | None = None,
+    prompt_version: str = PROMPT_VERSION,
+) -> str:
+    """Hash of everything shared by the checks of one judged response (computed once)."""
+    payload = json.dumps(
+        [judge, prompt_version, question, response, image_sha256],
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def check_key(digest: str, check_text: str) -> str:
+    """The verdict store's key: a content hash of (judge, prompt version, question,
+    response, image, check text). The nonce is deliberately not part of it: it changes the
+    bytes sent, not the question asked."""
+    return hashlib.sha256(f"{digest}\x00{check_text}".encode()).hexdigest()
+
+
 def judge_key(
     judge: str,
     question: str,
@@ -170,13 +195,7 @@ def judge_key(
     image_sha256: str | None = None,
     prompt_version: str = PROMPT_VERSION,
 ) -> str:
-    """Content hash of everything that determines a verdict; the verdict store's key.
-
-    The nonce is deliberately not part of it: it changes the bytes, not the question asked.
-    """
-    payload = json.dumps(
-        [judge, prompt_version, question, response, check_text, image_sha256],
-        ensure_ascii=False,
-        separators=(",", ":"),
+    """``check_key`` of ``response_digest`` in one call."""
+    return check_key(
+        response_digest(judge, question, response, image_sha256, prompt_version), check_text
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()

@@ -90,8 +90,9 @@ def _check(
 
 
 def _clause(text: str) -> str:
-    """Element text without surrounding space or a final full stop, to embed in a sentence."""
-    return text.strip().rstrip(".").strip()
+    """Element text without surrounding space or one final full stop, to embed in a sentence."""
+    text = text.strip()
+    return text[:-1].rstrip() if text.endswith(".") and not text.endswith("..") else text
 
 
 def _joined(texts: Iterable[str]) -> str:

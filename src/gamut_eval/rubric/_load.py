@@ -31,15 +31,17 @@ _RULE_NAMES = {
 
 
 def _clean_loc(loc: tuple[str | int, ...]) -> tuple[str | int, ...]:
-    """Drop the discriminator tag Pydantic inserts after a union member's index."""
-    out: list[str | int] = []
-    for part in loc:
-        if isinstance(part, str) and out and isinstance(out[-1], int) and part in ITEM_TYPES:
-            continue
-        if isinstance(part, str) and part.startswith(("function-", "tuple[")):
-            continue
-        out.append(part)
-    return tuple(out)
+    """Drop the discriminator tag Pydantic inserts after an item's index (``items[2].fact``)
+    and the names of wrapper validators; nothing else."""
+    parts = [p for p in loc if not (isinstance(p, str) and p.startswith(("function-", "tuple[")))]
+    if (
+        len(parts) > 2
+        and parts[0] == "items"
+        and isinstance(parts[1], int)
+        and parts[2] in ITEM_TYPES
+    ):
+        del parts[2]
+    return tuple(parts)
 
 
 def _message(error: Any) -> str:
@@ -57,15 +59,23 @@ def pydantic_details(exc: pydantic.ValidationError) -> list[ErrorDetail]:
     """Pydantic's errors as ``ErrorDetail``s with clean JSON paths and rule names."""
     from gamut_eval.errors import json_path
 
+    errors = exc.errors()
+    locs = [_clean_loc(tuple(e["loc"])) for e in errors]
     details = []
-    for error in exc.errors():
-        loc = _clean_loc(tuple(error["loc"]))
+    for error, loc in zip(errors, locs, strict=True):
         kind = error["type"]
+        if kind == "too_short" and any(other[: len(loc)] == loc and other != loc for other in locs):
+            continue  # "0 items after validation" only echoes the failing elements' own errors
         rule = _RULE_NAMES.get(kind, kind.replace("_", "-"))
+        value = error.get("input")
+        if kind == "extra_forbidden" and loc:
+            value = loc[-1]
+        elif kind == "union_tag_invalid":
+            loc = (*loc, "type")
+            value = value.get("type") if isinstance(value, dict) else value
         if kind == "missing":
             details.append(ErrorDetail(json_path(loc), rule, _message(error)))
         else:
-            value = loc[-1] if kind == "extra_forbidden" and loc else error.get("input")
             details.append(ErrorDetail(json_path(loc), rule, _message(error), value))
     return details
 
@@ -79,13 +89,55 @@ def _surviving_rule_errors(data: dict[str, Any]) -> list[ErrorDetail]:
         for i, e in enumerate(evidence if isinstance(evidence, list) else [])
         if isinstance(e, dict) and isinstance(e.get("id"), str)
     ]
+    raw_items = [
+        (i, raw)
+        for i, raw in enumerate(items if isinstance(items, list) else [])
+        if isinstance(raw, dict)
+    ]
     parsed = []
-    for i, raw in enumerate(items if isinstance(items, list) else []):
+    for i, raw in raw_items:
         try:
             parsed.append((i, _ITEM.validate_python(raw)))
         except pydantic.ValidationError:
             continue
-    return rule_errors(evidence_ids, parsed)
+    # Ids and types of items that did not parse still count for `about` and duplicates,
+    # and their citations are still checked.
+    item_ids = [
+        (i, raw["id"], raw.get("type")) for i, raw in raw_items if isinstance(raw.get("id"), str)
+    ]
+    known = {eid for _, eid in evidence_ids}
+    parsed_indices = {i for i, _ in parsed}
+    broken = [(i, raw) for i, raw in raw_items if i not in parsed_indices]
+    errors = rule_errors(evidence_ids, parsed, item_ids)
+    for i, raw in broken:
+        errors += _raw_cite_errors(("items", i), raw, known)
+    return errors
+
+
+def _raw_cite_errors(loc: tuple[str | int, ...], node: Any, known: set[str]) -> list[ErrorDetail]:
+    """Unknown citations anywhere inside an unparsed item (every ``cites`` list of strings)."""
+    from gamut_eval.errors import json_path
+
+    errors = []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "cites" and isinstance(value, list):
+                errors += [
+                    ErrorDetail(
+                        json_path((*loc, key, j)),
+                        "cite-exists",
+                        "cites an evidence id that is not in `evidence`",
+                        cite,
+                    )
+                    for j, cite in enumerate(value)
+                    if isinstance(cite, str) and cite not in known
+                ]
+            else:
+                errors += _raw_cite_errors((*loc, key), value, known)
+    elif isinstance(node, list):
+        for j, value in enumerate(node):
+            errors += _raw_cite_errors((*loc, j), value, known)
+    return errors
 
 
 def validate_meta_rubric(data: Any, file: str | Path | None = None, prefix: str = "") -> MetaRubric:

@@ -17,6 +17,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictBool,
     StrictInt,
     model_validator,
 )
@@ -119,8 +120,8 @@ class _Step(BaseModel):
 
     text: Text
     """What happens in this step."""
-    required: bool = True
-    """Optional steps give secondary checks one tier lower."""
+    required: StrictBool = True
+    """Optional steps give secondary checks one tier lower (true or false, not "yes")."""
     cites: Cites = ()
     """Evidence ids supporting this step (else the item's apply)."""
 

@@ -25,19 +25,23 @@ _CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
 
 
 def rule_errors(
-    evidence: Iterable[tuple[int, str]], items: Iterable[tuple[int, Item]]
+    evidence: Iterable[tuple[int, str]],
+    items: Iterable[tuple[int, Item]],
+    item_ids: Iterable[tuple[int, str, object]] | None = None,
 ) -> list[ErrorDetail]:
     """Problems with ids, references, thresholds and duplicates.
 
     ``evidence`` is ``(index, id)`` per snippet and ``items`` ``(index, item)`` per item, with
     indices into the document, so this also works on the parts of a document that parsed.
+    ``item_ids`` (``(index, id, type)``) may add the ids of items that did not parse.
     """
     evidence = list(evidence)
     items = list(items)
+    ids = list(item_ids) if item_ids is not None else [(i, it.id, it.type) for i, it in items]
     errors = _duplicate_ids("evidence", evidence)
-    errors += _duplicate_ids("items", [(i, item.id) for i, item in items])
+    errors += _duplicate_ids("items", [(i, item_id) for i, item_id, _ in ids])
     known = {eid for _, eid in evidence}
-    kinds = {item.id: item for _, item in items}
+    kinds = {item_id: kind for _, item_id, kind in ids}
     for index, item in items:
         base = f"items[{index}]"
         errors += _citation_errors(base, item, known)
@@ -188,20 +192,23 @@ def _coverage_errors(base: str, thresholds: tuple[int, ...], top: int, n: int) -
     return errors
 
 
-def _about_errors(base: str, about: str, items: dict[str, Item]) -> list[ErrorDetail]:
-    target = items.get(about)
-    if target is None:
+_CONTAINER_TYPES = ("strict_list", "flexible_list", "process")
+
+
+def _about_errors(base: str, about: str, kinds: dict[str, object]) -> list[ErrorDetail]:
+    if about not in kinds:
         return [
             ErrorDetail(
                 f"{base}.about", "about-exists", "refers to an item id that does not exist", about
             )
         ]
-    if not isinstance(target, _CONTAINERS):
+    kind = kinds[about]
+    if kind not in _CONTAINER_TYPES:
         return [
             ErrorDetail(
                 f"{base}.about",
                 "about-type",
-                f"must name a strict_list, flexible_list or process item, not a {target.type}",
+                f"must name a strict_list, flexible_list or process item, not a {kind}",
                 about,
             )
         ]

@@ -1,0 +1,146 @@
+"""Judge model names in Inspect AI's convention (``provider/model``) -> an HTTP endpoint.
+
+Users name judges the way they name models in ``inspect eval`` (``openai/gpt-4.1-mini``,
+``vllm/Qwen/Qwen3-8B``, ``openai-api/deepseek/deepseek-chat``), with the same environment
+variables, so one set of credentials serves both generation and judging. Providers that
+speak the OpenAI chat-completions wire format go to the fast executor; every other
+provider goes through Inspect's model API (``default_backend``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Literal
+
+from gamut_eval.errors import InputError
+
+__all__ = ["FAST_PROVIDERS", "Backend", "Endpoint", "default_backend", "resolve_endpoint"]
+
+Backend = Literal["fast", "inspect"]
+
+
+@dataclass(frozen=True, slots=True)
+class Endpoint:
+    """Where the fast executor sends one judge's requests."""
+
+    judge_id: str
+    """The full model string as the user wrote it (``openai/gpt-4.1-mini``)."""
+    provider: str
+    """The part before the first ``/`` (``openai``, ``openai-api``, ``vllm``, ...)."""
+    model_name: str
+    """The ``model`` field of the request body (``gpt-4.1-mini``)."""
+    base_url: str
+    """Everything before ``/chat/completions``, without a trailing slash."""
+    api_key: str | None = field(repr=False)
+    """Sent as ``Authorization: Bearer``; None sends no header (local servers)."""
+    api_key_env: str
+    """The environment variable a user sets to supply the key (named in auth errors)."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Provider:
+    env_prefix: str
+    """``OPENAI`` -> ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``."""
+    default_base_url: str | None
+    """None: the base URL variable must be set."""
+
+
+_PROVIDERS: dict[str, _Provider] = {
+    "openai": _Provider("OPENAI", "https://api.openai.com/v1"),
+    "vllm": _Provider("VLLM", "http://localhost:8000/v1"),
+    "ollama": _Provider("OLLAMA", "http://localhost:11434/v1"),
+    "openrouter": _Provider("OPENROUTER", "https://openrouter.ai/api/v1"),
+    "together": _Provider("TOGETHER", "https://api.together.xyz/v1"),
+    "groq": _Provider("GROQ", "https://api.groq.com/openai/v1"),
+    "fireworks": _Provider("FIREWORKS", "https://api.fireworks.ai/inference/v1"),
+}
+
+FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api"})
+"""Providers whose judges default to the fast (plain aiohttp) executor."""
+
+# Inspect routes ``openai/azure/<m>`` and ``openai/bedrock/<m>`` to Azure OpenAI and Bedrock,
+# which need their own auth (api-key headers, Azure AD, SigV4): not plain OpenAI wire format.
+_OPENAI_SERVICES_VIA_INSPECT = frozenset({"azure", "bedrock"})
+
+_CONVENTION = (
+    "judge models are named 'provider/model' as in Inspect AI, for example "
+    "'openai/gpt-4.1-mini', 'vllm/Qwen/Qwen3-8B', 'openai-api/<service>/<model>' or "
+    "'anthropic/claude-sonnet-4-0'"
+)
+
+
+def _split(model: str) -> tuple[str, str]:
+    provider, sep, rest = model.partition("/")
+    if not sep or not provider or not rest:
+        raise InputError(f"judge model {model!r} has no provider prefix: {_CONVENTION}")
+    return provider, rest
+
+
+def _env(name: str) -> str | None:
+    """An environment variable, with an empty value treated as unset (``FOO= cmd``)."""
+    return os.environ.get(name) or None
+
+
+def _clean_base_url(url: str) -> str:
+    # Accept a pasted full endpoint URL as well as the usual ``.../v1`` prefix.
+    return url.rstrip("/").removesuffix("/chat/completions")
+
+
+def _env_prefix(service: str) -> str:
+    return service.upper().replace("-", "_")
+
+
+def default_backend(model: str) -> Backend:
+    """``fast`` for OpenAI-compatible providers, ``inspect`` for every other provider."""
+    provider, rest = _split(model)
+    if provider == "openai" and rest.partition("/")[0] in _OPENAI_SERVICES_VIA_INSPECT:
+        return "inspect"
+    return "fast" if provider in FAST_PROVIDERS else "inspect"
+
+
+def _openai_api_parts(model: str, rest: str) -> tuple[str, str]:
+    service, sep, model_name = rest.partition("/")
+    if not sep or not service or not model_name:
+        raise InputError(
+            f"judge model {model!r}: OpenAI-compatible services are named "
+            "'openai-api/<service>/<model>', for example 'openai-api/deepseek/deepseek-chat' "
+            "(base URL from DEEPSEEK_BASE_URL, key from DEEPSEEK_API_KEY)"
+        )
+    return service, model_name
+
+
+def resolve_endpoint(
+    model: str, base_url: str | None = None, api_key: str | None = None
+) -> Endpoint:
+    """The endpoint for ``model``; explicit ``base_url`` / ``api_key`` beat the environment.
+
+    Raises ``InputError`` for a name without a provider, a provider the fast executor does
+    not serve, or an ``openai-api`` service whose ``<SERVICE>_BASE_URL`` is unset.
+    """
+    provider, rest = _split(model)
+    if provider == "openai-api":
+        service, model_name = _openai_api_parts(model, rest)
+        spec = _Provider(_env_prefix(service), None)
+    elif provider in _PROVIDERS and default_backend(model) == "fast":
+        spec, model_name = _PROVIDERS[provider], rest
+    else:
+        raise InputError(
+            f"judge model {model!r} is not served by the fast executor (it serves "
+            f"{', '.join(sorted(FAST_PROVIDERS))}); use the inspect judge backend for it"
+        )
+    base_var, key_var = f"{spec.env_prefix}_BASE_URL", f"{spec.env_prefix}_API_KEY"
+    url = base_url or _env(base_var) or spec.default_base_url
+    if url is None:
+        raise InputError(
+            f"judge model {model!r}: set {base_var} to the service's OpenAI-compatible base "
+            "URL (the part before /chat/completions, e.g. https://api.example.com/v1)"
+        )
+    return Endpoint(
+        judge_id=model,
+        provider=provider,
+        model_name=model_name,
+        base_url=_clean_base_url(url),
+        api_key=api_key or _env(key_var),
+        api_key_env=key_var,
+    )

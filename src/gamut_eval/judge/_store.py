@@ -1,0 +1,199 @@
+"""The verdict store: SQLite in WAL mode, one row per content hash.
+
+The key hashes everything that determines a verdict (judge, prompt version, question,
+response, check text, image), so a resumed run sends only what is missing and a re-judge
+after editing one check sends only that check. Only successful verdicts count as done:
+unscored rows are kept for reporting but retried by the next run (errors are never cached).
+
+Concurrency: one writer per store. A run holds an exclusive ``flock`` on ``<store>.lock``
+for its whole life, so a second run on the same store waits (``wait_s``) or refuses with a
+clear message, instead of racing it, double-billing, or dying on ``database is locked``.
+Readers (exports, reports) need no lock: WAL lets them read while a run writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import astuple, dataclass, fields
+from pathlib import Path
+
+from gamut_eval.errors import GamutError
+
+__all__ = ["StoreBusyError", "StoredVerdict", "VerdictStore"]
+
+SCHEMA_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS verdicts (
+    key TEXT PRIMARY KEY,
+    judge TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    verdict TEXT,
+    explanation TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'unscored')),
+    reason TEXT,
+    attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    cached_tokens INTEGER NOT NULL,
+    latency_ms REAL NOT NULL,
+    created_at REAL NOT NULL
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredVerdict:
+    """One judged (response, check) content hash."""
+
+    key: str
+    judge: str
+    prompt_version: str
+    verdict: str | None
+    """``None`` when unscored."""
+    explanation: str
+    status: str
+    """``ok`` or ``unscored``."""
+    reason: str | None
+    """Why it is unscored."""
+    attempts: int
+    """Judge calls made (1 + re-asks)."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    latency_ms: float = 0.0
+    created_at: float = 0.0
+
+
+_COLUMNS = [f.name for f in fields(StoredVerdict)]
+_INSERT = (
+    f"INSERT OR REPLACE INTO verdicts ({', '.join(_COLUMNS)}) "
+    f"VALUES ({', '.join('?' for _ in _COLUMNS)})"
+)
+_CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
+
+
+class StoreBusyError(GamutError):
+    """Another process is writing to this store."""
+
+
+def _chunks(keys: Sequence[str]) -> Iterator[Sequence[str]]:
+    for start in range(0, len(keys), _CHUNK):
+        yield keys[start : start + _CHUNK]
+
+
+class VerdictStore:
+    """Open (creating if needed) the store at ``path``.
+
+    ``writer=True`` takes the exclusive run lock (waiting up to ``wait_s`` seconds);
+    read-only users pass ``writer=False``.
+    """
+
+    def __init__(self, path: str | Path, *, writer: bool = True, wait_s: float = 0.0) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_fd: int | None = self._acquire(wait_s) if writer else None
+        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        # NORMAL in WAL mode survives a process crash (kill -9); only an OS crash can drop
+        # the last commits, which a resume then simply re-judges.
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        if writer:
+            self._db.executescript(_SCHEMA)
+            self._db.execute(
+                "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
+                (SCHEMA_VERSION,),
+            )
+
+    def _acquire(self, wait_s: float) -> int:
+        lock_path = self.path.with_name(self.path.name + ".lock")
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+                    os.close(fd)
+                    raise StoreBusyError(
+                        f"{self.path} is in use by another gamut process (pid {holder}); wait "
+                        "for it to finish, pass --wait-for-store SECONDS, or use another --store"
+                    ) from None
+                time.sleep(0.1)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        return fd
+
+    def close(self) -> None:
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
+
+    def __enter__(self) -> VerdictStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def done(self, keys: Sequence[str]) -> set[str]:
+        """The keys among ``keys`` that already have a successful verdict."""
+        found: set[str] = set()
+        for chunk in _chunks(keys):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT key FROM verdicts WHERE status = 'ok' AND key IN ({marks})"
+            found.update(row[0] for row in self._db.execute(query, tuple(chunk)))
+        return found
+
+    def get(self, keys: Sequence[str]) -> dict[str, StoredVerdict]:
+        """Stored rows (successful or unscored) for ``keys``."""
+        out: dict[str, StoredVerdict] = {}
+        for chunk in _chunks(keys):
+            marks = ",".join("?" * len(chunk))
+            query = f"SELECT {', '.join(_COLUMNS)} FROM verdicts WHERE key IN ({marks})"
+            for row in self._db.execute(query, tuple(chunk)):
+                out[row[0]] = StoredVerdict(*row)
+        return out
+
+    def put(self, rows: Iterable[StoredVerdict]) -> None:
+        """Write rows in one transaction; a successful verdict replaces an unscored one,
+        never the other way round."""
+        rows = list(rows)
+        if not rows:
+            return
+        with self._transaction():
+            ok = [astuple(r) for r in rows if r.status == "ok"]
+            unscored = [astuple(r) for r in rows if r.status != "ok"]
+            self._db.executemany(_INSERT, ok)
+            if unscored:
+                keep = _INSERT.replace("INSERT OR REPLACE", "INSERT OR IGNORE")
+                self._db.executemany(
+                    "DELETE FROM verdicts WHERE key = ? AND status = 'unscored'",
+                    [(r[0],) for r in unscored],
+                )
+                self._db.executemany(keep, unscored)
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def count(self) -> dict[str, int]:
+        """Rows per status."""
+        return dict(
+            self._db.execute("SELECT status, COUNT(*) FROM verdicts GROUP BY status").fetchall()
+        )
