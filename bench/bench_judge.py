@@ -29,7 +29,6 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import paper_rubric, peak_rss_mb, verdict_line
-
 from gamut_eval import compile_rubric, load_dataset
 from gamut_eval.judge import (
     RESPONSE_FORMAT,
@@ -47,7 +46,22 @@ from gamut_eval.judge import (
 from gamut_eval.testing import start_fake_server_process, stop_fake_server_process
 
 JUDGE = "openai-api/fake/fake-judge"
-WORDS = "the a plant leaf grows tropical forest red panda dish rice tower iron built".split()
+WORDS = [
+    "the",
+    "a",
+    "plant",
+    "leaf",
+    "grows",
+    "tropical",
+    "forest",
+    "red",
+    "panda",
+    "dish",
+    "rice",
+    "tower",
+    "iron",
+    "built",
+]
 
 
 def response_text(rng: random.Random, tokens: int = 600) -> str:
@@ -193,34 +207,32 @@ def prefix_share() -> float:
     return prefix / total
 
 
-def memory_child(checks: int, base_url: str) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        models = 10
-        dataset, responses = write_data(
-            Path(tmp), questions=max(1, checks // (30 * models)), models=models
-        )
-        before = peak_rss_mb()
-        rate, judged = asyncio.run(engine(base_url, dataset, responses, Path(tmp) / "s.sqlite", 64))
-        print(
-            json.dumps(
-                {"peak_mb": peak_rss_mb(), "before_mb": before, "judged": judged, "rate": rate}
-            )
-        )
+def memory_child(folder: str, base_url: str) -> None:
+    """A fresh process that only loads the data and judges it: its peak RSS is the run's."""
+    dataset, responses = Path(folder) / "dataset.jsonl", Path(folder) / "responses.jsonl"
+    before = peak_rss_mb()
+    rate, judged = asyncio.run(engine(base_url, dataset, responses, Path(folder) / "s.sqlite", 64))
+    print(
+        json.dumps({"peak_mb": peak_rss_mb(), "before_mb": before, "judged": judged, "rate": rate})
+    )
 
 
 def run_memory(checks: int, base_url: str) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--memory-child", str(checks), base_url],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    models = 10
+    with tempfile.TemporaryDirectory() as tmp:
+        write_data(Path(tmp), questions=max(1, checks // (30 * models)), models=models)
+        out = subprocess.run(
+            [sys.executable, __file__, "--memory-child", tmp, base_url],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     if sys.argv[1:2] == ["--memory-child"]:
-        memory_child(int(sys.argv[2]), sys.argv[3])
+        memory_child(sys.argv[2], sys.argv[3])
         return
     quick = "--quick" in sys.argv
     n = 6_000 if quick else 20_000
@@ -290,9 +302,11 @@ def main() -> None:
         b = run_memory(large, base_url)
     finally:
         stop_fake_server_process(proc)
-    print(
-        f"memory: {a['judged']:,} checks peak {a['peak_mb']:.0f} MB; {b['judged']:,} checks peak {b['peak_mb']:.0f} MB"
-    )
+    for r in (a, b):
+        print(
+            f"memory: {r['judged']:,} checks judged: peak RSS {r['peak_mb']:.0f} MB "
+            f"(after imports {r['before_mb']:.0f} MB), {r['rate']:.0f} checks/s"
+        )
     growth = 100 * (b["peak_mb"] / a["peak_mb"] - 1)
     print(verdict_line(f"peak memory growth {small:,} -> {large:,} checks", growth, 25, unit="%"))
     print(verdict_line("peak memory of the larger run", b["peak_mb"], 1536, unit="MB"))

@@ -17,8 +17,8 @@ from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import Checklist, Tier
 from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.run import score_rows
 from gamut_eval.scoring import (
-    COUNT_COLUMNS,
     ScoreCard,
     ScoringParams,
     score_response,
@@ -136,23 +136,6 @@ def _summary_table(summary: pd.DataFrame) -> Table:
             f"{100 * values['unscored_rate']:.1f}%",
         )
     return table
-
-
-def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:
-    """Score-table rows as JSON-ready dicts: ``gamut``, ``tiers``, ``counts`` per response."""
-    keys = [c for c in ("question_id", "model", "setting", "judge") if c in scores.columns]
-    out = []
-    for record in scores.to_dict(orient="records"):
-        row = {k: record[k] for k in keys}
-        row["gamut"] = None if math.isnan(record["gamut"]) else record["gamut"]
-        row["tiers"] = {t.value: record[t.value] for t in Tier if not math.isnan(record[t.value])}
-        counts: dict[str, dict[str, int]] = {}
-        for column in COUNT_COLUMNS:
-            tier, verdict = column.split(".")
-            counts.setdefault(tier, {})[verdict] = int(record[column])
-        row["counts"] = {t: c for t, c in counts.items() if sum(c.values())}
-        out.append(row)
-    return out
 
 
 @click.command()

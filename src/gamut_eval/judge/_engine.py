@@ -41,7 +41,14 @@ from gamut_eval.judge._types import (
 from gamut_eval.responses import ResponseRow, iter_responses
 from gamut_eval.rubric import Check
 
-__all__ = ["JudgeStats", "PlannedResponse", "judge_one", "judge_planned", "plan_responses"]
+__all__ = [
+    "JudgeStats",
+    "PlannedResponse",
+    "judge_checks",
+    "judge_one",
+    "judge_planned",
+    "plan_responses",
+]
 
 REASK = (
     "Your previous reply was not a valid verdict ({error}). Reply again with only the JSON "
@@ -294,3 +301,33 @@ def _pending(
         seen.add(short)
         pending.append((key, check))
     return pending
+
+
+async def judge_checks(
+    executor: Executor,
+    settings: JudgeSettings,
+    question: str,
+    response: str,
+    checks: tuple[Check, ...],
+    image: JudgeImage | None = None,
+    store: VerdictStore | None = None,
+) -> list[StoredVerdict]:
+    """Judge the checks of one response concurrently (for scorers that see one answer at a
+    time); verdicts already in ``store`` are reused and new ones written to it."""
+    digest = response_digest(settings.judge, question, response, image.sha256 if image else None)
+    keys = [check_key(digest, c.text) for c in checks]
+    known = store.get(keys) if store is not None else {}
+    rendered = render_response(question, response, image)
+    limit = asyncio.Semaphore(settings.concurrency)
+
+    async def one(key: str, check: Check) -> StoredVerdict:
+        cached = known.get(key)
+        if cached is not None and cached.status == "ok":
+            return cached
+        async with limit:
+            return await judge_one(executor, _Work(key, check.text, rendered), settings)
+
+    rows = await asyncio.gather(*(one(k, c) for k, c in zip(keys, checks, strict=True)))
+    if store is not None:
+        store.put([r for r in rows if known.get(r.key) is not r])
+    return list(rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,9 @@ from gamut_eval.responses import check_responses
 __all__ = [
     "JudgeReport",
     "UnscoredRateExceeded",
+    "check_unscored_rate",
     "count_checks",
+    "judge_into_store",
     "judge_responses",
     "make_executor",
     "verdict_rows",
@@ -63,7 +66,10 @@ class JudgeReport:
 def make_executor(settings: JudgeSettings) -> Executor:
     """The executor ``settings`` asks for (``auto``: fast where the provider speaks OpenAI)."""
     from gamut_eval.judge._endpoints import default_backend, resolve_endpoint
+    from gamut_eval.judge._offline import OFFLINE_JUDGE, OfflineExecutor
 
+    if settings.judge == OFFLINE_JUDGE:
+        return OfflineExecutor()
     backend = default_backend(settings.judge) if settings.backend == "auto" else settings.backend
     if backend == "fast":
         from gamut_eval.judge._fast import FastConfig, FastExecutor
@@ -133,6 +139,40 @@ def write_verdict_rows(rows: Iterator[dict[str, Any]], handle: IO[str]) -> tuple
     return count, unscored
 
 
+def judge_into_store(
+    dataset: Dataset,
+    responses: Path,
+    settings: JudgeSettings,
+    store: VerdictStore,
+    *,
+    executor: Executor | None = None,
+    on_progress: Callable[[JudgeStats], Any] | None = None,
+    on_start: Callable[[int], Any] | None = None,
+) -> JudgeStats:
+    """Judge every check of every response that ``store`` does not already hold."""
+    total = count_checks(dataset, responses)
+    if on_start is not None:
+        on_start(total)
+    stats = JudgeStats(total=total)
+    asyncio.run(_judge(dataset, responses, settings, store, stats, executor, on_progress))
+    return stats
+
+
+def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
+    """Raise ``UnscoredRateExceeded`` when too many checks could not be graded."""
+    if report.unscored_rate <= settings.max_unscored_rate:
+        return
+    reasons = (
+        ", ".join(f"{r} x{n}" for r, n in report.stats.reasons.most_common(5)) or "see the rows"
+    )
+    raise UnscoredRateExceeded(
+        f"{report.unscored} of {report.rows} checks ({100 * report.unscored_rate:.1f}%) could "
+        f"not be graded by {settings.judge}, above --max-unscored-rate "
+        f"{settings.max_unscored_rate:g}; no score should be reported from this run. "
+        f"Reasons: {reasons}. Rerun to retry them."
+    )
+
+
 def judge_responses(
     dataset: Dataset,
     responses: Path,
@@ -145,33 +185,30 @@ def judge_responses(
     on_progress: Callable[[JudgeStats], Any] | None = None,
     on_start: Callable[[int], Any] | None = None,
 ) -> JudgeReport:
-    """Judge every check of every response not already in the store, then export rows.
+    """Judge every check of every response not already in the store, then export rows to
+    ``out`` (standard output when None).
 
     Raises ``UnscoredRateExceeded`` (after writing the rows, so they can be inspected) when
     the share of unscored checks passes ``settings.max_unscored_rate``.
     """
-    total = count_checks(dataset, responses)
-    if on_start is not None:
-        on_start(total)
-    stats = JudgeStats(total=total)
     with VerdictStore(store_path, wait_s=wait_for_store_s) as store:
-        asyncio.run(_judge(dataset, responses, settings, store, stats, executor, on_progress))
+        stats = judge_into_store(
+            dataset,
+            responses,
+            settings,
+            store,
+            executor=executor,
+            on_progress=on_progress,
+            on_start=on_start,
+        )
         rows = verdict_rows(dataset, responses, settings, store)
         if out is None:
-            import sys
-
             count, unscored = write_verdict_rows(rows, sys.stdout)
         else:
             with atomic_writer(out) as handle:
                 count, unscored = write_verdict_rows(rows, handle)
     report = JudgeReport(stats, count, unscored)
-    if report.unscored_rate > settings.max_unscored_rate:
-        reasons = ", ".join(f"{r} x{n}" for r, n in stats.reasons.most_common(5)) or "see the rows"
-        raise UnscoredRateExceeded(
-            f"{unscored} of {count} checks ({100 * report.unscored_rate:.1f}%) could not be graded "
-            f"by {settings.judge}, above --max-unscored-rate {settings.max_unscored_rate:g}; no "
-            f"score should be reported from this run. Reasons: {reasons}. Rerun to retry them."
-        )
+    check_unscored_rate(report, settings)
     return report
 
 

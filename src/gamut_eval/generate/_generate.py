@@ -1,0 +1,106 @@
+"""Candidate answers from any number of models, through an Inspect eval set.
+
+An eval set retries failed samples and, when rerun on the same log folder, keeps what
+finished; the logs stay for ``inspect view``. Responses are then exported from the logs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from gamut_eval._files import atomic_writer
+from gamut_eval.errors import GamutError
+from gamut_eval.generate._task import SETTING_CHOICES, gamut_task
+
+__all__ = ["GenerationIncomplete", "export_responses", "generate_responses", "settings_for"]
+
+
+class GenerationIncomplete(GamutError):
+    """Some samples have no answer after the eval set's retries; rerun to continue."""
+
+
+def settings_for(setting: str) -> list[str]:
+    """``both`` -> both settings; a single setting name -> itself."""
+    return list(SETTING_CHOICES) if setting == "both" else [setting]
+
+
+def generate_responses(
+    dataset: Path,
+    models: Sequence[str],
+    setting: str,
+    log_dir: Path,
+    out: Path,
+    *,
+    max_connections: int | None = None,
+    display: str | None = None,
+    retry_attempts: int = 3,
+) -> int:
+    """Run the eval set and export every answer to ``out`` (JSONL); returns the row count.
+
+    Raises ``GenerationIncomplete`` (after writing what exists) when samples are missing.
+    """
+    from inspect_ai import eval_set
+
+    tasks = [gamut_task(dataset=str(dataset), setting=s) for s in settings_for(setting)]
+    kwargs: dict[str, Any] = {}
+    if max_connections is not None:
+        kwargs["max_connections"] = max_connections
+    eval_set(
+        tasks,
+        log_dir=str(log_dir),
+        model=list(models),
+        retry_attempts=retry_attempts,
+        retry_wait=1,
+        display=display,
+        score=False,
+        **kwargs,
+    )
+    return export_responses(log_dir, out, expected=len(tasks[0].dataset) * len(tasks) * len(models))
+
+
+def _rows(log_dir: Path) -> Iterator[dict[str, Any]]:
+    from inspect_ai.log import list_eval_logs, read_eval_log
+
+    for info in list_eval_logs(str(log_dir)):
+        log = read_eval_log(info)
+        setting = str(
+            log.eval.task_args.get("setting") or (log.eval.metadata or {}).get("gamut_setting", "")
+        )
+        for sample in log.samples or []:
+            if sample.error is not None or not sample.output.choices:
+                continue
+            usage = {
+                model: u.model_dump(exclude_none=True)
+                for model, u in (sample.model_usage or {}).items()
+            }
+            yield {
+                "question_id": str(sample.metadata.get("question_id", sample.id)),
+                "model": log.eval.model,
+                "setting": str(sample.metadata.get("setting", setting)),
+                "response": sample.output.completion,
+                "usage": usage or None,
+                "metadata": {"inspect_log": Path(info.name).name, "epoch": sample.epoch},
+            }
+
+
+def export_responses(log_dir: Path, out: Path, expected: int | None = None) -> int:
+    """Write one row per answered (question, model, setting) found in the logs.
+
+    Later logs win over earlier ones for the same identity (a retried eval replaces a
+    failed one).
+    """
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in _rows(log_dir):
+        rows[(row["question_id"], row["model"], row["setting"])] = row
+    with atomic_writer(out) as handle:
+        for key in sorted(rows):
+            handle.write(json.dumps(rows[key], ensure_ascii=False) + "\n")
+    if expected is not None and len(rows) < expected:
+        raise GenerationIncomplete(
+            f"{expected - len(rows)} of {expected} answers are missing after retries (see the "
+            f"logs in {log_dir}); run the same command again to continue where it stopped"
+        )
+    return len(rows)

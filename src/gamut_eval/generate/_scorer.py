@@ -1,0 +1,123 @@
+"""The Gamut scorer for Inspect: judge every check of an answer, score it, keep the verdicts.
+
+``inspect score LOG --scorer gamut_eval/gamut_scorer -S judge=M2 -S dataset=D`` re-scores a
+log with another judge. A check the judge could not grade is unscored (left out of the
+score and reported in the metadata), never counted against the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gamut_eval.data import resolve_dataset_path
+from gamut_eval.dataset import Dataset, load_dataset
+from gamut_eval.errors import InputError
+from gamut_eval.judge._engine import judge_checks
+from gamut_eval.judge._prompt import PROMPT_VERSION, JudgeImage
+from gamut_eval.judge._run import make_executor
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._types import Executor
+from gamut_eval.rubric import Checklist
+from gamut_eval.rubric._model import TIERS
+
+if TYPE_CHECKING:
+    from inspect_ai.scorer import Score, Target
+    from inspect_ai.solver import TaskState
+
+__all__ = ["SCORE_KEYS", "build_score_fn"]
+
+SCORE_KEYS = ("gamut", *(t.value for t in TIERS))
+
+_STORES: dict[Path, VerdictStore] = {}
+
+
+def _store(path: str | None) -> VerdictStore | None:
+    """One writer per store per process (several tasks of an eval set share it)."""
+    if path is None:
+        return None
+    key = Path(path).resolve()
+    if key not in _STORES:
+        _STORES[key] = VerdictStore(key)
+    return _STORES[key]
+
+
+def _card(checklist: Checklist, rows: list[StoredVerdict]) -> dict[str, float]:
+    from gamut_eval.scoring import score_response
+
+    card = score_response(
+        checklist, {c.id: r.verdict for c, r in zip(checklist.checks, rows, strict=True)}
+    )
+    values = {"gamut": math.nan if card.gamut is None else card.gamut}
+    values |= {t.value: card.tiers.get(t, math.nan) for t in TIERS}
+    return values
+
+
+def _metadata(
+    settings: JudgeSettings, checklist: Checklist, rows: list[StoredVerdict]
+) -> dict[str, Any]:
+    return {
+        "judge": settings.judge,
+        "prompt_version": PROMPT_VERSION,
+        "unscored": sum(r.verdict is None for r in rows),
+        "verdicts": {
+            c.id: {
+                "verdict": r.verdict,
+                "status": r.status,
+                "reason": r.reason,
+                "explanation": r.explanation,
+                "tier": c.tier.value,
+                "kind": c.kind.value,
+            }
+            for c, r in zip(checklist.checks, rows, strict=True)
+        },
+    }
+
+
+def build_score_fn(
+    judge: str,
+    dataset: str | None = None,
+    judge_image: bool = False,
+    store: str | None = None,
+    backend: str = "auto",
+    concurrency: int = 16,
+) -> Callable[[TaskState, Target], Awaitable[Score]]:
+    """The scoring function behind ``gamut_eval/gamut_scorer`` (see ``_registry.py``)."""
+    settings = JudgeSettings.model_validate(
+        {"judge": judge, "judge_image": judge_image, "backend": backend, "concurrency": concurrency}
+    )
+    data: Dataset = load_dataset(resolve_dataset_path(dataset))
+    checklists = data.checklists()
+    records = data.by_id()
+    executors: dict[int, Executor] = {}
+
+    async def score(task_state: TaskState, target: Target) -> Score:
+        from inspect_ai.scorer import Score
+
+        qid = str(task_state.metadata.get("question_id", task_state.sample_id))
+        setting = str(task_state.metadata.get("setting", "multimodal"))
+        record = records.get(qid)
+        if record is None:
+            raise InputError(f"sample {qid!r} is not a question of {data.path}")
+        image_path = data.image_path(record) if judge_image and setting == "multimodal" else None
+        image = JudgeImage.from_path(image_path) if image_path else None
+        # Executors hold connections bound to one event loop: one per loop.
+        loop_id = id(asyncio.get_running_loop())
+        executor = executors.setdefault(loop_id, make_executor(settings))
+        checklist = checklists[qid]
+        answer = task_state.output.completion
+        question = record.question_for(setting)
+        rows = await judge_checks(
+            executor, settings, question, answer, checklist.checks, image, _store(store)
+        )
+        return Score(
+            value=_card(checklist, rows),
+            answer=answer,
+            metadata=_metadata(settings, checklist, rows),
+        )
+
+    return score

@@ -1,0 +1,219 @@
+"""The offline judge: deterministic, no network, a low-fidelity stand-in for an LLM judge.
+
+It reads the same rendered request every backend receives and grades the response with the
+structure of the check: for "mentions at least N of the following" it counts the listed
+options the response names; for an ordered sequence it compares the order in which the
+steps are first mentioned; for everything else it looks for the check's content words.
+It cannot know facts, so it rarely finds a contradiction (only an explicit negation of a
+check's key words, or steps in the wrong order). Its agreement with the hand-labelled gold
+verdicts of the bundled sample is measured by the test suite and stated in the README.
+
+Threat model: the response is read only from between the nonce fences and the check only
+after the last ``# Check`` line, so text in the response cannot change what is graded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gamut_eval.judge._types import ChatMessage, Completion
+
+__all__ = ["OFFLINE_JUDGE", "OfflineExecutor", "grade"]
+
+OFFLINE_JUDGE = "gamut/offline"
+
+_FENCE = re.compile(
+    r"^<<<RESPONSE (?P<nonce>[0-9a-f]+)>>>\n(?P<body>(?:.*\n)*?)<<<END RESPONSE (?P=nonce)>>>$",
+    re.MULTILINE,
+)
+_CHECK = re.compile(r"^# Check\n", re.MULTILINE)
+_WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
+_NEGATIONS = frozenset({"not", "never", "no", "isn't", "wasn't", "aren't", "doesn't", "didn't"})
+# fmt: off
+_STOP = frozenset((
+    "a", "an", "the", "of", "and", "or", "to", "in", "on", "at", "by", "for", "with", "as", "is",
+    "are", "was", "were", "be", "been", "being", "it", "its", "this", "that", "these", "those",
+    "from", "into", "than", "then", "there", "their", "them", "they", "which", "who", "whom",
+    "whose", "what", "when", "where", "how", "why", "about", "also", "very", "more", "most",
+    "such", "other", "some", "any", "each", "both", "either", "usually", "often", "typically",
+    "commonly", "generally", "can", "may", "might", "one", "two", "mentions", "mention", "names",
+    "identifies", "identify", "states", "state", "explains", "explain", "notes", "note",
+    "describes", "describe", "says", "say", "gives", "give", "answer", "response", "least",
+    "following", "among", "related", "entity", "presents", "these", "steps", "relative", "order",
+    "step", "part", "parts",
+))
+# fmt: on
+
+_THRESHOLD = re.compile(
+    r"^Mentions at least (?P<n>\d+) of the following (?P<name>.+?): (?P<options>.+)\.$", re.S
+)
+_SEQUENCE = re.compile(
+    r"^Presents these steps of (?P<name>.+?) in this relative order: (?P<steps>.+)\.$", re.S
+)
+_LIST_ITEM = re.compile(r"^Mentions (?P<key>.+) as one of the (?P<name>.+)\.$", re.S)
+_OPTION = re.compile(r"^Mentions (?P<key>.+) among the (?P<name>.+)\.$", re.S)
+_STEP = re.compile(r"^Describes this step of (?P<name>.+?): (?P<key>.+)\.$", re.S)
+_ENTITY = re.compile(r"^Identifies the related entity (?P<key>.+) \((?P<relation>.+)\)\.$", re.S)
+_ASPECT = re.compile(
+    r"^About (?P<entity>.+) \((?P<relation>.+)\), states that (?P<key>.+)\.$", re.S
+)
+_NUMBERED = re.compile(r"\(\d+\) ")
+
+MEETS_AT = 0.6
+PARTIAL_AT = 0.3
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ies", "es", "s", "ing", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _words(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower())]
+
+
+def _content(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for word in _words(text):
+        if word not in _STOP and (len(word) > 2 or word.isdigit()):
+            seen[word] = None
+    return list(seen)
+
+
+@dataclass(frozen=True)
+class _Response:
+    tokens: list[str]
+    raw_lower: list[str]
+    vocabulary: frozenset[str]
+
+    @classmethod
+    def of(cls, text: str) -> _Response:
+        raw = _WORD.findall(text.lower())
+        tokens = [_stem(w) for w in raw]
+        return cls(tokens, raw, frozenset(tokens))
+
+    def coverage(self, key: Sequence[str]) -> float:
+        return sum(w in self.vocabulary for w in key) / len(key) if key else 0.0
+
+    def first(self, key: Sequence[str]) -> int | None:
+        """Position of the first token of ``key`` in the response."""
+        positions = [i for i, t in enumerate(self.tokens) if t in set(key)]
+        return positions[0] if positions else None
+
+    def negated(self, key: Sequence[str]) -> bool:
+        """A key word directly preceded by a negation ("not", "never"...)."""
+        wanted = set(key)
+        return any(
+            t in wanted and i and self.raw_lower[i - 1] in _NEGATIONS
+            for i, t in enumerate(self.tokens)
+        )
+
+
+def _present(response: _Response, text: str) -> float:
+    return response.coverage(_content(text))
+
+
+def _by_coverage(response: _Response, text: str) -> tuple[str, str]:
+    key = _content(text)
+    if not key:
+        return "missing", "nothing to look for"
+    covered = response.coverage(key)
+    if covered >= MEETS_AT and response.negated(key):
+        return "contradicts", "the key words appear negated"
+    if covered >= MEETS_AT:
+        return "meets", f"{covered:.0%} of the key words found"
+    if covered >= PARTIAL_AT:
+        return "partially_meets", f"only {covered:.0%} of the key words found"
+    return "missing", f"{covered:.0%} of the key words found"
+
+
+def _threshold(response: _Response, n: int, options: str) -> tuple[str, str]:
+    named = [o for o in options.split("; ") if _present(response, o) >= MEETS_AT]
+    if len(named) >= n:
+        return "meets", f"names {len(named)} listed options (needs {n})"
+    if named and len(named) == n - 1:
+        return "partially_meets", f"names {len(named)} listed options (needs {n})"
+    return "missing", f"names {len(named)} listed options (needs {n})"
+
+
+def _sequence(response: _Response, steps_text: str) -> tuple[str, str]:
+    steps = [s.rstrip("; ").strip() for s in _NUMBERED.split(steps_text) if s.strip()]
+    keys = [_content(s) for s in steps]
+    # Words shared by several steps say nothing about where one step is mentioned.
+    counts: dict[str, int] = {}
+    for key in keys:
+        for word in key:
+            counts[word] = counts.get(word, 0) + 1
+    positions: list[int | None] = []
+    for step, key in zip(steps, keys, strict=True):
+        distinctive = [w for w in key if counts[w] == 1] or key
+        if _present(response, step) < PARTIAL_AT:
+            positions.append(None)
+        else:
+            positions.append(response.first(distinctive))
+    found = [p for p in positions if p is not None]
+    if len(found) < len(steps):
+        if len(found) >= max(2, len(steps) // 2) and found == sorted(found):
+            return "partially_meets", f"{len(found)} of {len(steps)} steps found, in order"
+        return "missing", f"{len(found)} of {len(steps)} steps found"
+    if found == sorted(found):
+        return "meets", "every step found, in this order"
+    return "contradicts", "every step found, but not in this order"
+
+
+def grade(response_text: str, check: str) -> tuple[str, str]:
+    """Verdict and explanation for one check; deterministic."""
+    response = _Response.of(response_text)
+    if not response.tokens:
+        return "missing", "empty response"
+    check = " ".join(check.split())
+    if match := _THRESHOLD.match(check):
+        return _threshold(response, int(match["n"]), match["options"])
+    if match := _SEQUENCE.match(check):
+        return _sequence(response, match["steps"])
+    for pattern in (_LIST_ITEM, _OPTION, _STEP, _ENTITY, _ASPECT):
+        if match := pattern.match(check):
+            return _by_coverage(response, match["key"])
+    return _by_coverage(response, check)
+
+
+def _user_text(messages: list[ChatMessage]) -> str:
+    content = messages[-1]["content"] if messages else ""
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+
+
+class OfflineExecutor:
+    """An ``Executor`` that grades locally with ``grade``; no network, instant."""
+
+    judge_id = OFFLINE_JUDGE
+
+    async def complete(
+        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
+    ) -> Completion:
+        start = time.perf_counter()
+        text = _user_text([m for m in messages if m.get("role") == "user"][:1])
+        fence = _FENCE.search(text)
+        checks = list(_CHECK.finditer(text))
+        if fence is None or not checks:
+            verdict, why = "missing", "no fenced response or no check found"
+        else:
+            verdict, why = grade(fence["body"], text[checks[-1].end() :])
+        reply = json.dumps({"explanation": why, "verdict": verdict})
+        return Completion(
+            reply,
+            prompt_tokens=len(text) // 4,
+            completion_tokens=len(reply) // 4,
+            latency_s=time.perf_counter() - start,
+        )
+
+    async def aclose(self) -> None:
+        return None
