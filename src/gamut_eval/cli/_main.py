@@ -41,15 +41,17 @@ def cli() -> None:
     Typical flow:
       gamut validate rubric.yaml          check a meta-rubric (or a dataset .jsonl)
       gamut compile rubric.yaml           turn it into the flat binary checklist
+      gamut run --model M --judge J --out runs/x   answers, verdicts, scores in one go
+      gamut demo                          all of it on the bundled sample, offline
       gamut judge --dataset D --responses R --judge MODEL --out V.jsonl
       gamut score --dataset D --verdicts V.jsonl
     """
 
 
 def _register() -> None:
-    from gamut_eval.cli import _judge, _rubric, _score
+    from gamut_eval.cli import _judge, _rubric, _run, _score
 
-    for module in (_rubric, _judge, _score):
+    for module in (_rubric, _run, _judge, _score):
         for command in module.COMMANDS:
             cli.add_command(command)
 

@@ -55,13 +55,12 @@ class JudgeProgress:
 def judge_progress(label: str) -> Iterator[JudgeProgress]:
     columns: list[Any] = [
         TextColumn("[bold]{task.description}"),
-        BarColumn(),
+        BarColumn(bar_width=20),
         MofNCompleteColumn(),
         TextColumn("{task.fields[rate]}"),
         TextColumn("{task.fields[cached]} cached"),
         TextColumn("{task.fields[unscored]}"),
         TimeElapsedColumn(),
-        TextColumn("ETA"),
         TimeRemainingColumn(),
     ]
     with Progress(*columns, console=err_console, transient=False) as progress:

@@ -122,10 +122,20 @@ def _load_verdict_rows(path: Path) -> pd.DataFrame:
     return frame
 
 
-def _summary_table(summary: pd.DataFrame) -> Table:
-    table = Table(title="Gamut score per model (x100, mean over questions)")
+def summary_table(
+    summary: pd.DataFrame, title: str = "Gamut score per model (x100, mean over questions)"
+) -> Table:
+    """Per-(model, setting, judge) means as a rich table, best first.
+
+    A key column with one value throughout (one judge, one setting) moves into the title.
+    """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
-    for column in [*keys, "questions", "gamut", "AC", "V", "C", "unscored"]:
+    constant = [k for k in keys[1:] if summary[k].nunique() == 1]
+    keys = [k for k in keys if k not in constant]
+    if constant:
+        title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
+    table = Table(title=title)
+    for column in [*keys, "n", "gamut", "AC", "V", "C", "unscored"]:
         table.add_column(column, justify="left" if column in keys else "right")
     for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
         table.add_row(
@@ -231,7 +241,7 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        console.print(_summary_table(summary))
+        console.print(summary_table(summary))
 
 
 COMMANDS = [score]

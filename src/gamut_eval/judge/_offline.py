@@ -3,10 +3,10 @@
 It reads the same rendered request every backend receives and grades the response with the
 structure of the check: for "mentions at least N of the following" it counts the listed
 options the response names; for an ordered sequence it compares the order in which the
-steps are first mentioned; for everything else it looks for the check's content words.
-It cannot know facts, so it rarely finds a contradiction (only an explicit negation of a
-check's key words, or steps in the wrong order). Its agreement with the hand-labelled gold
-verdicts of the bundled sample is measured by the test suite and stated in the README.
+steps are described; for everything else it looks for the check's content words. It
+cannot know facts, so the only contradiction it finds is steps in the wrong order. Its
+agreement with the hand-labelled gold verdicts of the bundled sample is measured by the
+test suite and stated in the README.
 
 Threat model: the response is read only from between the nonce fences and the check only
 after the last ``# Check`` line, so text in the response cannot change what is graded.
@@ -33,7 +33,6 @@ _FENCE = re.compile(
 )
 _CHECK = re.compile(r"^# Check\n", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
-_NEGATIONS = frozenset({"not", "never", "no", "isn't", "wasn't", "aren't", "doesn't", "didn't"})
 # fmt: off
 _STOP = frozenset((
     "a", "an", "the", "of", "and", "or", "to", "in", "on", "at", "by", "for", "with", "as", "is",
@@ -69,10 +68,11 @@ PARTIAL_AT = 0.3
 
 
 def _stem(word: str) -> str:
-    for suffix in ("ies", "es", "s", "ing", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+    """A crude stem: long words compared on their first six letters ("originated" and
+    "origins" both give "origin"), plural s dropped from short ones."""
+    if len(word) > 6:
+        return word[:6]
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
 
 
 def _words(text: str) -> list[str]:
@@ -90,30 +90,27 @@ def _content(text: str) -> list[str]:
 @dataclass(frozen=True)
 class _Response:
     tokens: list[str]
-    raw_lower: list[str]
     vocabulary: frozenset[str]
 
     @classmethod
     def of(cls, text: str) -> _Response:
-        raw = _WORD.findall(text.lower())
-        tokens = [_stem(w) for w in raw]
-        return cls(tokens, raw, frozenset(tokens))
+        tokens = _words(text)
+        return cls(tokens, frozenset(tokens))
 
     def coverage(self, key: Sequence[str]) -> float:
         return sum(w in self.vocabulary for w in key) / len(key) if key else 0.0
 
-    def first(self, key: Sequence[str]) -> int | None:
-        """Position of the first token of ``key`` in the response."""
-        positions = [i for i, t in enumerate(self.tokens) if t in set(key)]
-        return positions[0] if positions else None
-
-    def negated(self, key: Sequence[str]) -> bool:
-        """A key word directly preceded by a negation ("not", "never"...)."""
+    def located(self, key: Sequence[str], window: int = 30) -> int | None:
+        """Where ``key`` is described: the first position from which at least half of its
+        words occur within ``window`` tokens (a lone early mention does not count)."""
         wanted = set(key)
-        return any(
-            t in wanted and i and self.raw_lower[i - 1] in _NEGATIONS
-            for i, t in enumerate(self.tokens)
-        )
+        need = max(1, (len(wanted) + 1) // 2)
+        hits = [i for i, t in enumerate(self.tokens) if t in wanted]
+        for start in hits:
+            found = {self.tokens[i] for i in hits if start <= i < start + window}
+            if len(found) >= need:
+                return start
+        return None
 
 
 def _present(response: _Response, text: str) -> float:
@@ -125,8 +122,6 @@ def _by_coverage(response: _Response, text: str) -> tuple[str, str]:
     if not key:
         return "missing", "nothing to look for"
     covered = response.coverage(key)
-    if covered >= MEETS_AT and response.negated(key):
-        return "contradicts", "the key words appear negated"
     if covered >= MEETS_AT:
         return "meets", f"{covered:.0%} of the key words found"
     if covered >= PARTIAL_AT:
@@ -136,11 +131,8 @@ def _by_coverage(response: _Response, text: str) -> tuple[str, str]:
 
 def _threshold(response: _Response, n: int, options: str) -> tuple[str, str]:
     named = [o for o in options.split("; ") if _present(response, o) >= MEETS_AT]
-    if len(named) >= n:
-        return "meets", f"names {len(named)} listed options (needs {n})"
-    if named and len(named) == n - 1:
-        return "partially_meets", f"names {len(named)} listed options (needs {n})"
-    return "missing", f"names {len(named)} listed options (needs {n})"
+    verdict = "meets" if len(named) >= n else "missing"
+    return verdict, f"names {len(named)} listed options (needs {n})"
 
 
 def _sequence(response: _Response, steps_text: str) -> tuple[str, str]:
@@ -157,7 +149,7 @@ def _sequence(response: _Response, steps_text: str) -> tuple[str, str]:
         if _present(response, step) < PARTIAL_AT:
             positions.append(None)
         else:
-            positions.append(response.first(distinctive))
+            positions.append(response.located(distinctive))
     found = [p for p in positions if p is not None]
     if len(found) < len(steps):
         if len(found) >= max(2, len(steps) // 2) and found == sorted(found):

@@ -1,0 +1,213 @@
+"""``gamut generate``, ``gamut run`` and ``gamut demo``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._judge import judge_options, settings_from
+from gamut_eval.cli._progress import JudgeProgress, judge_progress
+from gamut_eval.cli._score import summary_table
+from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
+from gamut_eval.judge._engine import JudgeStats
+from gamut_eval.judge._offline import OFFLINE_JUDGE
+from gamut_eval.run import RunHooks, RunResult, run_benchmark
+
+_file = click.Path(dir_okay=False, path_type=Path)
+_dir = click.Path(file_okay=False, path_type=Path)
+_setting = click.Choice(["multimodal", "text_only", "both"])
+_dataset_option = click.option(
+    "--dataset",
+    default=SAMPLE_ALIAS,
+    show_default=True,
+    help="Dataset JSONL, or `sample` for the bundled sample benchmark.",
+)
+
+
+class _ProgressHooks(RunHooks):
+    def __init__(self) -> None:
+        self.bars: dict[str, JudgeProgress] = {}
+        self._stack: list[Any] = []
+
+    @contextmanager
+    def active(self) -> Iterator[None]:
+        try:
+            yield
+        finally:
+            for context in reversed(self._stack):
+                context.__exit__(None, None, None)
+
+    def judge_start(self, judge: str, total: int) -> None:
+        context = judge_progress(f"judging with {judge}")
+        self._stack.append(context)
+        self.bars[judge] = context.__enter__()
+        self.bars[judge].start(total)
+
+    def judge_progress(self, judge: str, stats: JudgeStats) -> None:
+        self.bars[judge].update(stats)
+
+    def judge_done(self, judge: str, stats: JudgeStats) -> None:
+        self.bars[judge].update(stats, force=True)
+        self._stack.pop().__exit__(None, None, None)
+
+
+def _print_result(result: RunResult) -> None:
+    summary = result.summary
+    for setting in ("multimodal", "text_only"):
+        part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
+        if len(part):
+            console.print(summary_table(part, "Leaderboard (Gamut score x100)"))
+    for judge, report in result.reports.items():
+        stats = report.stats
+        err_console.print(
+            f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
+            f"{stats.judged} judged now); {report.unscored} unscored"
+        )
+    err_console.print(
+        f"results in {result.out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json)"
+    )
+
+
+@click.command()
+@_dataset_option
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    required=True,
+    help="Model to answer with (repeatable), e.g. openai/gpt-4.1.",
+)
+@click.option(
+    "--setting",
+    type=_setting,
+    default="both",
+    show_default=True,
+    help="With the image, with the entity in text, or both.",
+)
+@click.option(
+    "--log-dir",
+    type=_dir,
+    default=Path("logs/gamut"),
+    show_default=True,
+    help="Inspect log folder (rerun to continue).",
+)
+@click.option(
+    "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per model."
+)
+@click.option("--out", type=_file, required=True, help="Responses JSONL to write.")
+def generate(
+    dataset: str,
+    models: tuple[str, ...],
+    setting: str,
+    log_dir: Path,
+    max_connections: int | None,
+    out: Path,
+) -> None:
+    """Answer every question with each model, through an Inspect eval set.
+
+    Failed samples are retried; run the same command again to continue where it stopped.
+    The Inspect logs stay in --log-dir (open them with `inspect view`).
+    """
+    from gamut_eval.generate import generate_responses
+
+    count = generate_responses(
+        resolve_dataset_path(dataset),
+        models,
+        setting,
+        log_dir,
+        out,
+        max_connections=max_connections,
+    )
+    err_console.print(f"wrote {count} responses to {out}")
+
+
+@click.command()
+@_dataset_option
+@click.option(
+    "--model",
+    "models",
+    multiple=True,
+    help="Model to answer with (repeatable); or give --responses.",
+)
+@click.option(
+    "--responses", type=_file, help="Existing answers (JSONL) instead of generating them."
+)
+@click.option(
+    "--judge",
+    "judges",
+    multiple=True,
+    required=True,
+    help=f"Judge model (repeatable: each re-scores the same answers); `{OFFLINE_JUDGE}` is "
+    "the built-in offline judge.",
+)
+@click.option(
+    "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
+)
+@click.option(
+    "--out", type=_dir, required=True, help="Run folder (rerun with the same folder to continue)."
+)
+@click.option(
+    "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per answering model."
+)
+@judge_options
+def run(
+    dataset: str,
+    models: tuple[str, ...],
+    responses: Path | None,
+    judges: tuple[str, ...],
+    setting: str,
+    out: Path,
+    max_connections: int | None,
+    **options: object,
+) -> None:
+    """Generate answers, judge them with each judge, score, and print the leaderboard.
+
+    \b
+    Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json.
+    Interrupted and rerun with the same arguments, it continues where it stopped.
+    """
+    settings = [settings_from(judge, **options) for judge in judges]
+    hooks = _ProgressHooks()
+    with hooks.active():
+        result = run_benchmark(
+            resolve_dataset_path(dataset),
+            out,
+            settings,
+            models=models,
+            responses=responses,
+            setting=setting,
+            hooks=hooks,
+            max_connections=max_connections,
+        )
+    _print_result(result)
+
+
+@click.command()
+@click.option("--out", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder.")
+def demo(out: Path) -> None:
+    """The whole flow on the bundled sample benchmark, offline: no API key, no network.
+
+    Scores the sample's recorded answers of three illustrative systems in both settings
+    with the built-in offline judge (a low-fidelity stand-in for an LLM judge), then prints
+    the leaderboards. With an API key, `gamut run --model ... --judge ...` does the same
+    with real models and a real judge.
+    """
+    settings = [settings_from(OFFLINE_JUDGE)]
+    hooks = _ProgressHooks()
+    with hooks.active():
+        result = run_benchmark(
+            sample_dir() / "dataset.jsonl",
+            out,
+            settings,
+            responses=sample_dir() / "responses.jsonl",
+            hooks=hooks,
+        )
+    _print_result(result)
+
+
+COMMANDS = [generate, run, demo]
