@@ -27,10 +27,7 @@ install: $(STAMP_MAIN)  ## runtime environment in .venv
 dev: $(STAMP_DEV)       ## development environment in .venv
 
 demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
-	$(BIN)/gamut validate examples/*.yaml
-	$(BIN)/gamut compile examples/plant_monstera.yaml --format markdown
-	$(BIN)/gamut compile examples/plant_monstera.yaml -o runs/demo/plant_monstera.checklist.json
-	$(BIN)/gamut score --checklist runs/demo/plant_monstera.checklist.json --verdicts examples/verdicts/plant_monstera.json
+	$(BIN)/gamut demo --out runs/demo
 
 test: $(STAMP_DEV)  ## the whole test suite
 	$(BIN)/python -m pytest
@@ -38,8 +35,8 @@ test: $(STAMP_DEV)  ## the whole test suite
 check: lint typecheck  ## ruff and mypy (strict)
 
 lint: $(STAMP_DEV)
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy

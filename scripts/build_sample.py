@@ -29,25 +29,43 @@ OUT = ROOT / "src" / "gamut_eval" / "data" / "sample"
 SYSTEMS = ("sample/thorough", "sample/brief", "sample/confused")
 SETTINGS = ("multimodal", "text_only")
 VERDICTS = {"meets", "partially_meets", "missing", "contradicts"}
-RECORD_KEYS = {"id", "domain", "popularity", "entity", "question", "question_text_only", "image", "image_credit", "meta_rubric"}
+RECORD_KEYS = {
+    "id",
+    "domain",
+    "popularity",
+    "entity",
+    "question",
+    "question_text_only",
+    "image",
+    "image_credit",
+    "meta_rubric",
+}
 
 
 def _load(path: Path) -> Any:
     return yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
-def build_question(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], Path, list[str]]:
+def build_question(
+    folder: Path,
+) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]], Path, list[str]]:
     """One question's dataset row, response rows, gold rows, image path, and problems found."""
     problems: list[str] = []
     record = _load(folder / "record.yaml")
     qid = folder.name
     if set(record) != RECORD_KEYS:
-        problems.append(f"record.yaml keys {sorted(set(record) ^ RECORD_KEYS)} missing or unexpected")
+        problems.append(
+            f"record.yaml keys {sorted(set(record) ^ RECORD_KEYS)} missing or unexpected"
+        )
     if record.get("id") != qid:
         problems.append(f"record id {record.get('id')!r} must equal the folder name {qid!r}")
-    meta = validate_meta_rubric(record["meta_rubric"], file=folder / "record.yaml", prefix="meta_rubric")
+    meta = validate_meta_rubric(
+        record["meta_rubric"], file=folder / "record.yaml", prefix="meta_rubric"
+    )
     if meta.id != qid or meta.question != record["question"]:
-        problems.append("meta_rubric.id and meta_rubric.question must equal the record's id and question")
+        problems.append(
+            "meta_rubric.id and meta_rubric.question must equal the record's id and question"
+        )
     checks = [c.id for c in compile_rubric(meta).checks]
     image = folder / record["image"]
     if not image.is_file():
@@ -79,7 +97,9 @@ def build_question(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
         )
     expected = {(m, s) for m in SYSTEMS for s in SETTINGS}
     if pairs != expected or len(answers) != len(expected):
-        problems.append(f"answers.yaml must have exactly one answer per system and setting; got {sorted(pairs)}")
+        problems.append(
+            f"answers.yaml must have exactly one answer per system and setting; got {sorted(pairs)}"
+        )
     gold_src = _load(folder / "gold.yaml")
     gold = []
     for model in SYSTEMS:
@@ -93,7 +113,15 @@ def build_question(folder: Path) -> tuple[dict[str, Any], list[dict[str, Any]], 
                 verdict = labels.get(check_id)
                 if verdict not in VERDICTS:
                     problems.append(f"gold {model}/{setting}/{check_id}: bad verdict {verdict!r}")
-                gold.append({"question_id": qid, "model": model, "setting": setting, "check_id": check_id, "verdict": verdict})
+                gold.append(
+                    {
+                        "question_id": qid,
+                        "model": model,
+                        "setting": setting,
+                        "check_id": check_id,
+                        "verdict": verdict,
+                    }
+                )
     return row, responses, gold, image, problems
 
 
@@ -102,7 +130,9 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--check", action="store_true", help="validate and compare, write nothing")
     parser.add_argument("--only", help="validate one question folder only (no writing)")
     args = parser.parse_args()
@@ -127,10 +157,22 @@ def main() -> int:
     print(f"{len(dataset)} questions, {len(responses)} answers, {len(gold)} gold verdicts")
     if args.only:
         return 0
-    files = {"dataset.jsonl": _jsonl(dataset), "responses.jsonl": _jsonl(responses), "gold.jsonl": _jsonl(gold)}
+    files = {
+        "dataset.jsonl": _jsonl(dataset),
+        "responses.jsonl": _jsonl(responses),
+        "gold.jsonl": _jsonl(gold),
+    }
     if args.check:
-        stale = [n for n, text in files.items() if not (OUT / n).exists() or (OUT / n).read_text() != text]
-        stale += [dst for src, dst in images if not (OUT / dst).exists() or (OUT / dst).read_bytes() != src.read_bytes()]
+        stale = [
+            n
+            for n, text in files.items()
+            if not (OUT / n).exists() or (OUT / n).read_text() != text
+        ]
+        stale += [
+            dst
+            for src, dst in images
+            if not (OUT / dst).exists() or (OUT / dst).read_bytes() != src.read_bytes()
+        ]
         if stale:
             print(f"out of date: {stale}; run python scripts/build_sample.py", file=sys.stderr)
             return 1

@@ -36,6 +36,7 @@ from gamut_eval.judge._run import (
     JudgeReport,
     UnscoredRateExceeded,
     check_unscored_rate,
+    count_checks,
     judge_into_store,
     verdict_rows,
     write_verdict_rows,
@@ -186,13 +187,15 @@ def _judge_all(
     with VerdictStore(out_dir / "store.sqlite") as store:
         for settings in judges:
             name = settings.judge
+            total = count_checks(dataset, answers)
+            hooks.judge_start(name, total)
             stats = judge_into_store(
                 dataset,
                 answers,
                 settings,
                 store,
                 on_progress=partial(hooks.judge_progress, name),
-                on_start=partial(hooks.judge_start, name),
+                total=total,
             )
             hooks.judge_done(name, stats)
             reports[name] = JudgeReport(stats, 0, 0)

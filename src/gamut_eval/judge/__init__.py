@@ -36,7 +36,7 @@ from gamut_eval.judge._run import (
     write_verdict_rows,
 )
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoreBusyError, StoredVerdict, VerdictStore
+from gamut_eval.judge._store import StoreBusyError, StoredVerdict, StoreError, VerdictStore
 from gamut_eval.judge._types import (
     Completion,
     Executor,
@@ -68,6 +68,7 @@ __all__ = [
     "PlannedResponse",
     "RenderedResponse",
     "StoreBusyError",
+    "StoreError",
     "StoredVerdict",
     "UnscoredRateExceeded",
     "VerdictStore",

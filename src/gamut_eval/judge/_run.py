@@ -145,16 +145,21 @@ def judge_into_store(
     settings: JudgeSettings,
     store: VerdictStore,
     *,
-    executor: Executor | None = None,
+    executor_factory: Callable[[JudgeSettings], Executor] | None = None,
     on_progress: Callable[[JudgeStats], Any] | None = None,
-    on_start: Callable[[int], Any] | None = None,
+    total: int | None = None,
 ) -> JudgeStats:
-    """Judge every check of every response that ``store`` does not already hold."""
-    total = count_checks(dataset, responses)
-    if on_start is not None:
-        on_start(total)
+    """Judge every check of every response that ``store`` does not already hold.
+
+    The executor is made inside the run's event loop (executors hold connections bound to
+    one loop) by ``executor_factory`` (default ``make_executor``) and closed at the end.
+    ``total`` is ``count_checks``'s result when the caller already validated the responses.
+    """
+    if total is None:
+        total = count_checks(dataset, responses)
     stats = JudgeStats(total=total)
-    asyncio.run(_judge(dataset, responses, settings, store, stats, executor, on_progress))
+    factory = executor_factory or make_executor
+    asyncio.run(_judge(dataset, responses, settings, store, stats, factory, on_progress))
     return stats
 
 
@@ -180,7 +185,7 @@ def judge_responses(
     store_path: Path,
     out: Path | None,
     *,
-    executor: Executor | None = None,
+    executor_factory: Callable[[JudgeSettings], Executor] | None = None,
     wait_for_store_s: float = 0.0,
     on_progress: Callable[[JudgeStats], Any] | None = None,
     on_start: Callable[[int], Any] | None = None,
@@ -188,18 +193,22 @@ def judge_responses(
     """Judge every check of every response not already in the store, then export rows to
     ``out`` (standard output when None).
 
-    Raises ``UnscoredRateExceeded`` (after writing the rows, so they can be inspected) when
-    the share of unscored checks passes ``settings.max_unscored_rate``.
+    The responses are validated before the store is opened, so bad input never creates or
+    locks a store. Raises ``UnscoredRateExceeded`` (after writing the rows, so they can be
+    inspected) when the share of unscored checks passes ``settings.max_unscored_rate``.
     """
+    total = count_checks(dataset, responses)
+    if on_start is not None:
+        on_start(total)
     with VerdictStore(store_path, wait_s=wait_for_store_s) as store:
         stats = judge_into_store(
             dataset,
             responses,
             settings,
             store,
-            executor=executor,
+            executor_factory=executor_factory,
             on_progress=on_progress,
-            on_start=on_start,
+            total=total,
         )
         rows = verdict_rows(dataset, responses, settings, store)
         if out is None:
@@ -218,14 +227,12 @@ async def _judge(
     settings: JudgeSettings,
     store: VerdictStore,
     stats: JudgeStats,
-    executor: Executor | None,
+    factory: Callable[[JudgeSettings], Executor],
     on_progress: Callable[[JudgeStats], Any] | None,
 ) -> None:
-    own = executor is None
-    executor = executor or make_executor(settings)
+    executor = factory(settings)
     try:
         plans = plan_responses(dataset, responses, settings)
         await judge_planned(plans, executor, store, settings, stats, on_progress)
     finally:
-        if own:
-            await executor.aclose()
+        await executor.aclose()

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from gamut_eval.errors import GamutError
 
-__all__ = ["StoreBusyError", "StoredVerdict", "VerdictStore"]
+__all__ = ["StoreBusyError", "StoreError", "StoredVerdict", "VerdictStore"]
 
 SCHEMA_VERSION = "1"
 
@@ -79,7 +79,11 @@ _INSERT = (
 _CHUNK = 500  # keys per IN (...) query, well under SQLite's variable limit
 
 
-class StoreBusyError(GamutError):
+class StoreError(GamutError):
+    """The verdict store cannot be opened or used."""
+
+
+class StoreBusyError(StoreError):
     """Another process is writing to this store."""
 
 
@@ -99,17 +103,42 @@ class VerdictStore:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock_fd: int | None = self._acquire(wait_s) if writer else None
-        self._db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        # NORMAL in WAL mode survives a process crash (kill -9); only an OS crash can drop
-        # the last commits, which a resume then simply re-judges.
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        if writer:
-            self._db.executescript(_SCHEMA)
-            self._db.execute(
-                "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
-                (SCHEMA_VERSION,),
-            )
+        try:
+            self._db = self._connect(writer)
+        except sqlite3.Error as exc:
+            self._release()
+            raise StoreError(
+                f"{self.path}: cannot be used as a verdict store ({exc}); is it a SQLite file "
+                "written by gamut? Pass another --store, or move this file away"
+            ) from None
+        except BaseException:
+            self._release()
+            raise
+
+    def _connect(self, writer: bool) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode survives a process crash (kill -9); only an OS crash can drop
+            # the last commits, which a resume then simply re-judges.
+            db.execute("PRAGMA synchronous=NORMAL")
+            if writer:
+                db.executescript(_SCHEMA)
+                db.execute(
+                    "INSERT OR IGNORE INTO meta (name, value) VALUES ('schema_version', ?)",
+                    (SCHEMA_VERSION,),
+                )
+            else:
+                db.execute("SELECT 1 FROM verdicts LIMIT 1")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _release(self) -> None:
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the flock
+            self._lock_fd = None
 
     def _acquire(self, wait_s: float) -> int:
         lock_path = self.path.with_name(self.path.name + ".lock")
@@ -135,9 +164,7 @@ class VerdictStore:
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # releases the flock
-            self._lock_fd = None
+        self._release()
 
     def __enter__(self) -> VerdictStore:
         return self
