@@ -29,8 +29,9 @@ dev: $(STAMP_DEV)       ## development environment in .venv
 demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
 	$(BIN)/gamut demo --out runs/demo
 
-test: $(STAMP_DEV)  ## the whole test suite
-	$(BIN)/python -m pytest
+test: $(STAMP_DEV)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
+	$(BIN)/python -m pytest -m "not uses_inspect"
+	$(BIN)/python -m pytest -m uses_inspect
 
 check: lint typecheck  ## ruff and mypy (strict)
 

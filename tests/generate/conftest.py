@@ -66,12 +66,13 @@ class Recorder:
 
     def __init__(self) -> None:
         self.bodies: list[dict[str, Any]] = []
+        self.judge_reply = json.dumps({"explanation": "fine", "verdict": "meets"})
 
     def __call__(self, request: dict[str, Any], ctx: object) -> str:
         self.bodies.append(request)
         system = request["messages"][0]
         if system.get("role") == "system" and "rubric check" in str(system.get("content")):
-            return json.dumps({"explanation": "fine", "verdict": "meets"})
+            return self.judge_reply
         return "It is a red square painted on canvas with red paint."
 
     def judge_requests(self) -> list[dict[str, Any]]:
@@ -88,14 +89,3 @@ def fake(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeOpenAIServer, Re
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "test-key")
         yield server, recorder
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Inspect AI's provider clients leave sockets and anyio streams to the garbage
-    collector, which reports them as unraisable ResourceWarnings in whatever test runs
-    then. Tolerated for the tests that drive Inspect (this folder) only."""
-    for item in items:
-        if "tests/generate/" in str(item.path).replace("\\", "/"):
-            item.add_marker(
-                pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-            )

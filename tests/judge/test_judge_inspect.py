@@ -436,10 +436,17 @@ async def test_given_model_is_not_closed() -> None:
 
 
 def test_executor_is_bound_to_its_first_event_loop() -> None:
+    # Two explicit loops: after Inspect has run in this process, asyncio.run may be patched
+    # to reuse the running loop, which would make this test pass or fail by test order.
     judge = executor(Script(reply(), reply()))
-    asyncio.run(judge.complete(text_request(), None))
-    with pytest.raises(RuntimeError, match="another event loop"):
-        asyncio.run(judge.complete(text_request(), None))
+    first, second = asyncio.new_event_loop(), asyncio.new_event_loop()
+    try:
+        first.run_until_complete(judge.complete(text_request(), None))
+        with pytest.raises(RuntimeError, match="another event loop"):
+            second.run_until_complete(judge.complete(text_request(), None))
+    finally:
+        first.close()
+        second.close()
 
 
 async def test_unknown_provider_is_a_judge_error() -> None:

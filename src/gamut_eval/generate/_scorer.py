@@ -7,7 +7,6 @@ score and reported in the metadata), never counted against the model.
 
 from __future__ import annotations
 
-import asyncio
 import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -21,7 +20,6 @@ from gamut_eval.judge._prompt import PROMPT_VERSION, JudgeImage
 from gamut_eval.judge._run import make_executor
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
-from gamut_eval.judge._types import Executor
 from gamut_eval.rubric import Checklist
 from gamut_eval.rubric._model import TIERS
 
@@ -93,7 +91,6 @@ def build_score_fn(
     data: Dataset = load_dataset(resolve_dataset_path(dataset))
     checklists = data.checklists()
     records = data.by_id()
-    executors: dict[int, Executor] = {}
 
     async def score(task_state: TaskState, target: Target) -> Score:
         from inspect_ai.scorer import Score
@@ -105,15 +102,18 @@ def build_score_fn(
             raise InputError(f"sample {qid!r} is not a question of {data.path}")
         image_path = data.image_path(record) if judge_image and setting == "multimodal" else None
         image = JudgeImage.from_path(image_path) if image_path else None
-        # Executors hold connections bound to one event loop: one per loop.
-        loop_id = id(asyncio.get_running_loop())
-        executor = executors.setdefault(loop_id, make_executor(settings))
         checklist = checklists[qid]
         answer = task_state.output.completion
         question = record.question_for(setting)
-        rows = await judge_checks(
-            executor, settings, question, answer, checklist.checks, image, _store(store)
-        )
+        # Inspect gives scorers no teardown, and executors hold connections bound to one
+        # event loop: one executor per scored answer, closed when its checks are judged.
+        executor = make_executor(settings)
+        try:
+            rows = await judge_checks(
+                executor, settings, question, answer, checklist.checks, image, _store(store)
+            )
+        finally:
+            await executor.aclose()
         return Score(
             value=_card(checklist, rows),
             answer=answer,
