@@ -13,6 +13,7 @@ from gamut_eval.cli._common import err_console
 from gamut_eval.cli._progress import judge_progress
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ValidationError
+from gamut_eval.judge._engine import JudgeStats
 from gamut_eval.judge._run import judge_responses
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.rubric._load import pydantic_details
@@ -97,6 +98,18 @@ def judge_options(command: F) -> F:
     return command
 
 
+def warn_flagged(stats: JudgeStats) -> None:
+    """Name the responses that carry invisible (zero-width or bidi) characters."""
+    if not stats.flagged:
+        return
+    err_console.print(
+        f"[yellow]warning:[/yellow] {len(stats.flagged)} response(s) contain zero-width or bidi "
+        "control characters (judged as written; review them):"
+    )
+    for question, model, setting, chars in stats.flagged[:20]:
+        err_console.print(f"  {question} / {model} / {setting}: {' '.join(chars)}")
+
+
 def settings_from(judge: str, **options: object) -> JudgeSettings:
     options.pop("wait_for_store", None)
     try:
@@ -157,6 +170,7 @@ def judge(
         )
         progress.update(report.stats, force=True)
     stats = report.stats
+    warn_flagged(stats)
     err_console.print(
         f"{report.rows} verdict rows ({stats.cached} from the store, {stats.judged} judged now in "
         f"{stats.calls} calls; {report.unscored} unscored); store: {store}"

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from gamut_eval.cli._common import console, err_console
-from gamut_eval.cli._judge import judge_options, settings_from
+from gamut_eval.cli._judge import judge_options, settings_from, warn_flagged
 from gamut_eval.cli._progress import JudgeProgress, judge_progress
 from gamut_eval.cli._score import summary_table
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
@@ -64,6 +64,7 @@ def _print_result(result: RunResult) -> None:
             console.print(summary_table(part, "Leaderboard (Gamut score x100)"))
     for judge, report in result.reports.items():
         stats = report.stats
+        warn_flagged(stats)
         err_console.print(
             f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
             f"{stats.judged} judged now); {report.unscored} unscored"

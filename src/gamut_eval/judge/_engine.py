@@ -26,6 +26,7 @@ from gamut_eval.judge._prompt import (
     JudgeImage,
     RenderedResponse,
     check_key,
+    hidden_characters,
     render_messages,
     render_response,
     response_digest,
@@ -109,6 +110,9 @@ class JudgeStats:
     cached_tokens: int = 0
     completion_tokens: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
+    flagged: list[tuple[str, str, str, list[str]]] = field(default_factory=list)
+    """Responses with zero-width or bidi control characters: (question, model, setting,
+    characters). They are judged as written, and reported."""
     started: float = field(default_factory=time.monotonic)
 
     @property
@@ -252,6 +256,11 @@ async def judge_planned(
                 on_progress(stats)
             if not pending:
                 continue
+            hidden = hidden_characters(plan.row.response)
+            if hidden:
+                stats.flagged.append(
+                    (plan.row.question_id, plan.row.model, plan.row.setting, hidden)
+                )
             image = _image(plan.image_path) if plan.image_path else None
             rendered = render_response(plan.question, plan.row.response, image)
             for key, check in pending:

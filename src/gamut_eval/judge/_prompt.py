@@ -32,6 +32,7 @@ __all__ = [
     "JudgeImage",
     "RenderedResponse",
     "check_key",
+    "hidden_characters",
     "judge_key",
     "render_messages",
     "render_response",
@@ -87,6 +88,15 @@ RESPONSE_FORMAT: dict[str, Any] = {
 model reasons before it commits to a verdict."""
 
 _ANGLE_RUNS = re.compile(r"<{3,}|>{3,}")
+
+# Invisible characters that can hide text from a human reviewer or reorder what a judge
+# reads (zero-width spaces and joiners, bidi embeddings, overrides and isolates, the BOM).
+_HIDDEN = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def hidden_characters(text: str) -> list[str]:
+    """The distinct zero-width and bidi control characters in ``text``, as ``U+XXXX``."""
+    return sorted({f"U+{ord(c):04X}" for c in _HIDDEN.findall(text)})
 
 
 @dataclass(frozen=True, slots=True)
