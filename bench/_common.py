@@ -114,7 +114,15 @@ def timed(fn: Callable[[], T], repeat: int = 1) -> tuple[T, float]:
 
 
 def peak_rss_mb() -> float:
-    """Peak resident memory of this process so far, in MB (Linux reports KiB)."""
+    """Peak resident memory of this process image so far, in MB.
+
+    Read from /proc (VmHWM), not getrusage: ru_maxrss survives exec, so a child started
+    from a large parent would report the parent's size.
+    """
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "INJECTION_RE",
     "RESPONSE_FENCE_RE",
     "FakeServerError",
+    "FixedPolicy",
     "InjectablePolicy",
     "JudgePrompt",
     "KeywordPolicy",
@@ -257,9 +258,21 @@ class MappingPolicy:
         return self._default
 
 
+class FixedPolicy:
+    """Always the same valid verdict, without reading the prompt: for load benchmarks,
+    where a policy's own CPU time would otherwise be measured as latency."""
+
+    def __init__(self, verdict: str = "meets") -> None:
+        self._reply = verdict_json(verdict, "fixed")
+
+    def reply(self, request: dict[str, Any], ctx: RequestContext) -> str:
+        return self._reply
+
+
 _NAMED_POLICIES: dict[str, Callable[[], ReplyPolicy]] = {
     "keyword": KeywordPolicy,
     "injectable": InjectablePolicy,
+    "fixed": FixedPolicy,
 }
 
 
