@@ -48,10 +48,29 @@ def cli() -> None:
     """
 
 
-def _register() -> None:
-    from gamut_eval.cli import _judge, _rubric, _run, _score
+_COMMAND_MODULES = (
+    "_rubric",
+    "_run",
+    "_judge",
+    "_score",
+    "_report",
+    "_quality",
+    "_build",
+    "_annotate",
+)
+"""Modules under gamut_eval.cli that define ``COMMANDS``; a missing one is skipped."""
 
-    for module in (_rubric, _run, _judge, _score):
+
+def _register() -> None:
+    import importlib
+
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"gamut_eval.cli.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"gamut_eval.cli.{name}":
+                raise
+            continue
         for command in module.COMMANDS:
             cli.add_command(command)
 
