@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP_MAIN := $(VENV)/.installed-main
 STAMP_DEV  := $(VENV)/.installed-dev
 
-.PHONY: help install dev demo test check lint typecheck bench lock clean
+.PHONY: help install dev demo test check lint typecheck bench lock clean browser
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
@@ -29,7 +29,15 @@ dev: $(STAMP_DEV)       ## development environment in .venv
 demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
 	$(BIN)/gamut demo --out runs/demo
 
-test: $(STAMP_DEV)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
+CHROMIUM ?= /usr/bin/chromium
+
+$(CHROMIUM):  # the browser tests drive Debian's chromium (Playwright's own download is not used)
+	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	else echo "the browser tests need $(CHROMIUM): run 'sudo apt-get install chromium'" >&2; exit 1; fi
+
+browser: $(CHROMIUM)  ## install Debian's chromium for the browser tests (needs root)
+
+test: $(STAMP_DEV) $(CHROMIUM)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
 	$(BIN)/python -m pytest -m "not uses_inspect"
 	$(BIN)/python -m pytest -m uses_inspect
 
