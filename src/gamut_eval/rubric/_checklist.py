@@ -9,6 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from gamut_eval.rubric._model import TIERS, Text, Tier
 
+CheckText = Annotated[str, Field(pattern=r"\S")]
+"""Non-blank text, checked inside pydantic-core: a checklist has tens of thousands of checks
+at paper scale, and a Python validator per check would dominate compile time."""
+
 __all__ = ["Check", "CheckKind", "Checklist", "CompileConfig"]
 
 
@@ -53,7 +57,7 @@ class Check(BaseModel):
     """The compile rule that produced it."""
     tier: Tier
     """Importance tier the check is scored in."""
-    text: Text
+    text: CheckText
     """Self-contained statement the judge grades the response against."""
     item: str
     """Id of the meta-rubric item it comes from."""

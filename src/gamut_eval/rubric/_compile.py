@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any
 
 from gamut_eval.rubric._checklist import CheckKind, Checklist, CompileConfig
@@ -51,8 +52,12 @@ def coverage_thresholds(item: FlexibleListItem, config: CompileConfig) -> list[i
     if item.coverage_thresholds is not None:
         return list(item.coverage_thresholds)
     top = max(item.min_required)
-    values = {math.ceil(Fraction(str(f)) * n) for f in config.coverage_fractions}
-    return sorted(v for v in values if top < v <= n)
+    return [v for v in _default_thresholds(config.coverage_fractions, n) if top < v <= n]
+
+
+@lru_cache(maxsize=1024)
+def _default_thresholds(fractions: tuple[float, ...], n: int) -> tuple[int, ...]:
+    return tuple(sorted({math.ceil(Fraction(str(f)) * n) for f in fractions}))
 
 
 def _compile_item(item: Item, config: CompileConfig) -> list[dict[str, Any]]:
@@ -101,10 +106,10 @@ def _joined(texts: Iterable[str]) -> str:
 
 def _union_cites(groups: Iterable[Sequence[str]]) -> list[str]:
     """Cites of several elements, in first-seen order, for checks that span them."""
-    seen: dict[str, None] = {}
+    seen: list[str] = []
     for group in groups:
-        seen.update(dict.fromkeys(group))
-    return list(seen)
+        seen.extend(cite for cite in group if cite not in seen)
+    return seen
 
 
 def _strict_list(item: StrictListItem) -> list[dict[str, Any]]:
@@ -122,19 +127,22 @@ def _strict_list(item: StrictListItem) -> list[dict[str, Any]]:
     ]
 
 
-def _threshold_text(b: int, item: FlexibleListItem) -> str:
-    options = _joined(o.text for o in item.options)
-    return f"Mentions at least {b} of the following {_clause(item.name)}: {options}."
+def _threshold_template(item: FlexibleListItem) -> str:
+    """The threshold text with ``{b}`` left open: options are joined once per list."""
+    options = _joined(o.text for o in item.options).replace("{", "{{").replace("}", "}}")
+    name = _clause(item.name).replace("{", "{{").replace("}", "}}")
+    return f"Mentions at least {{b}} of the following {name}: {options}."
 
 
 def _flexible_list(item: FlexibleListItem, config: CompileConfig) -> list[dict[str, Any]]:
     pooled = item.cites or tuple(_union_cites(o.cites for o in item.options))
+    template = _threshold_template(item)
     checks = [
         _check(
             f"{item.id}/min-{b}",
             CheckKind.LIST_THRESHOLD,
             item.tier,
-            _threshold_text(b, item),
+            template.format(b=b),
             item,
             cites=pooled,
         )
@@ -162,7 +170,7 @@ def _flexible_list(item: FlexibleListItem, config: CompileConfig) -> list[dict[s
                 f"{item.id}/coverage-{t}",
                 CheckKind.COVERAGE_THRESHOLD,
                 lower,
-                _threshold_text(t, item),
+                template.format(b=t),
                 item,
                 cites=pooled,
                 secondary=True,

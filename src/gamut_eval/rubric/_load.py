@@ -67,6 +67,9 @@ def pydantic_details(exc: pydantic.ValidationError) -> list[ErrorDetail]:
         if kind == "too_short" and any(other[: len(loc)] == loc and other != loc for other in locs):
             continue  # "0 items after validation" only echoes the failing elements' own errors
         rule = _RULE_NAMES.get(kind, kind.replace("_", "-"))
+        message = _message(error)
+        if kind == "string_pattern_mismatch" and (error.get("ctx") or {}).get("pattern") == r"\S":
+            rule, message = "non-empty", "must not be empty or only whitespace"
         value = error.get("input")
         if kind == "extra_forbidden" and loc:
             value = loc[-1]
@@ -74,9 +77,9 @@ def pydantic_details(exc: pydantic.ValidationError) -> list[ErrorDetail]:
             loc = (*loc, "type")
             value = value.get("type") if isinstance(value, dict) else value
         if kind == "missing":
-            details.append(ErrorDetail(json_path(loc), rule, _message(error)))
+            details.append(ErrorDetail(json_path(loc), rule, message))
         else:
-            details.append(ErrorDetail(json_path(loc), rule, _message(error), value))
+            details.append(ErrorDetail(json_path(loc), rule, message, value))
     return details
 
 
