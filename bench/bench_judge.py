@@ -218,9 +218,11 @@ def memory_child(folder: str, base_url: str) -> None:
 
 
 def run_memory(checks: int, base_url: str) -> dict[str, float]:
-    models = 10
+    """A run of ``checks`` checks over a fixed dataset (more answers, not more questions), so
+    the difference between two sizes is what the run itself keeps, not the dataset."""
+    questions = 167  # x 30 checks: 50,000 checks at 10 answers per question
     with tempfile.TemporaryDirectory() as tmp:
-        write_data(Path(tmp), questions=max(1, checks // (30 * models)), models=models)
+        write_data(Path(tmp), questions=questions, models=max(1, round(checks / (30 * questions))))
         out = subprocess.run(
             [sys.executable, __file__, "--memory-child", tmp, base_url],
             capture_output=True,
@@ -301,7 +303,7 @@ def main() -> None:
     )
 
     small, large = (12_000, 48_000) if quick else (50_000, 200_000)
-    proc, base_url = start_fake_server_process(latency_ms=0)
+    proc, base_url = start_fake_server_process(latency_ms=0, policy="fixed")
     try:
         a = run_memory(small, base_url)
         b = run_memory(large, base_url)
