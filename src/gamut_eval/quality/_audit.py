@@ -1,0 +1,247 @@
+"""Running the probe set against a judge: ``gamut audit-judge``.
+
+Two judge runs, each in a store of its own (``_judging``): one with the clean answers,
+every null probe and every perturbation in a single responses file (one executor, full
+concurrency, and each answer text is distinct so nothing is served twice), and one with
+the clean answers again under reversed check order, which sends byte-identical requests
+and so must not share the first run's cache.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from gamut_eval._files import atomic_writer
+from gamut_eval.dataset import Dataset
+from gamut_eval.errors import InputError
+from gamut_eval.judge._run import count_checks
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.quality._audit_report import (
+    AuditReport,
+    AuditThresholds,
+    CleanRun,
+    ProbeResult,
+    SkippedProbe,
+    probe_result,
+)
+from gamut_eval.quality._judging import (
+    ExecutorFactory,
+    JudgeObserver,
+    judge_in_store,
+    store_directory,
+)
+from gamut_eval.quality._rows import CheckRef, Verdicts
+from gamut_eval.quality.probes import PROBES, Probe
+from gamut_eval.responses import ResponseRow, check_responses, iter_responses
+
+__all__ = ["Setting", "audit_judge", "clean_answers"]
+
+Setting = Literal["multimodal", "text_only", "both"]
+CLEAN = "clean"
+
+
+@dataclass(frozen=True, slots=True)
+class _Tag:
+    """What a row of the combined responses file stands for."""
+
+    probe: str
+    """A probe name, or ``clean``."""
+    model: str
+    """The model the verdicts are reported under."""
+
+
+def clean_answers(
+    dataset: Dataset, responses: Path, models: Sequence[str] = (), setting: Setting = "both"
+) -> list[ResponseRow]:
+    """The validated answers of ``models`` (all when empty) in ``setting``."""
+    check_responses(responses, set(dataset.by_id()))
+    rows = [
+        row
+        for _, row in iter_responses(responses)
+        if (not models or row.model in models) and setting in ("both", row.setting)
+    ]
+    if not rows:
+        wanted = ", ".join(models) or "any model"
+        raise InputError(f"{responses}: no answers of {wanted} in setting {setting!r} to probe")
+    return rows
+
+
+def _row(question_id: str, model: str, setting: str, response: str) -> dict[str, Any]:
+    return {"question_id": question_id, "model": model, "setting": setting, "response": response}
+
+
+def _probe_rows(
+    dataset: Dataset, clean: list[ResponseRow], probes: Iterable[Probe]
+) -> tuple[list[dict[str, Any]], dict[str, _Tag]]:
+    """The combined responses file, and the tag of each of its model names."""
+    rows = [_row(r.question_id, r.model, r.setting, r.response) for r in clean]
+    tags = {r.model: _Tag(CLEAN, r.model) for r in clean}
+    settings = sorted({r.setting for r in clean}) or ["multimodal"]
+    for probe in probes:
+        if probe.kind == "null":
+            name = f"gamut-probe/{probe.name}"
+            tags[name] = _Tag(probe.name, name)
+            rows += [
+                _row(qid, name, setting, probe.answer)
+                for qid in dataset.by_id()
+                for setting in settings
+            ]
+        elif probe.kind == "perturbation":
+            for r in clean:
+                name = f"gamut-probe/{probe.name}/{r.model}"
+                tags[name] = _Tag(probe.name, r.model)
+                rows.append(_row(r.question_id, name, r.setting, probe.apply(r.response)))
+    return rows, tags
+
+
+def _write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
+    with atomic_writer(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
+
+
+def _split(verdicts: Verdicts, tags: dict[str, _Tag]) -> dict[str, Verdicts]:
+    """Combined-run verdicts per probe (and ``clean``), under the reported model names."""
+    out: dict[str, Verdicts] = {}
+    for ref, verdict in verdicts.items():
+        tag = tags[ref.model]
+        key = CheckRef(ref.question_id, tag.model, ref.setting, ref.check_id)
+        out.setdefault(tag.probe, {})[key] = verdict
+    return out
+
+
+def _reversed(dataset: Dataset) -> Dataset:
+    """The dataset with every checklist's checks in reverse order (ids and texts kept)."""
+    checklists = dataset.checklists()
+    records = tuple(
+        record.model_copy(
+            update={
+                "checklist": checklists[record.id].model_copy(
+                    update={"checks": tuple(reversed(checklists[record.id].checks))}
+                )
+            }
+        )
+        for record in dataset
+    )
+    return Dataset(path=dataset.path, records=records)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Everything one audit needs besides the verdicts."""
+
+    dataset: Dataset
+    settings: JudgeSettings
+    directory: Path
+    executor_factory: ExecutorFactory | None
+    observer: JudgeObserver | None
+
+    def judge(self, dataset: Dataset, rows: list[dict[str, Any]], name: str) -> Verdicts:
+        path = _write_rows(self.directory / f"{name}.jsonl", rows)
+        total = count_checks(dataset, path)
+        verdicts, _ = judge_in_store(
+            dataset,
+            path,
+            self.settings,
+            self.directory / f"{name}.sqlite",
+            total=total,
+            label=f"audit: {name}",
+            executor_factory=self.executor_factory,
+            observer=self.observer,
+        )
+        return verdicts
+
+
+def _judge_all(run: _Run, clean: list[ResponseRow], probes: list[Probe]) -> dict[str, Verdicts]:
+    """Verdicts per probe name, and of the clean answers under ``clean``."""
+    rows, tags = _probe_rows(run.dataset, clean, probes)
+    verdicts = _split(run.judge(run.dataset, rows, "probes"), tags)
+    for probe in probes:
+        verdicts.setdefault(probe.name, {})
+    orders = [p for p in probes if p.kind == "order"]
+    if orders:
+        again = [_row(r.question_id, r.model, r.setting, r.response) for r in reversed(clean)]
+        reordered = run.judge(_reversed(run.dataset), again, "reordered")
+        verdicts.update(dict.fromkeys((p.name for p in orders), reordered))
+    return verdicts
+
+
+def _clean_run(verdicts: Verdicts, thresholds: AuditThresholds) -> tuple[CleanRun, list[str]]:
+    scored = [v for v in verdicts.values() if v is not None]
+    counts: dict[str, int] = {}
+    for verdict in scored:
+        counts[verdict] = counts.get(verdict, 0) + 1
+    unscored = len(verdicts) - len(scored)
+    answers = len({(r.question_id, r.model, r.setting) for r in verdicts})
+    run = CleanRun(answers=answers, checks=len(verdicts), unscored=unscored, verdicts=counts)
+    failures = []
+    if verdicts and unscored / len(verdicts) > thresholds.max_unscored_rate:
+        failures.append(
+            f"{unscored} of {len(verdicts)} clean checks unscored: flips cannot be measured"
+        )
+    return run, failures
+
+
+def _null_pass_rate(results: list[ProbeResult]) -> float | None:
+    nulls = [r for r in results if r.kind == "null"]
+    scored = sum(r.checks - r.unscored for r in nulls)
+    passing = sum(r.verdicts.get("meets", 0) + r.verdicts.get("partially_meets", 0) for r in nulls)
+    return passing / scored if scored else None
+
+
+def audit_judge(
+    dataset: Dataset,
+    settings: JudgeSettings,
+    *,
+    responses: Path | None = None,
+    models: Sequence[str] = (),
+    setting: Setting = "multimodal",
+    thresholds: AuditThresholds | None = None,
+    probes: Sequence[Probe] = PROBES,
+    store_dir: Path | None = None,
+    executor_factory: ExecutorFactory | None = None,
+    observer: JudgeObserver | None = None,
+) -> AuditReport:
+    """Run ``probes`` against the judge of ``settings``; the report says whether it passed.
+
+    Clean answers are the ``responses`` of ``models`` in ``setting``; without responses
+    only the null probes run (the others are listed as skipped). Stores and probe files go
+    to ``store_dir`` (kept, so an interrupted audit resumes) or a temporary directory.
+    """
+    thresholds = thresholds or AuditThresholds(max_unscored_rate=settings.max_unscored_rate)
+    clean = clean_answers(dataset, responses, models, setting) if responses else []
+    runnable = [p for p in probes if clean or p.kind == "null"]
+    skipped = [
+        SkippedProbe(name=p.name, reason="no clean answers to perturb (pass --responses)")
+        for p in probes
+        if p not in runnable
+    ]
+    with store_directory(store_dir) as directory:
+        run = _Run(dataset, settings, directory, executor_factory, observer)
+        by_probe = _judge_all(run, clean, runnable)
+    reference = by_probe.get(CLEAN, {})
+    results = [probe_result(p, by_probe[p.name], reference, thresholds) for p in runnable]
+    clean_run, failures = _clean_run(reference, thresholds)
+    flips = [r.flip_rate for r in results if r.flip_rate is not None]
+    return AuditReport(
+        created_at=datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        passed=not failures and all(r.passed for r in results),
+        settings=settings,
+        dataset=str(dataset.path),
+        responses=str(responses) if responses else None,
+        models=sorted({r.model for r in clean}),
+        setting=setting,
+        thresholds=thresholds,
+        clean=clean_run,
+        failures=failures,
+        probes=results,
+        skipped=skipped,
+        null_pass_rate=_null_pass_rate(results),
+        worst_flip_rate=max(flips, default=None),
+    )

@@ -1,0 +1,163 @@
+"""Verdict rows keyed by the check they grade, read from files or from a judge's store.
+
+Agreement, stability and the audit all compare verdicts check by check, so they share one
+key, ``CheckRef`` (question, model, setting, check), and one mapping ``CheckRef -> verdict
+or None`` (None: unscored). Files from users are validated line by line; every problem is
+reported at once with the file and line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from gamut_eval._files import read_jsonl
+from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.rubric import Check, Checklist
+from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
+
+__all__ = [
+    "CheckRef",
+    "Verdicts",
+    "load_verdicts",
+    "model_scores",
+    "score_frame",
+    "verdicts_from_rows",
+]
+
+_KEYS = ("question_id", "model", "setting", "check_id")
+_VERDICTS = frozenset(v.value for v in Verdict)
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class CheckRef:
+    """One check of one response: what verdict rows are matched on."""
+
+    question_id: str
+    model: str
+    setting: str
+    check_id: str
+
+
+Verdicts = dict[CheckRef, str | None]
+"""Verdict per check, ``None`` for unscored; insertion order is file order."""
+
+
+def verdicts_from_rows(rows: Iterable[Mapping[str, Any]]) -> Verdicts:
+    """Rows the project wrote itself (``verdict_rows``), trusted: no validation."""
+    return {CheckRef(*(row[k] for k in _KEYS)): row["verdict"] for row in rows}
+
+
+def _row_problems(data: Any, checks: Mapping[str, Mapping[str, Check]]) -> list[ErrorDetail]:
+    if not isinstance(data, dict):
+        return [ErrorDetail("$", "row-object", "each line must be a JSON object", data)]
+    problems = [
+        ErrorDetail(key, "required", "a non-empty string is required", data.get(key))
+        for key in _KEYS
+        if not isinstance(data.get(key), str) or not data[key]
+    ]
+    verdict = data.get("verdict")
+    known = verdict is None or (isinstance(verdict, str) and verdict in _VERDICTS)
+    if "verdict" not in data or not known:
+        allowed = ", ".join(sorted(_VERDICTS))
+        problems.append(
+            ErrorDetail("verdict", "verdict-value", f"expected one of {allowed} or null", verdict)
+        )
+    if problems:
+        return problems
+    if data["question_id"] not in checks:
+        return [
+            ErrorDetail(
+                "question_id",
+                "known-question",
+                "no such question in the dataset",
+                data["question_id"],
+            )
+        ]
+    if data["check_id"] not in checks[data["question_id"]]:
+        message = f"no such check in question {data['question_id']!r}"
+        return [ErrorDetail("check_id", "known-check", message, data["check_id"])]
+    return []
+
+
+def load_verdicts(
+    path: Path, checks: Mapping[str, Mapping[str, Check]], *, judge: str | None = None
+) -> Verdicts:
+    """Validated verdict rows of a JSONL file (``gamut judge`` output or gold labels).
+
+    Each row needs ``question_id``, ``model``, ``setting``, ``check_id`` naming a check of
+    the dataset (``checks``: question id -> check id -> check) and ``verdict`` (one of the
+    four, or null for unscored); other fields are ignored. ``judge`` keeps only rows whose
+    ``judge`` field equals it. Two rows for one check are an error: which one to trust?
+    """
+    verdicts: Verdicts = {}
+    first_line: dict[CheckRef, int] = {}
+    errors: list[ErrorDetail] = []
+    for line, data in read_jsonl(path, errors):
+        where = f"{path}:{line}"
+        problems = _row_problems(data, checks)
+        if problems:
+            errors += [p.in_file(where) for p in problems]
+            continue
+        if judge is not None and data.get("judge") != judge:
+            continue
+        ref = CheckRef(*(data[k] for k in _KEYS))
+        if ref in first_line:
+            errors.append(_duplicate(ref, first_line[ref], data).in_file(where))
+            continue
+        first_line[ref] = line
+        verdicts[ref] = data["verdict"]
+    if errors:
+        raise ValidationError(errors)
+    if not verdicts:
+        detail = ErrorDetail(
+            "$", "non-empty", "no verdict rows" + (f" of judge {judge!r}" if judge else "")
+        )
+        raise ValidationError([detail.in_file(path)])
+    return verdicts
+
+
+def _duplicate(ref: CheckRef, line: int, data: Mapping[str, Any]) -> ErrorDetail:
+    hint = " (rows of several judges? pass --judge NAME)" if "judge" in data else ""
+    return ErrorDetail(
+        "$",
+        "unique-verdict",
+        f"a second verdict for the same question, model, setting and check as line {line}{hint}",
+        [ref.question_id, ref.model, ref.setting, ref.check_id],
+    )
+
+
+def score_frame(verdicts: Mapping[CheckRef, str | None]) -> pd.DataFrame:
+    """The verdict table ``score_table`` takes: one row per check, null for unscored."""
+    return pd.DataFrame(
+        {
+            "question_id": [r.question_id for r in verdicts],
+            "model": [r.model for r in verdicts],
+            "setting": [r.setting for r in verdicts],
+            "check_id": [r.check_id for r in verdicts],
+            "verdict": pd.Series(list(verdicts.values()), dtype=object),
+        }
+    )
+
+
+def model_scores(
+    verdicts: Mapping[CheckRef, str | None],
+    checklists: Mapping[str, Checklist],
+    params: ScoringParams | None = None,
+) -> dict[tuple[str, str], float | None]:
+    """Mean Gamut score per (model, setting) over its responses (None: nothing scored)."""
+    if not verdicts:
+        return {}
+    keys = ["question_id", "model", "setting"]
+    table = score_table(score_frame(verdicts), checklists, params, keys=keys)
+    summary = summarise_scores(table, by=["model", "setting"])
+    out: dict[tuple[str, str], float | None] = {}
+    for record in summary.to_dict(orient="records"):
+        gamut = float(record["gamut"])
+        out[(str(record["model"]), str(record["setting"]))] = None if math.isnan(gamut) else gamut
+    return out
