@@ -12,6 +12,7 @@ import click
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._judge import judge_options, settings_from, warn_flagged
 from gamut_eval.cli._progress import JudgeProgress, judge_progress
+from gamut_eval.cli._report import write_html_report
 from gamut_eval.cli._score import summary_table
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
 from gamut_eval.judge._engine import JudgeStats
@@ -209,6 +210,7 @@ def demo(out: Path) -> None:
             hooks=hooks,
         )
     _print_result(result)
+    write_html_report(out)
 
 
 COMMANDS = [generate, run, demo]

@@ -1,0 +1,241 @@
+"""Per-check agreement between judges: Cohen's kappa and ordinal Krippendorff's alpha.
+
+Two judges can rank the models identically and still disagree on many single checks; the
+score hides that, the verdicts do not. The unit is one check of one response, graded by
+every judge; unscored verdicts are left out (a judge failure is not a verdict).
+
+At paper scale this aligns about 4.6 million verdict rows, so nothing here loops over
+rows: verdicts become small integer codes, each (response, check) a unit id, and every
+4x4 contingency table is one ``bincount``. Tables are kept per question, so a bootstrap
+resample of questions is one matrix product, and the statistics of all resamples come
+from the stacked 4x4 tables through ``_agreement``'s vectorised ``table_*`` functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import combinations, permutations
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from gamut_eval.analysis._agreement import (
+    VERDICT_ORDER,
+    table_accuracy,
+    table_alpha_ordinal,
+    table_kappa,
+)
+from gamut_eval.analysis._bootstrap import Bootstrap
+from gamut_eval.analysis._cube import ScoreCube
+from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
+from gamut_eval.errors import ErrorDetail, ValidationError
+
+__all__ = ["CheckAgreementRow", "UnitVerdicts", "align_verdicts", "check_agreement_rows"]
+
+IntArray = npt.NDArray[np.int64]
+FloatArray = npt.NDArray[np.float64]
+_V = len(VERDICT_ORDER)
+
+
+class CheckAgreementRow(Row):
+    """Agreement of judges' verdicts on the same checks of the same responses."""
+
+    setting: str
+    """Setting."""
+    scope: str
+    """``pair`` (two judges) or ``all`` (every judge at once; alpha only)."""
+    judge_a: str | None
+    """First judge of the pair (None for ``all``)."""
+    judge_b: str | None
+    """Second judge of the pair (None for ``all``)."""
+    checks: Count
+    """(Response, check) units graded (not unscored) by both judges, or by at least two
+    judges for ``all``."""
+    agreement: Rate
+    """Share of those units with the same verdict (pairs only)."""
+    kappa: Stat
+    """Cohen's kappa on the four verdicts (pairs only)."""
+    kappa_low: Stat
+    """Lower end of the bootstrap interval of ``kappa`` (resampling questions)."""
+    kappa_high: Stat
+    """Upper end of that interval."""
+    alpha: Stat
+    """Krippendorff's alpha with the ordinal metric, contradicts < missing <
+    partially_meets < meets."""
+    alpha_low: Stat
+    """Lower end of the bootstrap interval of ``alpha``."""
+    alpha_high: Stat
+    """Upper end of that interval."""
+
+
+@dataclass(frozen=True)
+class UnitVerdicts:
+    """Every judge's verdict code on every (response, check) unit of a run."""
+
+    codes: npt.NDArray[np.int8]
+    """``(U, J)``: index into ``VERDICT_ORDER``, -1 where the judge gave none (unscored
+    or absent)."""
+    setting: IntArray
+    """``(U,)``: setting index of each unit (``ScoreCube.settings``)."""
+    question: IntArray
+    """``(U,)``: question index of each unit (``ScoreCube.questions``)."""
+
+
+def _codes(column: pd.Series, categories: tuple[str, ...]) -> IntArray:
+    return np.asarray(pd.Categorical(column, categories=list(categories)).codes, dtype=np.int64)
+
+
+def _verdict_codes(column: pd.Series) -> IntArray:
+    """Codes in ``VERDICT_ORDER``; -1 for null (unscored). Other strings are an error."""
+    known = set(VERDICT_ORDER)
+    values = column.astype("category") if column.dtype != "category" else column
+    unknown = [v for v in values.cat.categories if v not in known]
+    if unknown:
+        raise ValidationError(
+            [ErrorDetail("verdict", "verdict-value", "unknown verdict", unknown[0])]
+        )
+    return _codes(values, VERDICT_ORDER)
+
+
+def align_verdicts(verdicts: pd.DataFrame, cube: ScoreCube) -> UnitVerdicts:
+    """Units from verdict rows (``question_id``, ``model``, ``setting``, ``judge``,
+    ``check_id``, ``verdict``); rows outside the cube's axes are ignored."""
+    axes = {
+        "setting": cube.settings,
+        "question_id": cube.questions,
+        "model": cube.models,
+        "judge": cube.judges,
+    }
+    codes = {name: _codes(verdicts[name], axis) for name, axis in axes.items()}
+    check, checks = pd.factorize(verdicts["check_id"], use_na_sentinel=True)
+    verdict = _verdict_codes(verdicts["verdict"])
+    keep = (verdict >= 0) & (check >= 0)
+    for values in codes.values():
+        keep &= values >= 0
+    s, q, m = codes["setting"][keep], codes["question_id"][keep], codes["model"][keep]
+    key = ((s * len(cube.questions) + q) * len(cube.models) + m) * max(len(checks), 1)
+    unit, first = pd.factorize(key + np.asarray(check, dtype=np.int64)[keep])
+    table = np.full((len(first), len(cube.judges)), -1, dtype=np.int8)
+    table[unit, codes["judge"][keep]] = verdict[keep]
+    setting_question = np.asarray(first, dtype=np.int64) // (len(cube.models) * max(len(checks), 1))
+    return UnitVerdicts(
+        codes=table,
+        setting=setting_question // len(cube.questions),
+        question=setting_question % len(cube.questions),
+    )
+
+
+def pair_tables(units: UnitVerdicts, a: int, b: int, n_settings: int, n_questions: int) -> IntArray:
+    """``(S, Q, 4, 4)``: per setting and question, judge a's verdict (rows) against b's."""
+    va, vb = units.codes[:, a].astype(np.int64), units.codes[:, b].astype(np.int64)
+    both = (va >= 0) & (vb >= 0)
+    cell = (units.setting * n_questions + units.question) * _V * _V + va * _V + vb
+    counts = np.bincount(cell[both], minlength=n_settings * n_questions * _V * _V)
+    return counts.reshape(n_settings, n_questions, _V, _V)
+
+
+def coincidence_tables(units: UnitVerdicts, n_settings: int, n_questions: int) -> FloatArray:
+    """``(S, Q, 4, 4)``: Krippendorff's coincidence matrices over all judges.
+
+    A unit graded by m >= 2 judges adds 1 / (m - 1) for each ordered pair of its values
+    (two different judges), so each unit contributes m values in total.
+    """
+    graded = (units.codes >= 0).sum(axis=1)
+    weight = np.where(graded >= 2, 1.0 / np.maximum(graded - 1, 1), 0.0)
+    base = (units.setting * n_questions + units.question) * _V * _V
+    out = np.zeros(n_settings * n_questions * _V * _V)
+    for a, b in permutations(range(units.codes.shape[1]), 2):
+        va, vb = units.codes[:, a].astype(np.int64), units.codes[:, b].astype(np.int64)
+        both = (va >= 0) & (vb >= 0) & (graded >= 2)
+        out += np.bincount((base + va * _V + vb)[both], weights=weight[both], minlength=len(out))
+    return out.reshape(n_settings, n_questions, _V, _V)
+
+
+def _resampled(tables: npt.ArrayLike, boot: Bootstrap) -> tuple[FloatArray, FloatArray]:
+    """The pooled 4x4 table ``(4, 4)`` and its value under each resample ``(B, 4, 4)``."""
+    per_question = np.asarray(tables, dtype=np.float64).reshape(-1, _V * _V)
+    pooled = per_question.sum(axis=0).reshape(_V, _V)
+    return pooled, (boot.weights @ per_question).reshape(-1, _V, _V)
+
+
+def check_agreement_rows(
+    verdicts: pd.DataFrame, cube: ScoreCube, boot: Bootstrap
+) -> list[CheckAgreementRow]:
+    """One row per setting and pair of judges, and one for all judges when there are three
+    or more. Empty with fewer than two judges."""
+    if len(cube.judges) < 2:
+        return []
+    units = align_verdicts(verdicts, cube)
+    shape = (len(cube.settings), len(cube.questions))
+    rows = []
+    all_judges = coincidence_tables(units, *shape) if len(cube.judges) > 2 else None
+    multi = (units.codes >= 0).sum(axis=1) >= 2
+    multi_units = np.bincount(units.setting[multi], minlength=len(cube.settings))
+    for s, setting in enumerate(cube.settings):
+        for a, b in combinations(range(len(cube.judges)), 2):
+            pooled, boots = _resampled(pair_tables(units, a, b, *shape)[s], boot)
+            rows.append(_pair_row(setting, cube.judges[a], cube.judges[b], pooled, boots, boot))
+        if all_judges is not None:
+            # table_alpha_ordinal reads its table T through T + T^T; half a symmetric
+            # coincidence matrix gives it back exactly.
+            pooled, boots = _resampled(all_judges[s] / 2, boot)
+            rows.append(_all_row(setting, int(multi_units[s]), pooled, boots, boot))
+    return rows
+
+
+_Statistic = Callable[[npt.ArrayLike], FloatArray]
+
+
+def _statistic(
+    fn: _Statistic, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> tuple[float | None, float | None, float | None]:
+    """The statistic on the pooled table and its interval; None without any unit."""
+    if pooled.sum() == 0:
+        return None, None, None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low, high = boot.interval(fn(boots))
+    return number(fn(pooled)), number(low), number(high)
+
+
+def _pair_row(
+    setting: str, a: str, b: str, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> CheckAgreementRow:
+    kappa = _statistic(table_kappa, pooled, boots, boot)
+    alpha = _statistic(table_alpha_ordinal, pooled, boots, boot)
+    total = int(pooled.sum())
+    return CheckAgreementRow(
+        setting=setting,
+        scope="pair",
+        judge_a=a,
+        judge_b=b,
+        checks=total,
+        agreement=number(table_accuracy(pooled)) if total else None,
+        kappa=kappa[0],
+        kappa_low=kappa[1],
+        kappa_high=kappa[2],
+        alpha=alpha[0],
+        alpha_low=alpha[1],
+        alpha_high=alpha[2],
+    )
+
+
+def _all_row(
+    setting: str, units: int, half: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> CheckAgreementRow:
+    alpha = _statistic(table_alpha_ordinal, half, boots, boot)
+    return CheckAgreementRow(
+        setting=setting,
+        scope="all",
+        judge_a=None,
+        judge_b=None,
+        checks=units,
+        agreement=None,
+        kappa=None,
+        kappa_low=None,
+        kappa_high=None,
+        alpha=alpha[0],
+        alpha_low=alpha[1],
+        alpha_high=alpha[2],
+    )

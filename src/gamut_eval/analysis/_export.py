@@ -1,0 +1,137 @@
+"""Writing a report: one HTML, Markdown or JSON file, or a folder of CSV or Parquet tables.
+
+The CSV and Parquet folders hold one file per table (``leaderboard.csv``, ...), written
+even when empty so the set of files is always the same, and ``meta.json``. Parquet columns
+get types from the row models (so an empty table still has a typed schema); lists stay
+lists in Parquet and are joined with ``; `` in CSV. Every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+
+from gamut_eval._files import atomic_writer
+from gamut_eval.analysis._render_html import render_html
+from gamut_eval.analysis._render_md import render_markdown
+from gamut_eval.analysis._report import TABLES, Report
+from gamut_eval.analysis._tables import Row, TableSpec
+from gamut_eval.errors import InputError
+
+__all__ = [
+    "FOLDER_FORMATS",
+    "FORMATS",
+    "Format",
+    "arrow_schema",
+    "default_output",
+    "render_text",
+    "table_frame",
+    "write_report",
+]
+
+Format = Literal["html", "md", "csv", "parquet", "json"]
+FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
+FOLDER_FORMATS: tuple[str, ...] = ("csv", "parquet")
+"""Formats written as a folder of one file per table."""
+
+_SCALARS: dict[Any, pa.DataType] = {
+    int: pa.int64(),
+    float: pa.float64(),
+    bool: pa.bool_(),
+    str: pa.string(),
+}
+
+
+def _arrow_type(annotation: Any) -> pa.DataType:
+    """Arrow type of a row field: scalars, ``X | None`` and ``list[str]``."""
+    if annotation in _SCALARS:
+        return _SCALARS[annotation]
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return _arrow_type(next(a for a in args if a is not type(None)))
+    if origin is list:
+        return pa.list_(_arrow_type(args[0]))
+    raise TypeError(f"no Arrow type for {annotation!r}")  # a new row field type: add it
+
+
+def arrow_schema(row: type[Row]) -> pa.Schema:
+    return pa.schema(
+        [(name, _arrow_type(field.annotation)) for name, field in row.model_fields.items()]
+    )
+
+
+def table_frame(spec: TableSpec, rows: list[Row]) -> pd.DataFrame:
+    """A table as a DataFrame, one column per field (lists kept as lists)."""
+    return pd.DataFrame.from_records(
+        [r.model_dump(mode="json") for r in rows], columns=list(spec.row.model_fields)
+    )
+
+
+def render_text(report: Report, fmt: str) -> str:
+    """The single-file formats: ``html``, ``md``, ``json``."""
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "md":
+        return render_markdown(report)
+    if fmt == "json":
+        return report.model_dump_json(indent=2) + "\n"
+    raise ValueError(f"not a single-file format: {fmt!r}")
+
+
+def _write_text(path: Path, text: str) -> None:
+    with atomic_writer(path) as handle:
+        handle.write(text)
+
+
+def _write_folder(report: Report, fmt: str, folder: Path) -> list[Path]:
+    if folder.exists() and not folder.is_dir():
+        raise InputError(
+            f"{folder}: {fmt} output is one file per table, so -o must be a folder, "
+            "and this is a file"
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for spec in TABLES:
+        rows = report.table(spec.name)
+        path = folder / f"{spec.name}.{fmt}"
+        if fmt == "csv":
+            frame = table_frame(spec, rows)
+            for column in frame.columns:
+                if frame[column].map(lambda v: isinstance(v, list)).any():
+                    frame[column] = frame[column].map("; ".join)
+            _write_text(path, frame.to_csv(index=False))
+        else:
+            table = pa.Table.from_pylist(
+                [r.model_dump(mode="json") for r in rows], schema=arrow_schema(spec.row)
+            )
+            with atomic_writer(path, "wb") as handle:
+                pq.write_table(table, handle)
+        written.append(path)
+    meta = folder / "meta.json"
+    _write_text(meta, json.dumps(report.meta.model_dump(mode="json"), indent=2) + "\n")
+    return [*written, meta]
+
+
+def write_report(report: Report, fmt: str, out: str | Path) -> list[Path]:
+    """Write ``report`` in ``fmt`` to ``out`` (a file, or a folder for csv/parquet)."""
+    if fmt not in FORMATS:
+        raise InputError(f"unknown report format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    out = Path(out)
+    if fmt in FOLDER_FORMATS:
+        return _write_folder(report, fmt, out)
+    if out.is_dir():
+        raise InputError(f"{out}: is a folder; give a file name for the {fmt} report")
+    _write_text(out, render_text(report, fmt))
+    return [out]
+
+
+def default_output(run_dir: Path, fmt: str) -> Path:
+    """Where ``gamut report`` writes without -o: RUN_DIR/report.<ext> or RUN_DIR/report/."""
+    return run_dir / "report" if fmt in FOLDER_FORMATS else run_dir / f"report.{fmt}"

@@ -1,0 +1,320 @@
+"""A report as one self-contained HTML page: tables, and plots as inline SVG.
+
+The page is built from the ``Report`` alone (so it can be re-rendered from the JSON), one
+section per analysis: leaderboards with interval and verdict plots, per-domain heatmaps,
+judge robustness with judge-vs-judge scatter plots, the modality gap chart, question
+diversity. Sections without data say why instead of disappearing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from markupsafe import Markup
+
+from gamut_eval.analysis._html_page import Block, Header, Section, render_page
+from gamut_eval.analysis._leaderboard import BreakdownRow
+from gamut_eval.analysis._report import TABLES, Report
+from gamut_eval.analysis._robustness import JudgeScoreRow
+from gamut_eval.analysis._svg import (
+    Bar,
+    Interval,
+    Point,
+    heatmap,
+    interval_chart,
+    scatter_chart,
+    stacked_bars,
+)
+from gamut_eval.analysis._tables import Row, cell_text, display_columns
+
+__all__ = ["VERDICT_COLOURS", "render_html"]
+
+VERDICT_COLOURS: tuple[tuple[str, str], ...] = (
+    ("meets", "#1b7837"),
+    ("partially meets", "#a6dba0"),
+    ("missing", "#bababa"),
+    ("contradicts", "#c51b7d"),
+)
+"""Verdict bar colours (colour-blind safe: green, light green, grey, magenta)."""
+
+_SPECS = {spec.name: spec for spec in TABLES}
+
+
+def _x100(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def table_block(
+    name: str,
+    rows: Sequence[Row],
+    drop: tuple[str, ...] = (),
+    collapsed: bool = False,
+    caption: str | None = None,
+) -> Block:
+    """A report table as a page table; interval bounds shown beside their values."""
+    spec = _SPECS[name]
+    columns = display_columns(spec.row, drop)
+    return Block(
+        kind="table",
+        text=caption or spec.title,
+        name=name,
+        headers=[Header(c.header, c.unit is not None) for c in columns],
+        rows=[[cell_text(row, c) for c in columns] for row in rows],
+        collapsed=collapsed,
+    )
+
+
+def _note(text: str) -> Block:
+    return Block(kind="note", text=text)
+
+
+def _leaderboard(report: Report) -> Section:
+    blocks: list[Block] = []
+    for setting in report.meta.settings:
+        for judge in report.meta.judges:
+            rows = [r for r in report.leaderboard if r.setting == setting and r.judge == judge]
+            if not rows:
+                continue
+            title = f"{setting}, judged by {judge}"
+            scores = [
+                Interval(r.model, _x100(r.gamut), _x100(r.gamut_low), _x100(r.gamut_high))
+                for r in rows
+            ]
+            bars = [
+                Bar(
+                    r.model,
+                    [r.share_meets, r.share_partially_meets, r.omission_rate, r.contradiction_rate],
+                )
+                for r in rows
+            ]
+            blocks += [
+                Block(kind="h3", text=title),
+                Block(
+                    kind="plots",
+                    plots=[
+                        Markup(
+                            interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)")
+                        ),
+                        Markup(stacked_bars(bars, VERDICT_COLOURS, f"Verdicts: {title}")),
+                    ],
+                ),
+                table_block("leaderboard", rows, drop=("setting", "judge"), caption=title),
+            ]
+    return Section(
+        "leaderboard",
+        "Leaderboard",
+        "Table 1. Gamut score x100: mean over questions of each response's score, with its "
+        f"{_pct(report)} bootstrap interval over questions. The verdict shares are averaged "
+        "per response; omission (missing) and contradiction rates are shown apart, since "
+        "a cautious model omits and a confidently wrong one contradicts.",
+        blocks,
+    )
+
+
+def _pct(report: Report) -> str:
+    return f"{100 * report.meta.confidence:g}%"
+
+
+def _breakdowns(report: Report) -> Section:
+    blocks: list[Block] = []
+    judge = report.meta.primary_judge
+    dimensions = list(dict.fromkeys(r.dimension for r in report.breakdowns))
+    for dimension in dimensions:
+        rows = [r for r in report.breakdowns if r.dimension == dimension]
+        plots = [
+            Markup(_heatmap(report, rows, setting, judge, dimension))
+            for setting in report.meta.settings
+            if any(r.setting == setting and r.judge == judge for r in rows)
+        ]
+        blocks += [
+            Block(kind="h3", text=f"By {dimension}"),
+            Block(kind="plots", plots=plots),
+            table_block(
+                "breakdowns",
+                rows,
+                drop=("dimension",),
+                collapsed=True,
+                caption=f"Scores by {dimension}, every setting and judge",
+            ),
+        ]
+    if not dimensions:
+        blocks.append(_note("No domain or popularity is known for these questions."))
+    return Section(
+        "breakdowns",
+        "By domain and popularity",
+        f"Gamut score x100 per group of questions ({judge}); each group is resampled on its "
+        "own for the intervals in the tables.",
+        blocks,
+    )
+
+
+def _heatmap(
+    report: Report, rows: Sequence[BreakdownRow], setting: str, judge: str, dim: str
+) -> str:
+    order = [r.model for r in report.leaderboard if r.setting == setting and r.judge == judge]
+    cells = {(r.model, r.group): r.gamut for r in rows if r.setting == setting and r.judge == judge}
+    groups = list(dict.fromkeys(g for _, g in cells))
+    values = [[_x100(cells.get((m, g))) for g in groups] for m in order]
+    return heatmap(order, groups, values, f"Gamut score by {dim}: {setting}, {judge}")
+
+
+_GAMUT = next(c for c in display_columns(JudgeScoreRow) if c.name == "gamut")
+
+
+def _judge_wide(report: Report, setting: str) -> Block:
+    """Table 2 as published: a row per model, a column per judge."""
+    judges = report.meta.judges
+    cells = {(r.model, r.judge): r for r in report.judge_scores if r.setting == setting}
+    models = [r.model for r in report.leaderboard if r.setting == setting and r.judge == judges[0]]
+    rows = []
+    for model in models:
+        line = [(model, "")]
+        for judge in judges:
+            row = cells.get((model, judge))
+            if row is None:
+                line.append(("—", ""))
+                continue
+            line.append(cell_text(row, _GAMUT))
+        rows.append(line)
+    return Block(
+        kind="table",
+        text=f"Gamut score x100 per judge: {setting}",
+        name="judge_scores",
+        headers=[Header("model", False), *(Header(j, True) for j in judges)],
+        rows=rows,
+    )
+
+
+def _scatters(report: Report, setting: str) -> list[Markup]:
+    scores = {(r.model, r.judge): r.gamut for r in report.judge_scores if r.setting == setting}
+    plots = []
+    for a, b in combinations(report.meta.judges, 2):
+        points = [
+            Point(model, 100 * x, 100 * y)
+            for model in report.meta.models
+            if (x := scores.get((model, a))) is not None
+            and (y := scores.get((model, b))) is not None
+        ]
+        title = f"{a} vs {b}: {setting}"
+        plots.append(Markup(scatter_chart(points, title, f"{a} (x100)", f"{b} (x100)")))
+    return plots
+
+
+def _robustness(report: Report) -> Section:
+    intro = (
+        "Table 2. The same responses scored by each judge: ranking agreement (Kendall's "
+        "tau-b), swapped pairs, per-model gaps, leniency (a judge's score minus the other "
+        "judges' mean) and self-preference (the extra a judge gives its own family beyond "
+        "its general leniency, compared with judges of other families)."
+    )
+    if len(report.meta.judges) < 2:
+        note = "This run has one judge; re-score the same responses with several judges."
+        return Section("robustness", "Judge robustness", intro, [_note(note)])
+    blocks: list[Block] = []
+    for setting in report.meta.settings:
+        blocks += [
+            Block(kind="h3", text=setting),
+            _judge_wide(report, setting),
+            Block(kind="plots", plots=_scatters(report, setting)),
+        ]
+    pairs_swaps = [r for r in report.rank_swaps if r.comparison == "judges"]
+    blocks += [
+        table_block("judge_pairs", report.judge_pairs),
+        table_block("leniency", report.leniency),
+        table_block("self_preference", report.self_preference),
+        table_block("check_agreement", report.check_agreement)
+        if report.check_agreement
+        else _note("Per-check agreement needs verdicts.jsonl."),
+        table_block("rank_swaps", pairs_swaps, drop=("comparison",), caption="Swapped pairs")
+        if pairs_swaps
+        else _note("No pair of judges orders any two models differently."),
+        table_block("judge_gaps", report.judge_gaps, collapsed=True),
+        table_block("families", report.families, collapsed=True),
+    ]
+    return Section("robustness", "Judge robustness", intro, blocks)
+
+
+def _modality(report: Report) -> Section:
+    intro = (
+        "Table 3. Text-only minus multimodal (x100): what identifying the entity from the "
+        "image costs each model. A constant gap (small spread, correlation with the "
+        "multimodal score near 0) is a uniform tax; a ranking that survives has tau near 1."
+    )
+    if not report.modality:
+        return Section("modality", "Modality", intro, [_note("The run lacks a setting.")])
+    blocks: list[Block] = []
+    for judge in report.meta.judges:
+        rows = sorted(
+            (r for r in report.modality if r.judge == judge), key=lambda r: -(r.multimodal or 0.0)
+        )
+        gaps = [Interval(r.model, _x100(r.gap), _x100(r.gap_low), _x100(r.gap_high)) for r in rows]
+        title = f"Text-only minus multimodal: {judge}"
+        chart = interval_chart(gaps, title, "gap (x100)", kind="modality", bars=True)
+        blocks.append(Block(kind="plots", plots=[Markup(chart)]))
+    swaps = [r for r in report.rank_swaps if r.comparison == "settings"]
+    blocks += [
+        table_block("modality", report.modality),
+        table_block("modality_summary", report.modality_summary),
+        table_block("rank_swaps", swaps, drop=("comparison",), caption="Swapped pairs")
+        if swaps
+        else _note("The two settings order every pair of models the same way."),
+    ]
+    return Section("modality", "Modality", intro, blocks)
+
+
+def _diversity(report: Report) -> Section:
+    intro = "Section 6. How varied the questions are: templates, near duplicates, clusters."
+    if not report.diversity_summary:
+        return Section(
+            "diversity",
+            "Question diversity",
+            intro,
+            [_note("Question diversity is not available for this run.")],
+        )
+    blocks = [
+        table_block("diversity_summary", report.diversity_summary),
+        table_block("diversity_templates", report.diversity_templates),
+        table_block("diversity_near_duplicates", report.diversity_near_duplicates)
+        if report.diversity_near_duplicates
+        else _note("No near-duplicate questions."),
+        table_block("diversity_clusters", report.diversity_clusters),
+    ]
+    return Section("diversity", "Question diversity", intro, blocks)
+
+
+def _audit(report: Report) -> Section:
+    intro = (
+        "The latest adversarial audit of a judge: answers that say nothing must never pass a "
+        "check, and injections, fake verdicts, fence escapes, padding or a new check order "
+        "must not change verdicts."
+    )
+    if not report.judge_audit:
+        note = "No audit in this run folder: gamut audit-judge --judge J --out RUN_DIR/audit.json"
+        return Section("audit", "Judge audit", intro, [_note(note)])
+    return Section("audit", "Judge audit", intro, [table_block("judge_audit", report.judge_audit)])
+
+
+def render_html(report: Report) -> str:
+    """The report as one HTML file: no scripts, no external resources, a strict CSP."""
+    meta = report.meta
+    summary = (
+        f"{meta.questions} questions, {len(meta.models)} models, {len(meta.judges)} "
+        f"judge(s), settings: {', '.join(meta.settings)}. Scores x100; intervals "
+        f"[low, high] are {_pct(report)} bootstrap intervals ({meta.resamples} resamples, "
+        f"seed {meta.seed})."
+    )
+    footer = (
+        f"gamut-eval {meta.gamut_eval_version}, {meta.created_at}. Scoring: lambda "
+        f"{meta.scoring.lam}, mu {meta.scoring.mu}. Intervals: {meta.interval_method}."
+    )
+    sections = [
+        _leaderboard(report),
+        _breakdowns(report),
+        _robustness(report),
+        _audit(report),
+        _modality(report),
+        _diversity(report),
+    ]
+    title = f"Gamut report: {meta.run_dir}" if meta.run_dir else "Gamut report"
+    return render_page(title, summary, meta.notes, sections, footer)

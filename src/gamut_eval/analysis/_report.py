@@ -1,0 +1,306 @@
+"""The report: every analysis of a run, assembled into one typed, serialisable ``Report``.
+
+``build_report`` is a pure function of the stored results (``RunData``) and a
+``ReportConfig``: the same inputs and seed give the same tables. One bootstrap weight
+matrix over the run's questions is drawn from the seed and shared by every analysis, and
+the model means under it are computed once; each table is a function of those.
+
+The JSON form of a report is ``Report.model_dump_json()``: ``meta`` and one key per table
+(``TABLES``), each a list of rows whose keys are documented on the row models and in
+docs/report.md.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from pathlib import Path
+from types import ModuleType
+from typing import Annotated
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, Field
+
+from gamut_eval import __version__
+from gamut_eval.analysis._audit_rows import AuditRow, audit_rows
+from gamut_eval.analysis._bootstrap import Bootstrap
+from gamut_eval.analysis._check_agreement import CheckAgreementRow, check_agreement_rows
+from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
+from gamut_eval.analysis._diversity_rows import (
+    DIVERSITY_TABLES,
+    ClusterRow,
+    DiversitySummaryRow,
+    DiversityTables,
+    NearDuplicateRow,
+    TemplateRow,
+    diversity_rows,
+)
+from gamut_eval.analysis._families import FamilyRow, family_rows, model_family
+from gamut_eval.analysis._leaderboard import (
+    BreakdownRow,
+    LeaderboardRow,
+    breakdown_rows,
+    leaderboard_rows,
+)
+from gamut_eval.analysis._modality import ModalityRow, ModalitySummaryRow, modality_tables
+from gamut_eval.analysis._robustness import (
+    JudgeGapRow,
+    JudgePairRow,
+    JudgeScoreRow,
+    LeniencyRow,
+    RankSwapRow,
+    judge_robustness,
+)
+from gamut_eval.analysis._rundata import RunData, load_run, question_groups
+from gamut_eval.analysis._self_preference import SelfPreferenceRow
+from gamut_eval.analysis._tables import Row, TableSpec
+from gamut_eval.dataset import Dataset
+from gamut_eval.errors import InputError
+from gamut_eval.scoring import ScoringParams
+
+__all__ = ["TABLES", "Report", "ReportConfig", "ReportMeta", "build_report", "report_for_run"]
+
+
+class ReportConfig(BaseModel):
+    """How a report is computed; recorded in its ``meta``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    seed: int = 0
+    """Seed of the bootstrap resamples: the same seed gives the same intervals."""
+    resamples: Annotated[int, Field(ge=1)] = 1000
+    """Bootstrap resamples of the questions."""
+    confidence: Annotated[float, Field(gt=0, lt=1)] = 0.95
+    """Coverage of the percentile intervals."""
+    families: dict[str, str] = {}
+    """Model id or glob pattern -> family, overriding the provider part of ids."""
+    families_file: str | None = None
+    """Where ``families`` was read from, if anywhere."""
+
+
+class ReportMeta(BaseModel):
+    """What the report was computed from and how."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    run_dir: str | None
+    """The run folder, when the report was built from one."""
+    created_at: str
+    """When the report was built (UTC, ISO 8601)."""
+    gamut_eval_version: str
+    """Version of gamut-eval that built it."""
+    seed: int
+    """Seed of the bootstrap."""
+    resamples: int
+    """Bootstrap resamples."""
+    confidence: float
+    """Coverage of every ``*_low`` / ``*_high`` interval."""
+    interval_method: str
+    """How intervals are computed."""
+    scoring: ScoringParams
+    """Lambda, mu and tier weights the scores were computed with (from run.json)."""
+    settings: list[str]
+    """Settings in the run."""
+    judges: list[str]
+    """Judges, in the run's order."""
+    primary_judge: str
+    """The first judge: the one heatmaps and the terminal summary show."""
+    models: list[str]
+    """Models, sorted."""
+    questions: int
+    """Questions with at least one score."""
+    responses: int
+    """Judged responses (rows of scores.jsonl)."""
+    dataset: str | None
+    """The dataset the questions' domains, popularity and texts came from."""
+    families_file: str | None
+    """The --families mapping, if one was given."""
+    notes: list[str]
+    """What the report leaves out, and why."""
+
+
+_INTERVALS = "percentile bootstrap over questions, one paired set of resamples for all tables"
+
+TABLES: tuple[TableSpec, ...] = (
+    TableSpec("leaderboard", "Leaderboard", LeaderboardRow,
+              "Table 1: Gamut score per model, setting and judge, with tier scores and verdicts."),
+    TableSpec("breakdowns", "Scores by domain and popularity", BreakdownRow,
+              "Each model's score on the questions of each domain and popularity band."),
+    TableSpec("judge_scores", "Scores per judge", JudgeScoreRow,
+              "Table 2: each model's score under each judge."),
+    TableSpec("judge_pairs", "Ranking agreement between judges", JudgePairRow,
+              "Kendall's tau-b between two judges' rankings, swaps and gaps."),
+    TableSpec("judge_gaps", "Per-model gaps between judges", JudgeGapRow,
+              "One judge's score minus another's for each model."),
+    TableSpec("leniency", "Judge leniency", LeniencyRow,
+              "How much higher each judge scores than the others."),
+    TableSpec("self_preference", "Self-preference", SelfPreferenceRow,
+              "How much more a judge favours its own family than the other judges do."),
+    TableSpec("families", "Model families", FamilyRow,
+              "The family of every model and judge, for self-preference."),
+    TableSpec("check_agreement", "Per-check agreement between judges", CheckAgreementRow,
+              "Cohen's kappa and ordinal Krippendorff's alpha on the verdicts."),
+    TableSpec("modality", "Text-only minus multimodal", ModalityRow,
+              "Table 3: each model's score with and without the image."),
+    TableSpec("modality_summary", "Does the ranking survive removing the image?",
+              ModalitySummaryRow, "Rank correlation of the two settings and the gap's spread."),
+    TableSpec("rank_swaps", "Swapped pairs", RankSwapRow,
+              "Pairs of models two rankings (judges or settings) order differently."),
+    *DIVERSITY_TABLES,
+    TableSpec("judge_audit", "Judge audit", AuditRow,
+              "The latest adversarial probe audit of a judge (RUN_DIR/audit.json)."),
+)  # fmt: skip
+"""Every table of a report, in report order; each name is a key of ``Report``."""
+
+
+class Report(BaseModel):
+    """Every analysis of one run; its JSON has these keys (rows documented per field):
+
+    ``meta`` (``ReportMeta``: how and from what it was computed), ``leaderboard``,
+    ``breakdowns`` (Table 1 and its domain/popularity breakdowns); ``judge_scores``,
+    ``judge_pairs``, ``judge_gaps``, ``leniency``, ``self_preference``, ``families``,
+    ``check_agreement`` (Table 2, empty with one judge); ``modality``,
+    ``modality_summary`` (Table 3, empty without both settings); ``rank_swaps`` (pairs two
+    rankings order differently, for judges and settings); ``diversity_summary``,
+    ``diversity_templates``, ``diversity_near_duplicates``, ``diversity_clusters``
+    (Section 6, empty without the dataset); ``judge_audit`` (the latest ``gamut
+    audit-judge`` saved as ``RUN_DIR/audit.json``, empty without one). Scores are on the
+    raw scale [-1, 1]; every ``X_low``/``X_high`` is the bootstrap interval of ``X``;
+    undefined values are null.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    meta: ReportMeta
+    leaderboard: list[LeaderboardRow]
+    breakdowns: list[BreakdownRow]
+    judge_scores: list[JudgeScoreRow]
+    judge_pairs: list[JudgePairRow]
+    judge_gaps: list[JudgeGapRow]
+    leniency: list[LeniencyRow]
+    self_preference: list[SelfPreferenceRow]
+    families: list[FamilyRow]
+    check_agreement: list[CheckAgreementRow]
+    modality: list[ModalityRow]
+    modality_summary: list[ModalitySummaryRow]
+    rank_swaps: list[RankSwapRow]
+    diversity_summary: list[DiversitySummaryRow]
+    diversity_templates: list[TemplateRow]
+    diversity_near_duplicates: list[NearDuplicateRow]
+    diversity_clusters: list[ClusterRow]
+    judge_audit: list[AuditRow] = Field(default_factory=list)
+
+    def table(self, name: str) -> list[Row]:
+        """The rows of the table called ``name`` (one of ``TABLES``)."""
+        rows: list[Row] = getattr(self, name)
+        return rows
+
+
+def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
+    """Every table of the report, from stored results only."""
+    config = config or ReportConfig()
+    if run.scores.empty:
+        raise InputError("no scores to report on")
+    cube = cube_from_scores(run.scores, run.judges)
+    boot = Bootstrap.draw(len(cube.questions), config.resamples, config.seed, config.confidence)
+    means = boot.means(cube.gamut)
+    notes = list(run.notes)
+    ids = (*cube.models, *cube.judges)
+    families = {m: model_family(m, config.families) for m in ids}
+    robustness = judge_robustness(cube, means, boot, families)
+    modality, modality_summary, modality_swaps = modality_tables(cube, means, boot)
+    check_agreement = []
+    if len(cube.judges) >= 2 and run.verdicts is not None:
+        check_agreement = check_agreement_rows(run.verdicts, cube, boot)
+    diversity = _diversity(run.dataset, notes)
+    audit = audit_rows(run.run_dir, notes)
+    notes += _coverage_notes(cube)
+    return Report(
+        meta=_meta(run, config, cube, notes),
+        leaderboard=leaderboard_rows(cube, means, boot),
+        breakdowns=breakdown_rows(cube, question_groups(run.dataset, cube.questions), boot),
+        judge_scores=robustness.judge_scores,
+        judge_pairs=robustness.judge_pairs,
+        judge_gaps=robustness.judge_gaps,
+        leniency=robustness.leniency,
+        self_preference=robustness.self_preference,
+        families=family_rows(ids, config.families) if len(cube.judges) >= 2 else [],
+        check_agreement=check_agreement,
+        modality=modality,
+        modality_summary=modality_summary,
+        rank_swaps=[*robustness.rank_swaps, *modality_swaps],
+        diversity_summary=diversity.summary,
+        diversity_templates=diversity.templates,
+        diversity_near_duplicates=diversity.near_duplicates,
+        diversity_clusters=diversity.clusters,
+        judge_audit=audit,
+    )
+
+
+def report_for_run(
+    run_dir: str | Path, config: ReportConfig | None = None, dataset: str | Path | None = None
+) -> Report:
+    """``build_report`` on the run folder ``run_dir`` (see ``load_run``)."""
+    return build_report(load_run(run_dir, dataset), config)
+
+
+def _meta(run: RunData, config: ReportConfig, cube: ScoreCube, notes: list[str]) -> ReportMeta:
+    return ReportMeta(
+        run_dir=str(run.run_dir) if run.run_dir else None,
+        created_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        gamut_eval_version=__version__,
+        seed=config.seed,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        interval_method=_INTERVALS,
+        scoring=run.params,
+        settings=list(cube.settings),
+        judges=list(cube.judges),
+        primary_judge=cube.judges[0],
+        models=list(cube.models),
+        questions=len(cube.questions),
+        responses=int(cube.present.sum()),
+        dataset=str(run.dataset.path) if run.dataset else None,
+        families_file=config.families_file,
+        notes=notes,
+    )
+
+
+def _coverage_notes(cube: ScoreCube) -> list[str]:
+    notes = []
+    if len(cube.judges) < 2:
+        notes.append(
+            f"one judge ({cube.judges[0]}): judge robustness needs the same responses scored "
+            "by several judges (`gamut run ... --judge A --judge B`)"
+        )
+    if cube.setting_index("multimodal") is None or cube.setting_index("text_only") is None:
+        notes.append("modality needs both the multimodal and the text_only setting")
+    return notes
+
+
+def _diversity_module() -> ModuleType | None:
+    """The question-diversity module, imported lazily: it is optional in a report."""
+    name = "gamut_eval.analysis._diversity"
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        return None
+
+
+def _diversity(dataset: Dataset | None, notes: list[str]) -> DiversityTables:
+    empty = DiversityTables()
+    if dataset is None:
+        return empty
+    module = _diversity_module()
+    if module is None:
+        notes.append("question diversity is not available in this version of gamut-eval")
+        return empty
+    try:
+        return diversity_rows(module.question_diversity(dataset))
+    except (pydantic.ValidationError, AttributeError, KeyError, TypeError) as exc:
+        notes.append(
+            f"question diversity left out: its result did not have the expected form ({exc})"
+        )
+        return empty

@@ -1,0 +1,235 @@
+"""Reading what a run stored (RUN_DIR), for the analyses: nothing is recomputed here.
+
+    scores.jsonl    per-response scores (required): every score-level analysis
+    verdicts.jsonl  per-check verdicts: only per-check agreement between judges needs it
+    run.json        scoring parameters, the judges in the order given, the dataset path
+    the dataset     domain and popularity of each question, and the question texts
+
+The JSONL files are read with pyarrow's multithreaded reader and an explicit schema (the
+fields not needed, such as judge explanations, are skipped while parsing), because at paper
+scale verdicts.jsonl has about 4.6 million lines; a line that does not parse is reported by
+number, as everywhere else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pydantic
+
+from gamut_eval._files import read_document, read_jsonl
+from gamut_eval.dataset import Dataset, load_dataset
+from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.rubric._model import TIERS
+from gamut_eval.scoring import ScoringParams
+
+__all__ = ["RunData", "load_run", "read_scores", "read_verdicts"]
+
+_KEYS = ("question_id", "model", "setting", "judge")
+_COUNT_VERDICTS = ("meets", "partially_meets", "missing", "contradicts", "unscored")
+
+_SCORES_SCHEMA = pa.schema(
+    [
+        *((k, pa.string()) for k in _KEYS),
+        ("gamut", pa.float64()),
+        ("tiers", pa.struct([(t.value, pa.float64()) for t in TIERS])),
+        (
+            "counts",
+            pa.struct(
+                [(t.value, pa.struct([(v, pa.int64()) for v in _COUNT_VERDICTS])) for t in TIERS]
+            ),
+        ),
+    ]
+)
+_VERDICTS_SCHEMA = pa.schema(
+    [*((k, pa.string()) for k in _KEYS), ("check_id", pa.string()), ("verdict", pa.string())]
+)
+
+
+@dataclass(frozen=True)
+class RunData:
+    """The stored results a report is built from (all in memory, all validated)."""
+
+    scores: pd.DataFrame
+    """One row per judged response: keys, ``gamut``, tier columns, ``<tier>.<verdict>``."""
+    verdicts: pd.DataFrame | None = None
+    """Verdict rows (keys, ``check_id``, ``verdict``), or None when not loaded."""
+    params: ScoringParams = field(default_factory=ScoringParams)
+    """The scoring parameters the scores were computed with."""
+    dataset: Dataset | None = None
+    """The run's dataset, for breakdowns and question diversity (None: not available)."""
+    judges: tuple[str, ...] = ()
+    """Judges in the order the run was given them; the first is the primary judge."""
+    run_dir: Path | None = None
+    notes: tuple[str, ...] = ()
+    """What could not be loaded and what the report leaves out because of it."""
+
+
+def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
+    """A JSONL file as an Arrow table of ``schema``'s fields (others skipped)."""
+    if path.stat().st_size == 0:
+        return schema.empty_table()
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        return pj.read_json(path, parse_options=options)
+    except pa.ArrowException as exc:
+        for _ in read_jsonl(path):  # names the first line that does not parse, if any
+            pass
+        raise ValidationError(
+            [ErrorDetail("$", "jsonl-fields", f"a row does not fit the expected fields: {exc}")
+             .in_file(path)]
+        ) from None  # fmt: skip
+
+
+def _flatten(table: pa.Table) -> pa.Table:
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
+
+
+def read_scores(path: Path) -> pd.DataFrame:
+    """scores.jsonl as a flat table with ``score_table``'s column names."""
+    table = _flatten(_read_table(path, _SCORES_SCHEMA))
+    names = [n.removeprefix("tiers.").removeprefix("counts.") for n in table.column_names]
+    frame: pd.DataFrame = table.rename_columns(names).to_pandas()
+    for column in frame.columns:
+        if "." in column:
+            frame[column] = frame[column].fillna(0).astype("int64")
+    missing = [k for k in ("question_id", "model") if frame[k].isna().any()]
+    if missing:
+        raise ValidationError(
+            [ErrorDetail(missing[0], "required", "a score row has no value here").in_file(path)]
+        )
+    return frame
+
+
+def read_verdicts(path: Path) -> pd.DataFrame:
+    """verdicts.jsonl's key, check and verdict fields, as categorical columns."""
+    table = _read_table(path, _VERDICTS_SCHEMA)
+    encoded = pa.table({n: table.column(n).dictionary_encode() for n in table.column_names})
+    del table
+    frame: pd.DataFrame = encoded.to_pandas()
+    return frame
+
+
+def _run_config(run_dir: Path, notes: list[str]) -> dict[str, Any]:
+    path = run_dir / "run.json"
+    if not path.is_file():
+        notes.append("run.json is missing: default scoring parameters are assumed")
+        return {}
+    data = read_document(path)
+    if not isinstance(data, dict):
+        raise ValidationError(
+            [ErrorDetail("$", "run-object", "expected an object", data).in_file(path)]
+        )
+    return data
+
+
+def _params(config: dict[str, Any], run_dir: Path) -> ScoringParams:
+    try:
+        return ScoringParams.model_validate(config.get("scoring") or {})
+    except pydantic.ValidationError as exc:
+        details = pydantic_details(exc)
+        raise ValidationError(
+            [d.in_file(run_dir / "run.json", "scoring") for d in details]
+        ) from None
+
+
+def _judge_order(config: dict[str, Any]) -> tuple[str, ...]:
+    judges = config.get("judges") or []
+    names = [j.get("judge") if isinstance(j, dict) else j for j in judges]
+    return tuple(str(n) for n in names if n)
+
+
+def _dataset(path: Path | None, explicit: bool, notes: list[str]) -> Dataset | None:
+    if path is None:
+        notes.append("no dataset is recorded: breakdowns and question diversity are left out")
+        return None
+    if not path.is_file() and not explicit:
+        notes.append(
+            f"the run's dataset {path} is not there: breakdowns and question diversity "
+            "are left out (give --dataset)"
+        )
+        return None
+    return load_dataset(path)
+
+
+def load_run(
+    run_dir: str | Path, dataset: str | Path | None = None, verdicts: bool | None = None
+) -> RunData:
+    """Load a run folder written by ``gamut run``.
+
+    ``dataset`` overrides the dataset path recorded in run.json. ``verdicts``: whether to
+    read verdicts.jsonl (default: only when the scores have two or more judges, the only
+    case that needs it). Bad input raises ``InputError`` naming the file.
+    """
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        what = "is a file, not a run folder" if run_dir.exists() else "no such run folder"
+        raise InputError(f"{run_dir}: {what} (give the folder `gamut run` or `gamut demo` wrote)")
+    scores_path = run_dir / "scores.jsonl"
+    if not scores_path.is_file():
+        raise InputError(
+            f"{run_dir}: no scores.jsonl, so this is not a finished run folder "
+            "(`gamut run` writes it after judging; a run over --max-unscored-rate writes none)"
+        )
+    notes: list[str] = []
+    config = _run_config(run_dir, notes)
+    scores = read_scores(scores_path)
+    if scores.empty:
+        raise InputError(f"{scores_path}: no scores to report on")
+    judges = _judge_order(config)
+    want_verdicts = verdicts if verdicts is not None else _judge_count(scores) >= 2
+    return RunData(
+        scores=scores,
+        verdicts=_verdicts(run_dir, want_verdicts, notes),
+        params=_params(config, run_dir),
+        dataset=_dataset(_dataset_path(config, dataset), dataset is not None, notes),
+        judges=judges,
+        run_dir=run_dir,
+        notes=tuple(notes),
+    )
+
+
+def _judge_count(scores: pd.DataFrame) -> int:
+    return int(scores["judge"].nunique()) if "judge" in scores.columns else 1
+
+
+def _dataset_path(config: dict[str, Any], override: str | Path | None) -> Path | None:
+    if override is not None:
+        return Path(override)
+    recorded = config.get("dataset")
+    return Path(recorded) if isinstance(recorded, str) and recorded else None
+
+
+def _verdicts(run_dir: Path, wanted: bool, notes: list[str]) -> pd.DataFrame | None:
+    if not wanted:
+        return None
+    path = run_dir / "verdicts.jsonl"
+    if not path.is_file():
+        notes.append("verdicts.jsonl is missing: per-check agreement between judges is left out")
+        return None
+    return read_verdicts(path)
+
+
+def question_groups(
+    dataset: Dataset | None, questions: Sequence[str]
+) -> dict[str, list[str | None]]:
+    """Domain and popularity of each question (in ``questions`` order), for breakdowns;
+    a dimension no question has is left out."""
+    if dataset is None:
+        return {}
+    records = dataset.by_id()
+    groups: dict[str, list[str | None]] = {}
+    for dimension in ("domain", "popularity"):
+        values = [getattr(records[q], dimension) if q in records else None for q in questions]
+        if any(values):
+            groups[dimension] = values
+    return groups
