@@ -128,8 +128,11 @@ class _Deterministic:
 
 
 def _stored_keys(store: Path) -> set[str]:
-    with sqlite3.connect(store) as db:
-        return {row[0] for row in db.execute("SELECT key FROM verdicts WHERE status = 'ok'")}
+    try:
+        with sqlite3.connect(store) as db:
+            return {row[0] for row in db.execute("SELECT key FROM verdicts WHERE status = 'ok'")}
+    except sqlite3.OperationalError:  # the run has created the file but not the table yet
+        return set()
 
 
 def _run_args(out: Path) -> list[str]:

@@ -1,0 +1,158 @@
+"""Reading a snippet's source again, for the audit: HTTP(S) with limits, or local files.
+
+HTTP fetches have a total timeout and a size cap (a page past the cap is cut and marked
+truncated, so the audit can tell "not found" from "not read"); only text types are read.
+``file://`` URLs and plain paths read local files (the ``local`` search provider, tests).
+HTML is reduced to its visible text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import aiohttp
+
+from gamut_eval.errors import GamutError
+
+__all__ = ["FetchError", "FetchSettings", "FetchedPage", "Fetcher", "html_to_text"]
+
+_USER_AGENT = "gamut-eval/0.1 (benchmark builder; re-verifies cited snippets)"
+_TEXT_TYPES = ("text/", "application/xhtml", "application/json", "application/xml")
+_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+_BLOCK_TAGS = frozenset(
+    {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6"}
+    | {"section", "article", "header", "footer", "blockquote", "pre", "table", "title"}
+)
+
+
+class FetchError(GamutError):
+    """A source could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSettings:
+    """Limits of the fetcher."""
+
+    timeout_s: float = 20.0
+    """Whole request, connection to last byte."""
+    max_bytes: int = 2_000_000
+    """Read at most this much of a page."""
+    allow_files: bool = True
+    """Read ``file://`` URLs and paths. Off for web providers: a result claiming a local
+    file as its source must not make the build read this machine's files."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPage:
+    """A source's text."""
+
+    text: str
+    truncated: bool = False
+    """The size cap cut it: a snippet not found may be in the unread part."""
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """The visible text of an HTML page, one block per line."""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _is_html(name_or_type: str) -> bool:
+    return "html" in name_or_type.lower()
+
+
+class Fetcher:
+    """Fetch sources; one HTTP session per fetcher, made inside the running loop."""
+
+    def __init__(self, settings: FetchSettings | None = None) -> None:
+        self.settings = settings or FetchSettings()
+        self._session: aiohttp.ClientSession | None = None
+
+    async def fetch(self, source: str) -> FetchedPage:
+        """The text of ``source`` (``https://``, ``http://``, ``file://`` or a path)."""
+        scheme = urlparse(source).scheme.lower()
+        if scheme in ("http", "https"):
+            return await self._http(source)
+        if scheme == "file" or len(scheme) <= 1:  # a path (one letter: a Windows drive)
+            if not self.settings.allow_files:
+                raise FetchError(f"not reading {source!r}: local files are off for this search")
+            path = unquote(urlparse(source).path) if scheme == "file" else source
+            return self._file(Path(path))
+        raise FetchError(f"cannot fetch {source!r}: unsupported scheme {scheme!r}")
+
+    def _file(self, path: Path) -> FetchedPage:
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(self.settings.max_bytes + 1)
+        except OSError as exc:
+            raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
+        truncated = len(data) > self.settings.max_bytes
+        text = data[: self.settings.max_bytes].decode("utf-8", errors="replace")
+        return FetchedPage(html_to_text(text) if _is_html(path.suffix) else text, truncated)
+
+    async def _http(self, url: str) -> FetchedPage:
+        session = self._client()
+        try:
+            async with session.get(url, allow_redirects=True) as response:
+                if response.status >= 400:
+                    raise FetchError(f"{url}: HTTP {response.status}")
+                kind = response.headers.get("Content-Type", "text/html")
+                if not kind.lower().startswith(_TEXT_TYPES):
+                    raise FetchError(f"{url}: not a text page ({kind})")
+                data, truncated = await self._read_capped(response.content)
+                text = data.decode(response.charset or "utf-8", errors="replace")
+        except (TimeoutError, aiohttp.ClientError, UnicodeError, LookupError) as exc:
+            raise FetchError(f"{url}: {type(exc).__name__}: {exc}") from None
+        return FetchedPage(html_to_text(text) if _is_html(kind) else text, truncated)
+
+    async def _read_capped(self, stream: aiohttp.StreamReader) -> tuple[bytes, bool]:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in stream.iter_chunked(65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > self.settings.max_bytes:
+                return b"".join(chunks)[: self.settings.max_bytes], True
+        return b"".join(chunks), False
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
+            self._session = aiohttp.ClientSession(
+                timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()

@@ -1,0 +1,36 @@
+"""Text normalisation shared by the stages: comparing questions, elements and snippets."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["element_key", "names_entity", "normalise", "words"]
+
+_WORD = re.compile(r"\w+")
+
+
+def normalise(text: str) -> str:
+    """Case-folded, whitespace collapsed (how the rubric rules compare list elements)."""
+    return " ".join(text.casefold().split())
+
+
+def element_key(text: str) -> str:
+    """An element compared ignoring case, whitespace and one final full stop."""
+    return normalise(text).removesuffix(".").strip()
+
+
+def words(text: str) -> list[str]:
+    """Case-folded word tokens after Unicode compatibility normalisation (punctuation,
+    quotes, dashes and markup fall away, so "Bibimbap's" and "bibimbap s" compare equal)."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def names_entity(question: str, entity: str) -> bool:
+    """True when the question contains the entity's name as a run of whole words."""
+    name = words(entity)
+    if not name:
+        return False
+    tokens = words(question)
+    width = len(name)
+    return any(tokens[i : i + width] == name for i in range(len(tokens) - width + 1))

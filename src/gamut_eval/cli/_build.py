@@ -1,0 +1,384 @@
+"""``gamut build ...``: the construction pipeline, one subcommand per stage, plus ``all``.
+
+Exit status: 0 done; 1 some questions failed (their errors are in ``<stage>/errors.jsonl``;
+a rerun retries them); 2 bad input; 3 stopped because images await human decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import click
+from rich.markup import escape
+
+from gamut_eval.cli._common import console, err_console
+
+if TYPE_CHECKING:
+    from gamut_eval.build import (
+        BuildSession,
+        PipelineReport,
+        ResearchSettings,
+        SearchProvider,
+        StageReport,
+    )
+
+__all__ = ["COMMANDS", "EXIT_NEEDS_REVIEW"]
+
+EXIT_NEEDS_REVIEW = 3
+"""The build stopped where people must decide (not a failure, but not finished either)."""
+
+F = TypeVar("F", bound=Callable[..., Any])
+R = TypeVar("R")
+
+_dir = click.Path(file_okay=False, path_type=Path)
+_file = click.Path(dir_okay=False, exists=True, path_type=Path)
+
+
+def _common(func: F) -> F:
+    """Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
+    options = [
+        click.option("--workdir", type=_dir, default=Path("build"), show_default=True,
+                     help="The build folder (stage files, cache)."),
+        click.option("--model", default=None,
+                     help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
+                     "questions and review)."),
+        click.option("--max-repairs", type=int, default=2, show_default=True,
+                     help="Validation errors fed back to the model at most this many times."),
+        click.option("--max-concurrency", type=int, default=8, show_default=True,
+                     help="Images or questions in flight at once."),
+        click.option("--max-tokens", type=int, default=8192, show_default=True,
+                     help="Completion tokens per model call."),
+        click.option("--temperature", type=float, default=None,
+                     help="Sampling temperature (default: the provider's)."),
+        click.option("--structured-output/--no-structured-output", default=True,
+                     show_default=True,
+                     help="Send the reply's JSON Schema to providers that support it."),
+        click.option("--refresh", is_flag=True,
+                     help="Ignore cached results and redo every unit of the stage."),
+        click.option("--prices", type=_file, default=None,
+                     help="Price table (YAML/JSON: model -> {input, output} USD per million "
+                     "tokens) for cost accounting."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _search(func: F) -> F:
+    """Options of the stages that search: provider, corpus, how much to gather."""
+    options = [
+        click.option("--search", "search_name", default="local", show_default=True,
+                     type=click.Choice(["local", "tavily", "brave"]),
+                     help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
+        click.option("--corpus", type=_dir, default=None,
+                     help="Folder of .txt/.md/.html documents for --search local."),
+        click.option("--per-query", type=int, default=3, show_default=True,
+                     help="Hits kept per query."),
+        click.option("--max-snippets", type=int, default=12, show_default=True,
+                     help="Snippets kept per question."),
+        click.option("--max-queries", type=int, default=5, show_default=True,
+                     help="Queries the model may plan per question."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _fetch(func: F) -> F:
+    """Limits of the fetcher the audit uses to re-read sources."""
+    options = [
+        click.option("--fetch-timeout", type=float, default=20.0, show_default=True,
+                     help="Seconds per source fetched by the audit."),
+        click.option("--fetch-max-bytes", type=int, default=2_000_000, show_default=True,
+                     help="Bytes read at most per source."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(
+    opts: dict[str, Any],
+    body: Callable[[BuildSession], Awaitable[R]],
+) -> R:
+    """Open the session the options describe, run ``body`` in one event loop."""
+    from gamut_eval.build import BuildSession, BuildSettings, ModelSettings, load_prices
+
+    settings = BuildSettings(
+        max_repairs=opts["max_repairs"],
+        max_concurrency=opts["max_concurrency"],
+        refresh=opts["refresh"],
+        model=ModelSettings(
+            max_tokens=opts["max_tokens"],
+            temperature=opts["temperature"],
+            structured_output=opts["structured_output"],
+        ),
+    )
+
+    async def main() -> R:
+        async with BuildSession(
+            opts["workdir"], opts["model"], settings, load_prices(opts["prices"])
+        ) as session:
+            return await body(session)
+
+    return asyncio.run(main())
+
+
+def _provider(opts: dict[str, Any]) -> SearchProvider:
+    from gamut_eval.build import make_search_provider
+
+    workdir: Path = opts["workdir"]
+    return make_search_provider(
+        opts["search_name"],
+        corpus=opts["corpus"],
+        index_path=workdir / "search" / "local.sqlite",
+    )
+
+
+def _research(opts: dict[str, Any]) -> ResearchSettings:
+    from gamut_eval.build import ResearchSettings
+
+    return ResearchSettings(opts["per_query"], opts["max_snippets"], opts["max_queries"])
+
+
+def _fetcher(opts: dict[str, Any]) -> Any:
+    from gamut_eval.build import Fetcher, FetchSettings
+
+    local = opts["search_name"] == "local"
+    return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
+
+
+def _tokens(report: StageReport) -> str:
+    usage = report.usage
+    fresh = usage.fresh
+    text = f"{fresh.input_tokens:,} tokens in, {fresh.output_tokens:,} out ({fresh.calls} call(s))"
+    if usage.cost_usd is not None:
+        text += f", ${usage.cost_usd:.4f}"
+    elif fresh.calls:
+        text += ", cost unknown (pass --prices)"
+    return text
+
+
+def _say(label: str, text: str) -> None:
+    """``label`` (Rich markup) then ``text`` (verbatim: ids like ``[not-json]`` and paths
+    are not markup), unwrapped so paths and commands stay on one line."""
+    err_console.print(label + escape(text), soft_wrap=True)
+
+
+def print_report(report: StageReport) -> None:
+    """A stage's summary on stderr: counts, notes, tokens, files, errors."""
+    _say(
+        f"[bold]{escape(report.stage)}[/bold]: ",
+        f"{report.done} of {report.units} done ({report.cached} from the cache), "
+        f"{report.failed} failed; {_tokens(report)}",
+    )
+    for note in report.notes:
+        _say("  ", note)
+    for name, path in report.outputs.items():
+        if name not in ("errors", "usage"):
+            _say("  ", f"wrote {path}")
+    for error in report.errors:
+        _say("  [red]error[/red] ", f"{error.id} [{error.kind}] {error.message}")
+        for detail in error.details[:5]:
+            _say("    - ", detail)
+    if report.errors:
+        _say("  ", f"errors recorded in {report.outputs['errors']}; a rerun retries them")
+
+
+def _finish(reports: list[StageReport], next_step: str | None, waiting: bool) -> None:
+    for report in reports:
+        print_report(report)
+    if next_step:
+        console.print("[bold]next:[/bold] " + escape(next_step), soft_wrap=True)
+    if any(r.failed for r in reports):
+        raise SystemExit(1)
+    if waiting:
+        raise SystemExit(EXIT_NEEDS_REVIEW)
+
+
+@click.group(name="build")
+def build() -> None:
+    """Build a GAMUT-style benchmark over your own images, stage by stage.
+
+    \b
+    gamut build questions --images DIR --model M      candidate questions per image
+    gamut build review --model M [--decisions D]      LLM review (stranger test) + people
+    gamut build evidence --corpus DOCS [--model M]    snippets with sources
+    gamut build draft --model M                       meta-rubrics grounded in snippets
+    gamut build refine --model M --corpus DOCS        audit, re-research, verified superset
+    gamut build text-only --model M                   text-only questions; dataset.jsonl
+    gamut build all --images DIR --model M --corpus DOCS [--decisions D]
+
+    Every stage is resumable and cached: a rerun makes no model call for finished work.
+    """
+
+
+@build.command()
+@click.option(
+    "--images",
+    type=click.Path(exists=True, path_type=Path),
+    required=True,
+    help="A folder of images, or a JSONL manifest (image, entity, domain, popularity).",
+)
+@click.option(
+    "--per-image", type=int, default=5, show_default=True, help="Candidate questions per image."
+)
+@_common
+def questions(images: Path, per_image: int, **opts: Any) -> None:
+    """Propose candidate questions for each image (a multimodal model)."""
+    from gamut_eval.build import run_questions
+
+    report = _run(opts, lambda s: run_questions(s, images, per_image))
+    _finish([report], report.next_step, False)
+
+
+_decisions_option = click.option(
+    "--decisions",
+    type=_file,
+    multiple=True,
+    help="Human decisions (JSONL exported by the annotation app); repeatable, later rows win.",
+)
+
+
+@build.command()
+@_decisions_option
+@click.option(
+    "--max-rounds",
+    type=int,
+    default=3,
+    show_default=True,
+    help="LLM review rounds per image in one run (new proposals are reviewed).",
+)
+@click.option(
+    "--proposals",
+    type=int,
+    default=3,
+    show_default=True,
+    help="New candidates proposed for an image with no passing, specific one.",
+)
+@_common
+def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts: Any) -> None:
+    """Review candidates (the stranger test first), merge human decisions."""
+    from gamut_eval.build import run_review
+
+    report = _run(opts, lambda s: run_review(s, decisions, max_rounds, proposals))
+    _finish([report], report.next_step, report.next_step is not None)
+
+
+@build.command()
+@_search
+@_common
+def evidence(**opts: Any) -> None:
+    """Gather snippets with sources for every accepted question (--model plans queries)."""
+    from gamut_eval.build import run_evidence
+
+    provider = _provider(opts)
+
+    async def body(session: BuildSession) -> StageReport:
+        try:
+            return await run_evidence(session, provider, _research(opts))
+        finally:
+            await provider.aclose()
+
+    report = _run(opts, body)
+    _finish([report], report.next_step, False)
+
+
+@build.command()
+@_common
+def draft(**opts: Any) -> None:
+    """Draft a meta-rubric per question, grounded in its snippets; validate; compile."""
+    from gamut_eval.build import run_draft
+
+    report = _run(opts, run_draft)
+    _finish([report], report.next_step, False)
+
+
+@build.command()
+@_search
+@_fetch
+@_common
+def refine(**opts: Any) -> None:
+    """Audit, re-research independently, rebuild as a verified superset, re-compile."""
+    from gamut_eval.build import run_refine
+
+    provider = _provider(opts)
+
+    async def body(session: BuildSession) -> StageReport:
+        try:
+            return await run_refine(session, provider, _fetcher(opts), _research(opts))
+        finally:
+            await provider.aclose()
+
+    report = _run(opts, body)
+    _finish([report], report.next_step, False)
+
+
+@build.command(name="text-only")
+@_common
+def text_only(**opts: Any) -> None:
+    """Write the text-only version of each question; assemble dataset.jsonl."""
+    from gamut_eval.build import run_text_only
+
+    report = _run(opts, run_text_only)
+    _finish([report], report.next_step, False)
+
+
+@build.command(name="all")
+@click.option(
+    "--images",
+    type=click.Path(exists=True, path_type=Path),
+    required=True,
+    help="A folder of images, or a JSONL manifest.",
+)
+@click.option(
+    "--per-image", type=int, default=5, show_default=True, help="Candidate questions per image."
+)
+@_decisions_option
+@click.option(
+    "--max-rounds",
+    type=int,
+    default=3,
+    show_default=True,
+    help="LLM review rounds per image in one run.",
+)
+@click.option(
+    "--proposals",
+    type=int,
+    default=3,
+    show_default=True,
+    help="New candidates proposed per round when needed.",
+)
+@_search
+@_fetch
+@_common
+def all_stages(
+    images: Path,
+    per_image: int,
+    decisions: tuple[Path, ...],
+    max_rounds: int,
+    proposals: int,
+    **opts: Any,
+) -> None:
+    """Run every stage in order, stopping where human review is needed (exit status 3)."""
+    from gamut_eval.build import PipelineOptions, run_all
+
+    options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
+    provider = _provider(opts)
+
+    async def body(session: BuildSession) -> PipelineReport:
+        try:
+            return await run_all(session, images, provider, options, _fetcher(opts))
+        finally:
+            await provider.aclose()
+
+    result = _run(opts, body)
+    if result.stopped_at:
+        _say("", f"stopped after {result.stopped_at}")
+    _finish(list(result.reports), result.next_step, result.incomplete)
+
+
+COMMANDS = [build]
