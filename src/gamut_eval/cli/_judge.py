@@ -10,6 +10,7 @@ import click
 import pydantic
 
 from gamut_eval.cli._common import err_console
+from gamut_eval.cli._judge_scale import run_scaled, scale_options, take_scale_options
 from gamut_eval.cli._progress import judge_progress
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ValidationError
@@ -138,6 +139,7 @@ def settings_from(judge: str, **options: object) -> JudgeSettings:
     help="Verdict store (SQLite). Default: verdicts.sqlite beside --out, else here.",
 )
 @click.option("--out", type=_file, help="Verdict rows JSONL (default: standard output).")
+@scale_options  # issue 8: --backend batch|ray, --dry-run (cli/_judge_scale.py)
 @judge_options
 def judge(
     dataset: Path,
@@ -153,9 +155,13 @@ def judge(
     check re-sends only that check. Checks the judge cannot grade are recorded as unscored
     with a reason, never as a model failure; past --max-unscored-rate the run fails (exit 1).
     """
+    scale = take_scale_options(options)  # issue 8
     wait = float(options.get("wait_for_store") or 0.0)  # type: ignore[arg-type]
     settings = settings_from(judge, **options)
     store = store or (out.parent if out else Path.cwd()) / "verdicts.sqlite"
+    if scale.active:  # issue 8: dry run, batch or ray pass
+        run_scaled(scale, dataset, responses, settings, store, out, wait)
+        return
     data = load_dataset(dataset)
     with judge_progress(f"judging with {judge}") as progress:
         report = judge_responses(
