@@ -502,3 +502,15 @@ def test_importing_the_executor_does_not_import_inspect() -> None:
         "import sys, gamut_eval.judge._inspect; sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
+
+
+def test_inspect_batch_mode_reaches_the_generate_config() -> None:
+    from gamut_eval.judge import JudgeSettings, make_executor
+
+    judge = make_executor(
+        JudgeSettings(judge="mockllm/model", backend="inspect", inspect_batch=True)
+    )
+    assert isinstance(judge, InspectExecutor)
+    assert judge._base_config().batch is True
+    plain = make_executor(JudgeSettings(judge="mockllm/model", backend="inspect"))
+    assert plain._base_config().batch is None  # type: ignore[attr-defined]

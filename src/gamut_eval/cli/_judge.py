@@ -81,6 +81,11 @@ def judge_options(command: F) -> F:
             help="Show the judge the image (multimodal setting).",
         ),
         click.option(
+            "--inspect-batch",
+            is_flag=True,
+            help="inspect backend: use the provider's batch API (Anthropic, Google...).",
+        ),
+        click.option(
             "--structured-output/--no-structured-output",
             default=True,
             show_default=True,

@@ -60,6 +60,9 @@ class InspectConfig:
     without structured output; the prompt asks for the same JSON anyway)."""
     cache_prompt: bool | str = "auto"
     """Inspect's provider prompt caching: ``"auto"``, ``True`` or ``False``."""
+    batch: bool | int = False
+    """Send requests through the provider's batch API where Inspect supports one (Anthropic,
+    Google, OpenAI...): ``True``, or a batch size. About half the price, hours of latency."""
 
     def __post_init__(self) -> None:
         if isinstance(self.cache_prompt, str) and self.cache_prompt != "auto":
@@ -171,6 +174,7 @@ class InspectExecutor:
             # a refusal must come back as an output (-> JudgeRequestRejected), not as the
             # ModelRefusalError an enclosing eval's fail_on_refusal would make it
             fail_on_refusal=False,
+            batch=cfg.batch or None,
         )
 
     def _call_config(self, response_format: dict[str, Any] | None) -> GenerateConfig:

@@ -94,6 +94,7 @@ def make_executor(settings: JudgeSettings) -> Executor:
         timeout_s=max(1, round(settings.timeout_s)),
         max_connections=settings.concurrency,
         structured_output=settings.structured_output,
+        batch=settings.inspect_batch,
     )
     return InspectExecutor(settings.judge, inspect_config)
 

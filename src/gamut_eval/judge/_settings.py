@@ -44,5 +44,7 @@ class JudgeSettings(BaseModel):
     judge_image: bool = False
     """Show the judge the image in the multimodal setting (checks are self-contained, so
     off by default)."""
+    inspect_batch: bool = False
+    """With the inspect backend, use the provider's batch API (Anthropic, Google...)."""
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
     """A run whose share of unscored checks is above this fails instead of reporting."""
