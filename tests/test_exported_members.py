@@ -16,6 +16,9 @@ PACKAGES = [
     "gamut_eval.generate",
     "gamut_eval.analysis",
     "gamut_eval.testing",
+    "gamut_eval.quality",
+    "gamut_eval.build",
+    "gamut_eval.annotate",
 ]
 
 ISSUE_2_API = {

@@ -1,0 +1,123 @@
+"""The application factory: routes, templates, error pages, security middleware."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import jinja2
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException
+from starlette.templating import Jinja2Templates
+
+from gamut_eval.annotate import (
+    _routes_auth,
+    _routes_dashboard,
+    _routes_images,
+    _routes_questions,
+    _routes_rubrics,
+)
+from gamut_eval.annotate._db import Database
+from gamut_eval.annotate._errors import AnnotateError
+from gamut_eval.annotate._security import HostAndHeadersMiddleware, allowed_hosts
+from gamut_eval.annotate._web import SAFE_METHODS, LoginRequired, csrf_guard, render
+
+__all__ = ["create_app"]
+
+_HERE = Path(__file__).parent
+_TIER_NAMES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
+
+
+def _http_url(value: object) -> str | None:
+    """A link target only for http(s) URLs: ``javascript:`` or ``data:`` stay plain text."""
+    text = str(value or "")
+    parts = urlsplit(text)
+    return text if parts.scheme in ("http", "https") and parts.netloc else None
+
+
+def _templates() -> Jinja2Templates:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(_HERE / "templates"),
+        autoescape=True,  # every value is escaped; no template uses |safe
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["http_url"] = _http_url
+    env.filters["tier_name"] = lambda tier: _TIER_NAMES.get(str(tier), str(tier))
+    return Jinja2Templates(env=env)
+
+
+_TITLES = {
+    401: "Please sign in",
+    403: "Not allowed",
+    404: "Not found",
+    409: "Conflict: not saved",
+    422: "Please correct the form",
+}
+
+
+def _error_page(request: Request, status: int, message: str) -> Response:
+    context = {"title": _TITLES.get(status, "Error"), "problem": message, "status": status}
+    return render(request, "error.html", context, status=status)
+
+
+async def _annotate_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, LoginRequired) and request.method in SAFE_METHODS:
+        return RedirectResponse("/login", status_code=303)
+    status = exc.status_code if isinstance(exc, AnnotateError) else 500
+    return _error_page(request, status, str(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    message = (
+        "There is nothing at this address." if status == 404 else str(getattr(exc, "detail", ""))
+    )
+    return _error_page(request, status, message)
+
+
+async def _invalid_form(request: Request, exc: Exception) -> Response:
+    fields = sorted({str(e.get("loc", ("", "?"))[-1]) for e in getattr(exc, "errors", list)()})
+    return _error_page(
+        request,
+        422,
+        f"The form was incomplete or malformed (fields: {', '.join(fields)}). "
+        "Reload the page and try again.",
+    )
+
+
+def create_app(
+    db: Database,
+    *,
+    hosts: Iterable[str] = (),
+    bind_host: str = "127.0.0.1",
+    session_hours: float = 12.0,
+) -> FastAPI:
+    """The annotation app over ``db``; ``hosts`` are extra Host names it answers to."""
+    app = FastAPI(
+        title="gamut annotate",
+        docs_url=None,  # the interactive docs load scripts from a CDN, which the CSP forbids
+        redoc_url=None,
+        openapi_url=None,
+        dependencies=[Depends(csrf_guard, scope="function")],
+    )
+    app.state.db = db
+    app.state.templates = _templates()
+    app.state.session_hours = session_hours
+    for module in (
+        _routes_auth,
+        _routes_dashboard,
+        _routes_questions,
+        _routes_rubrics,
+        _routes_images,
+    ):
+        app.include_router(module.router)
+    app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
+    app.add_exception_handler(AnnotateError, _annotate_error)
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _invalid_form)
+    app.add_middleware(HostAndHeadersMiddleware, hosts=allowed_hosts(bind_host, hosts))
+    return app

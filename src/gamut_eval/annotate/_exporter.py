@@ -1,0 +1,206 @@
+"""``gamut annotate export``: the versioned dataset, with every decision's provenance.
+
+Each export gets the next version number (stored in the database), written into every
+record's ``metadata.annotation.dataset_version`` and into a manifest beside the dataset
+(``NAME.manifest.json``: version, time, counts, the dropped questions with their reasons,
+images that need new candidates, the dataset's SHA-256). Every text is built before any
+file is written, each file is written atomically, and the version is committed last.
+Optionally the question rounds' final decisions go to a JSONL file of their own, one row
+per decided candidate, in the format ``gamut build review`` reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from gamut_eval import __version__
+from gamut_eval._files import atomic_writer
+from gamut_eval.annotate._db import Database, utc_now
+from gamut_eval.annotate._export_models import DecisionRow, DroppedQuestion, ExportManifest
+from gamut_eval.annotate._models import ExportRecord, Image, Question, Rubric, RubricStatus
+from gamut_eval.annotate._provenance import question_provenance, rubric_provenance
+from gamut_eval.annotate._questions import reviews_of
+from gamut_eval.annotate._rounds import ImageStatus, image_status
+from gamut_eval.annotate._rubrics import checklist_of, meta_of
+from gamut_eval.dataset import DatasetRecord
+
+__all__ = ["ExportSummary", "export_dataset"]
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What an export wrote."""
+
+    path: Path
+    manifest: Path
+    version: int
+    records: int
+    dropped: int
+    still_open: int
+    needs_candidates: int
+    decisions_path: Path | None
+    decisions: int
+
+    def describe(self) -> str:
+        lines = [
+            f"wrote {self.path}: dataset version {self.version}, {self.records} questions "
+            f"({self.dropped} dropped, listed in {self.manifest.name})"
+        ]
+        if self.still_open:
+            lines.append(f"note: {self.still_open} rubrics are not marked done in their round")
+        if self.decisions_path is not None:
+            lines.append(f"wrote {self.decisions_path}: {self.decisions} decided candidates")
+        if self.needs_candidates:
+            lines.append(f"{self.needs_candidates} images need new candidate questions")
+        return "\n".join(lines)
+
+
+def _image_path(session: Session, image_id: int | None, base: Path) -> str | None:
+    image = session.get(Image, image_id) if image_id is not None else None
+    return None if image is None else os.path.relpath(image.path, base)
+
+
+def _record(session: Session, rubric: Rubric, base: Path, stamp: dict[str, Any]) -> dict[str, Any]:
+    meta = meta_of(rubric)
+    if rubric.entity != meta.entity:
+        meta = meta.model_copy(update={"entity": rubric.entity})
+    extra = json.loads(rubric.extra)
+    record = DatasetRecord.model_validate(
+        {
+            "id": rubric.record_id,
+            "question": rubric.question,
+            "question_text_only": rubric.question_text_only,
+            "entity": rubric.entity,
+            "image": _image_path(session, rubric.image_id, base),
+            "domain": rubric.domain,
+            "popularity": rubric.popularity,
+            "meta_rubric": meta,
+            "checklist": checklist_of(rubric),
+            "metadata": {**extra, "annotation": {**stamp, **rubric_provenance(session, rubric)}},
+        }
+    )
+    return record.model_dump(mode="json", exclude_none=True)
+
+
+def _image_statuses(session: Session) -> dict[int, ImageStatus]:
+    statuses: dict[int, list[str]] = {}
+    for image_id, status in session.execute(select(Question.image_id, Question.status)):
+        statuses.setdefault(image_id, []).append(status)
+    return {image_id: image_status(s) for image_id, s in statuses.items()}
+
+
+_DECIDED: dict[str, Literal["accept", "revise", "discard"]] = {
+    "accepted": "accept",
+    "revised": "revise",
+    "discarded": "discard",
+}
+
+
+def _decision_row(session: Session, question: Question, status: ImageStatus) -> DecisionRow:
+    """A final decision in the row format ``gamut build review`` reads (its ``Decision``)."""
+    decision = _DECIDED[question.status]
+    rows = reviews_of(session, question)
+    ruling = [(r, u) for r, u in rows if r.kind == "adjudication"]
+    deciders = ruling or [(r, u) for r, u in rows if r.kind == "review"]
+    last = deciders[-1][0]
+    image = session.get(Image, question.image_id)
+    return DecisionRow(
+        candidate_id=question.candidate_id,
+        decision=decision,
+        revised_question=last.revised_text if decision == "revise" else None,
+        annotator=", ".join(u.name for _, u in deciders),
+        round=question.round,
+        decided_at=last.created_at,
+        comment="; ".join(r.comment for r, _ in deciders if r.comment) or None,
+        metadata={
+            "image_id": image.key if image else None,
+            "image_status": status.value,
+            **question_provenance(session, question),
+        },
+    )
+
+
+def _decision_rows(session: Session) -> list[DecisionRow]:
+    """One row per decided candidate (accepted, revised or discarded), oldest first."""
+    statuses = _image_statuses(session)
+    decided = select(Question).where(Question.status.in_(list(_DECIDED)))
+    return [
+        _decision_row(session, q, statuses[q.image_id])
+        for q in session.scalars(decided.order_by(Question.id))
+    ]
+
+
+def _jsonl(rows: list[dict[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def _write(files: dict[Path, str]) -> None:
+    """Each file atomically, once every text exists (a failure while building them writes
+    nothing at all)."""
+    for path, text in files.items():
+        with atomic_writer(path) as handle:
+            handle.write(text)
+
+
+def _manifest(session: Session, version: int, at: str, count: int, sha: str) -> ExportManifest:
+    dropped = session.scalars(select(Rubric).where(Rubric.status == RubricStatus.DROPPED.value))
+    needs = [
+        image_id
+        for image_id, status in _image_statuses(session).items()
+        if status is ImageStatus.NEEDS_CANDIDATES
+    ]
+    keys = [session.get(Image, i) for i in needs]
+    return ExportManifest(
+        dataset_version=version,
+        exported_at=at,
+        exporter=f"gamut-eval {__version__}",
+        records=count,
+        sha256=sha,
+        dropped=tuple(DroppedQuestion(id=r.record_id, reason=r.drop_reason) for r in dropped),
+        images_needing_candidates=tuple(k.key for k in keys if k is not None),
+    )
+
+
+def export_dataset(db: Database, out: Path, decisions_out: Path | None = None) -> ExportSummary:
+    """Write the dataset (and optionally the question decisions); return what was written."""
+    base = out.resolve().parent
+    manifest_path = out.with_name(out.stem + ".manifest.json")
+    with db.write() as session, session.begin():
+        version = (session.scalar(select(func.max(ExportRecord.version))) or 0) + 1
+        at = utc_now()
+        stamp = {"dataset_version": version, "exported_at": at}
+        rubrics = list(session.scalars(select(Rubric).order_by(Rubric.id)))
+        kept = [r for r in rubrics if r.status != RubricStatus.DROPPED.value]
+        dataset = _jsonl([_record(session, r, base, stamp) for r in kept])
+        sha = hashlib.sha256(dataset.encode("utf-8")).hexdigest()
+        manifest = _manifest(session, version, at, len(kept), sha)
+        files = {out: dataset, manifest_path: manifest.model_dump_json(indent=2) + "\n"}
+        decided = _decision_rows(session) if decisions_out is not None else []
+        if decisions_out is not None:
+            rows = [d.model_dump(mode="json", exclude_none=True) for d in decided]
+            files[decisions_out] = _jsonl(rows)
+        _write(files)
+        session.add(
+            ExportRecord(
+                version=version, path=str(out), records=len(kept), sha256=sha, created_at=at
+            )
+        )
+    return ExportSummary(
+        path=out,
+        manifest=manifest_path,
+        version=version,
+        records=len(kept),
+        dropped=len(rubrics) - len(kept),
+        still_open=sum(r.status == RubricStatus.OPEN.value for r in kept),
+        needs_candidates=len(manifest.images_needing_candidates),
+        decisions_path=decisions_out,
+        decisions=len(decided),
+    )

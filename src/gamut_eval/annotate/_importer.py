@@ -1,0 +1,311 @@
+"""``gamut annotate import``: candidate questions and rubrics from the build stages.
+
+Every row of every file is validated first (``_import_rows``), then everything is written
+in one transaction: a bad file changes nothing. Re-importing a file is harmless (rows
+already present are skipped); a changed rubric for a known question starts its next
+revision round (SPEC 5 step 7: LLM refinement, then a second human round). A new
+candidate for an image that already has questions joins the image's next round.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from gamut_eval.annotate._carry import carry_edits
+from gamut_eval.annotate._db import Database, utc_now
+from gamut_eval.annotate._import_rows import ParsedCandidate, ParsedRubric, parse_file
+from gamut_eval.annotate._models import (
+    Image,
+    Question,
+    QuestionStatus,
+    Rubric,
+    RubricEvent,
+    RubricStatus,
+    dumps,
+)
+from gamut_eval.annotate._rounds import ImageStatus, image_status
+from gamut_eval.annotate._rubrics import checklist_of, compiled_of
+from gamut_eval.errors import ErrorDetail, ValidationError
+
+__all__ = ["FileSummary", "import_files"]
+
+
+@dataclass
+class FileSummary:
+    """What one file contributed; ``describe()`` is what the command prints."""
+
+    path: Path
+    candidates_new: int = 0
+    candidates_present: int = 0
+    rubrics_new: int = 0
+    rubrics_next_round: int = 0
+    rubrics_unchanged: int = 0
+    rubrics_dropped: int = 0
+    images_new: int = 0
+    edits_carried: int = 0
+    edits_not_carried: int = 0
+    images: set[str] = field(default_factory=set)
+
+    def describe(self) -> str:
+        parts = []
+        candidates = self.candidates_new + self.candidates_present
+        if candidates:
+            parts.append(
+                f"{candidates} candidate questions ({self.candidates_new} new, "
+                f"{self.candidates_present} already present) for {len(self.images)} images"
+            )
+        rubrics = (
+            self.rubrics_new
+            + self.rubrics_next_round
+            + self.rubrics_unchanged
+            + self.rubrics_dropped
+        )
+        if rubrics:
+            parts.append(
+                f"{rubrics} rubrics ({self.rubrics_new} new, {self.rubrics_next_round} started "
+                f"their next revision round, {self.rubrics_unchanged} unchanged, "
+                f"{self.rubrics_dropped} skipped as dropped)"
+            )
+        if self.edits_carried or self.edits_not_carried:
+            parts.append(
+                f"{self.edits_carried} edits of the previous round carried over, "
+                f"{self.edits_not_carried} not (the refinement changed those checks; see "
+                "each rubric's audit trail)"
+            )
+        parts.append(f"{self.images_new} new images")
+        return f"{self.path}: " + "; ".join(parts)
+
+
+def _find_image(
+    session: Session, key: str | None, path: Path | None, summary: FileSummary, where: str
+) -> Image:
+    """The image named by ``key`` (an ``image_id``), else the one already imported from
+    ``path``, else a new one: a file is registered once, whoever names it first."""
+    if key is None and path is not None:
+        image = session.scalar(select(Image).where(Image.path == str(path)))
+        key = image.key if image is not None else str(path)
+    image = session.scalar(select(Image).where(Image.key == key))
+    if image is not None:
+        if path is not None and Path(image.path) != path:
+            raise ValidationError(
+                [
+                    ErrorDetail(
+                        "image",
+                        "image-id-path",
+                        f"image_id {key!r} was imported with another file: {image.path}",
+                        str(path),
+                    ).in_file(where)
+                ]
+            )
+        return image
+    if path is None or key is None:
+        raise ValidationError(
+            [
+                ErrorDetail(
+                    "image_id",
+                    "image-known",
+                    "no image with this id was imported; give `image` (a path) too",
+                    key,
+                ).in_file(where)
+            ]
+        )
+    image = Image(key=key, path=str(path), created_at=utc_now())
+    session.add(image)
+    session.flush()
+    summary.images_new += 1
+    return image
+
+
+def _round_for(session: Session, image_id: int) -> int:
+    """A new candidate joins its image's current round, or opens the next one when every
+    earlier candidate was discarded (the image was flagged for new candidates)."""
+    rows = session.execute(
+        select(Question.round, Question.status).where(Question.image_id == image_id)
+    ).all()
+    if not rows:
+        return 1
+    last = max(r for r, _ in rows)
+    flagged = image_status(s for _, s in rows) is ImageStatus.NEEDS_CANDIDATES
+    return last + 1 if flagged else last
+
+
+def _store_candidate(
+    session: Session, item: ParsedCandidate, source: Path, summary: FileSummary
+) -> None:
+    row, where = item.row, f"{source}:{item.line}"
+    image = _find_image(session, row.image_id, item.image_path, summary, where)
+    image.entity = row.entity or image.entity
+    image.domain = row.domain or image.domain
+    image.popularity = row.popularity or image.popularity
+    summary.images.add(image.key)
+    present = session.scalar(select(Question).where(Question.candidate_id == row.candidate_id))
+    if present is not None:
+        if present.text != row.question:
+            raise ValidationError(
+                [
+                    ErrorDetail(
+                        "question",
+                        "candidate-unchanged",
+                        "this candidate_id was imported with another question; give a "
+                        "changed candidate a new id",
+                        row.candidate_id,
+                    ).in_file(where)
+                ]
+            )
+        summary.candidates_present += 1
+        return
+    now = utc_now()
+    origin = {"source": "import", "file": str(source), "line": item.line, **(row.model_extra or {})}
+    session.add(
+        Question(
+            candidate_id=row.candidate_id,
+            image_id=image.id,
+            round=_round_for(session, image.id),
+            text=row.question,
+            status=QuestionStatus.PENDING.value,
+            origin=dumps(origin),
+            version=1,
+            created_at=now,
+            updated_at=now,
+        )
+    )
+    session.flush()
+    summary.candidates_new += 1
+
+
+def _imported(item: ParsedRubric) -> dict[str, Any]:
+    """The content a rubric import brings: compared with the last import to spot a new round."""
+    return {
+        "meta_rubric": item.record.meta_rubric.model_dump(mode="json"),
+        "checklist": item.checklist.model_dump(mode="json"),
+        "entity": item.record.entity,
+        "question": item.record.question,
+    }
+
+
+def _rubric_fields(
+    session: Session, item: ParsedRubric, summary: FileSummary, where: str
+) -> dict[str, Any]:
+    record = item.record
+    question = None
+    if item.candidate_id:
+        question = session.scalar(
+            select(Question).where(Question.candidate_id == item.candidate_id)
+        )
+    image_id = question.image_id if question is not None else None
+    if item.image_key or item.image_path:
+        image_id = _find_image(session, item.image_key, item.image_path, summary, where).id
+    return {
+        "image_id": image_id,
+        "question_id": question.id if question is not None else None,
+        "question": record.question,
+        "question_text_only": record.question_text_only,
+        "entity": record.entity,
+        "domain": record.domain,
+        "popularity": record.popularity,
+        "meta_rubric": dumps(record.meta_rubric.model_dump(mode="json")),
+        "checklist": dumps(item.checklist.model_dump(mode="json")),
+        "extra": dumps(record.metadata),
+    }
+
+
+def _last_import(session: Session, rubric: Rubric) -> Any:
+    after = session.scalar(
+        select(RubricEvent.after)
+        .where(RubricEvent.rubric_id == rubric.id, RubricEvent.action == "import")
+        .order_by(RubricEvent.id.desc())
+        .limit(1)
+    )
+    return None if after is None else json.loads(after)
+
+
+def _next_round(
+    session: Session, rubric: Rubric, item: ParsedRubric, summary: FileSummary, where: str
+) -> str:
+    """Open the rubric's next round with the refined row; a row without its own checklist
+    starts from the re-compiled one with the previous round's edits carried over."""
+    old_base, edited = compiled_of(rubric), checklist_of(rubric)
+    for key, value in _rubric_fields(session, item, summary, where).items():
+        setattr(rubric, key, value)
+    note = ""
+    if item.record.checklist is None:
+        carried = carry_edits(old_base, edited, item.checklist, item.record.meta_rubric)
+        rubric.checklist = dumps(carried.checklist.model_dump(mode="json"))
+        summary.edits_carried += carried.applied
+        summary.edits_not_carried += len(carried.notes)
+        note = f"; {carried.applied} edits of round {rubric.round} carried over"
+        note += "".join(f"; not carried: {n}" for n in carried.notes)
+    rubric.round += 1
+    rubric.status = RubricStatus.OPEN.value
+    rubric.version += 1
+    summary.rubrics_next_round += 1
+    return note
+
+
+def _store_rubric(
+    session: Session, item: ParsedRubric, source: Path, summary: FileSummary, where: str
+) -> None:
+    rubric = session.scalar(select(Rubric).where(Rubric.record_id == item.record.id))
+    content = _imported(item)
+    before: dict[str, Any] | None = None
+    note = ""
+    if rubric is not None and rubric.status == RubricStatus.DROPPED.value:
+        summary.rubrics_dropped += 1
+        return
+    if rubric is not None and _last_import(session, rubric) == content:
+        summary.rubrics_unchanged += 1
+        return
+    if rubric is not None:
+        before = {
+            "meta_rubric": json.loads(rubric.meta_rubric),
+            "checklist": json.loads(rubric.checklist),
+            "entity": rubric.entity,
+            "question": rubric.question,
+        }
+        note = _next_round(session, rubric, item, summary, where)
+    else:
+        fields = _rubric_fields(session, item, summary, where)
+        rubric = Rubric(
+            record_id=item.record.id, round=1, status=RubricStatus.OPEN.value, version=1, **fields
+        )
+        session.add(rubric)
+        summary.rubrics_new += 1
+    rubric.updated_at = utc_now()
+    session.flush()
+    session.add(
+        RubricEvent(
+            rubric_id=rubric.id,
+            user_id=None,
+            actor=f"import:{source.name}",
+            action="import",
+            round=rubric.round,
+            before=None if before is None else dumps(before),
+            after=dumps(content),
+            comment=f"{source}{note}",
+            created_at=utc_now(),
+        )
+    )
+
+
+def import_files(db: Database, paths: list[Path]) -> list[FileSummary]:
+    """Validate every file, then import them all in one transaction; one summary per file."""
+    errors: list[ErrorDetail] = []
+    parsed = [(path, *parse_file(path, errors)) for path in paths]
+    if errors:
+        raise ValidationError(errors)
+    summaries = []
+    with db.write() as session, session.begin():
+        for path, candidates, rubrics in parsed:
+            summary = FileSummary(path)
+            for candidate in candidates:
+                _store_candidate(session, candidate, path, summary)
+            for rubric in rubrics:
+                _store_rubric(session, rubric, path, summary, f"{path}:{rubric.line}")
+            summaries.append(summary)
+    return summaries

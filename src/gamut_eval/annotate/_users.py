@@ -1,0 +1,138 @@
+"""Users, login tokens and browser sessions.
+
+A user's login token is shown once (``gamut annotate users add``) and only its hash is
+stored. Signing in trades the token for a session: a second random token in an HttpOnly
+cookie, again stored only as a hash, with its own CSRF token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from gamut_eval.annotate._db import Database, utc_now
+from gamut_eval.annotate._models import LoginSession, Role, User
+from gamut_eval.annotate._security import hash_token, new_token
+from gamut_eval.errors import InputError
+
+__all__ = [
+    "NewToken",
+    "SignedIn",
+    "add_user",
+    "count_users",
+    "find_session",
+    "list_users",
+    "reset_token",
+    "sign_in",
+    "sign_out",
+]
+
+
+@dataclass(frozen=True)
+class NewToken:
+    """A user and the login token just issued for them (shown once, never stored)."""
+
+    name: str
+    role: Role
+    token: str
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """A new browser session: the cookie value and the session's CSRF token."""
+
+    cookie: str
+    csrf_token: str
+    user: User
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not name or len(name) > 64 or not name.replace("-", "").replace("_", "").isalnum():
+        raise InputError(
+            f"user name {name!r}: use 1-64 letters, digits, '-' or '_' (it appears in the "
+            "audit trail and the exported provenance)"
+        )
+    return name
+
+
+def add_user(db: Database, name: str, role: Role) -> NewToken:
+    """Create a user; the returned token is the only copy there will ever be."""
+    name = _check_name(name)
+    token = new_token()
+    with db.write() as session, session.begin():
+        if session.scalar(select(User).where(User.name == name)) is not None:
+            raise InputError(
+                f"user {name!r} already exists; to issue a new token run "
+                f"`gamut annotate users token {name}`"
+            )
+        session.add(
+            User(name=name, role=role.value, token_hash=hash_token(token), created_at=utc_now())
+        )
+    return NewToken(name, role, token)
+
+
+def reset_token(db: Database, name: str) -> NewToken:
+    """Issue a new token for ``name``; the old token and all its sessions stop working."""
+    token = new_token()
+    with db.write() as session, session.begin():
+        user = session.scalar(select(User).where(User.name == name))
+        if user is None:
+            raise InputError(f"no user named {name!r}; see `gamut annotate users list`")
+        user.token_hash = hash_token(token)
+        session.execute(delete(LoginSession).where(LoginSession.user_id == user.id))
+        return NewToken(user.name, Role(user.role), token)
+
+
+def list_users(db: Database) -> list[tuple[str, Role, str]]:
+    """``(name, role, created_at)`` of every user, by name."""
+    with db.read() as session:
+        users = session.scalars(select(User).order_by(User.name)).all()
+        return [(u.name, Role(u.role), u.created_at) for u in users]
+
+
+def count_users(db: Database) -> int:
+    """How many users exist (no users means no one can sign in)."""
+    with db.read() as session:
+        return session.scalar(select(func.count(User.id))) or 0
+
+
+def sign_in(session: Session, token: str, hours: float) -> SignedIn | None:
+    """A new session for the owner of ``token``, or None when no user has it."""
+    user = session.scalar(select(User).where(User.token_hash == hash_token(token.strip())))
+    if user is None:
+        return None
+    cookie, csrf = new_token(), new_token()
+    expires = datetime.now(UTC) + timedelta(hours=hours)
+    session.add(
+        LoginSession(
+            token_hash=hash_token(cookie),
+            user_id=user.id,
+            csrf_token=csrf,
+            created_at=utc_now(),
+            expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        )
+    )
+    return SignedIn(cookie, csrf, user)
+
+
+def find_session(session: Session, cookie: str | None) -> tuple[LoginSession, User] | None:
+    """The live session behind a cookie value and its user; None if unknown or expired."""
+    if not cookie:
+        return None
+    row = session.execute(
+        select(LoginSession, User)
+        .join(User, User.id == LoginSession.user_id)
+        .where(LoginSession.token_hash == hash_token(cookie))
+    ).first()
+    if row is None or row[0].expires_at <= utc_now():
+        return None
+    return row[0], row[1]
+
+
+def sign_out(session: Session, cookie: str) -> None:
+    """Forget a session server-side, so a copied cookie stops working too."""
+    session.execute(delete(LoginSession).where(LoginSession.token_hash == hash_token(cookie)))

@@ -1,0 +1,1 @@
+"""Alembic migrations of the annotation database, shipped in the package (applied on start)."""

@@ -1,0 +1,169 @@
+"""``gamut annotate``: the human review app (serve, users, import, export, migrate).
+
+The app's libraries (FastAPI, SQLAlchemy, Alembic) are imported inside the commands, so
+every other ``gamut`` command starts without paying for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gamut_eval.cli._common import console, err_console
+
+if TYPE_CHECKING:
+    from gamut_eval.annotate import Database
+
+_ROLES = ("annotator", "adjudicator", "admin")
+"""The values of ``gamut_eval.annotate.Role``, spelled out to keep the import lazy."""
+
+_db_option = click.option(
+    "--db",
+    default="annotate.sqlite",
+    show_default=True,
+    help="A SQLite file, or a SQLAlchemy URL (postgresql://...) for a team.",
+)
+
+
+@contextmanager
+def _database(db: str) -> Iterator[Database]:
+    from gamut_eval.annotate import Database
+
+    database = Database.open(db)
+    try:
+        yield database
+    finally:
+        database.close()
+
+
+@click.group("annotate")
+def annotate() -> None:
+    """Human review of candidate questions and rubrics, in the browser.
+
+    \b
+    A review round:
+      gamut annotate users add alice --role annotator   prints alice's login token once
+      gamut annotate users add carol --role adjudicator
+      gamut annotate import WORK/review/to_annotate.jsonl   candidates from `gamut build review`
+      gamut annotate serve                              then open http://127.0.0.1:8700
+      gamut annotate export --out dataset.jsonl --decisions decisions.jsonl
+    """
+
+
+@annotate.command("serve")
+@_db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8700, show_default=True, type=click.IntRange(1, 65535))
+@click.option(
+    "--allow-host",
+    multiple=True,
+    help="A host name browsers use to reach the app (e.g. the server's DNS name); "
+    "requests naming any other host are refused. Repeatable.",
+)
+def serve_command(db: str, host: str, port: int, allow_host: tuple[str, ...]) -> None:
+    """Run the web app (migrates the database first)."""
+    from gamut_eval.annotate import check_bind, count_users, serve
+
+    with _database(db) as database:
+        check_bind(host, count_users(database))
+        err_console.print(f"gamut annotate on http://{host}:{port} (database {database.url})")
+        serve(database, host, port, allow_host)
+
+
+@annotate.command("migrate")
+@_db_option
+def migrate_command(db: str) -> None:
+    """Create the database or bring its schema up to date."""
+    with _database(db) as database:
+        console.print(f"database {database.url} is up to date")
+
+
+@annotate.group("users")
+def users() -> None:
+    """Who may sign in, and with which role."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(_ROLES), required=True)
+@_db_option
+def users_add(name: str, role: str, db: str) -> None:
+    """Create a user and print their login token (shown this once; only a hash is kept)."""
+    from gamut_eval.annotate import Role, add_user
+
+    with _database(db) as database:
+        issued = add_user(database, name, Role(role))
+    err_console.print(f"created {issued.name} ({issued.role.value}); login token, shown only now:")
+    click.echo(issued.token)
+
+
+@users.command("token")
+@click.argument("name")
+@_db_option
+def users_token(name: str, db: str) -> None:
+    """Issue a new token for NAME; the old one and its sessions stop working."""
+    from gamut_eval.annotate import reset_token
+
+    with _database(db) as database:
+        issued = reset_token(database, name)
+    err_console.print(f"new login token for {issued.name}, shown only now:")
+    click.echo(issued.token)
+
+
+@users.command("list")
+@_db_option
+def users_list(db: str) -> None:
+    """The users and their roles."""
+    from gamut_eval.annotate import list_users
+
+    with _database(db) as database:
+        for name, role, created in list_users(database):
+            click.echo(f"{name}\t{role.value}\t{created}")
+
+
+@annotate.command("import")
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@_db_option
+def import_command(files: tuple[Path, ...], db: str) -> None:
+    """Import candidate questions and rubrics (dataset records) from `gamut build`.
+
+    Each row's kind is told by its fields. All files are checked first; if any row is
+    invalid nothing is imported and every problem is listed.
+    """
+    from gamut_eval.annotate import import_files
+
+    with _database(db) as database:
+        for summary in import_files(database, list(files)):
+            click.echo(summary.describe())
+
+
+@annotate.command("export")
+@click.option(
+    "-o",
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The dataset (JSONL); a NAME.manifest.json is written beside it.",
+)
+@click.option(
+    "--decisions",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write the final decision on every decided candidate here (JSONL, the rows "
+    "`gamut build review --decisions` reads).",
+)
+@_db_option
+def export_command(out: Path, decisions: Path | None, db: str) -> None:
+    """Write the versioned dataset with every decision's provenance in `metadata`."""
+    from gamut_eval.annotate import export_dataset
+
+    with _database(db) as database:
+        summary = export_dataset(database, out, decisions)
+    click.echo(summary.describe())
+
+
+COMMANDS = [annotate]
