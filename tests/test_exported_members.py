@@ -54,5 +54,8 @@ def test_importing_the_package_does_not_import_inspect() -> None:
     import subprocess
     import sys
 
-    code = "import sys, gamut_eval, gamut_eval.judge, gamut_eval.generate; sys.exit('inspect_ai' in sys.modules)"
+    code = (
+        "import sys, gamut_eval, gamut_eval.judge, gamut_eval.generate; "
+        "sys.exit('inspect_ai' in sys.modules)"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
