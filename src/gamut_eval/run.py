@@ -184,10 +184,11 @@ def _judge_all(
     dataset: Dataset, answers: Path, judges: Sequence[JudgeSettings], out_dir: Path, hooks: RunHooks
 ) -> dict[str, JudgeReport]:
     reports: dict[str, JudgeReport] = {}
+    # Validates the answers once for every judge, before a store is created or locked.
+    total = count_checks(dataset, answers)
     with VerdictStore(out_dir / "store.sqlite") as store:
         for settings in judges:
             name = settings.judge
-            total = count_checks(dataset, answers)
             hooks.judge_start(name, total)
             stats = judge_into_store(
                 dataset,

@@ -48,29 +48,19 @@ def cli() -> None:
     """
 
 
-_COMMAND_MODULES = (
-    "_rubric",
-    "_run",
-    "_judge",
-    "_score",
-    "_report",
-    "_quality",
-    "_build",
-    "_annotate",
-)
-"""Modules under gamut_eval.cli that define ``COMMANDS``; a missing one is skipped."""
-
-
 def _register() -> None:
-    import importlib
+    from gamut_eval.cli import (
+        _annotate,
+        _build,
+        _judge,
+        _quality,
+        _report,
+        _rubric,
+        _run,
+        _score,
+    )
 
-    for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(f"gamut_eval.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"gamut_eval.cli.{name}":
-                raise
-            continue
+    for module in (_rubric, _run, _judge, _score, _report, _quality, _build, _annotate):
         for command in module.COMMANDS:
             cli.add_command(command)
 
