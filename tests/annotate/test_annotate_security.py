@@ -1,4 +1,4 @@
-"""RELIABILITY E 15-17 through the HTTP API: sign-in, roles, CSRF, the Host check, the
+"""docs/reliability.md E15-E17 through the HTTP API: sign-in, roles, CSRF, the Host check, the
 security headers, and images served by id only (traversal gets 404 and no bytes)."""
 
 from __future__ import annotations

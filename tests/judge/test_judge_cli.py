@@ -1,4 +1,4 @@
-"""``gamut judge`` as users run it (RELIABILITY B8, C9, C13, D14): exit codes and messages,
+"""``gamut judge`` as users run it (docs/reliability.md B8, C9, C13, D14): exit codes and messages,
 atomic output, bad responses files rejected before any request, and kill -9 then resume."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The judge engine end to end against the fake server (RELIABILITY A2, A3, B5-B8, C10, C11):
+"""The judge engine end to end, fake server (docs/reliability.md A2, A3, B5-B8, C10, C11):
 malformed replies are re-asked then unscored, transport faults are retried without duplicate
 rows, rejections are recorded, auth failures stop the run, and the store resends only what
 changed."""

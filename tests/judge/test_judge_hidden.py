@@ -1,4 +1,4 @@
-"""RELIABILITY A4: zero-width and bidi characters in a response are flagged."""
+"""docs/reliability.md A4: zero-width and bidi characters in a response are flagged."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reading a verdict out of a judge reply (RELIABILITY A2, B5): the reply must BE a JSON
+"""Reading a verdict out of a judge reply (docs/reliability.md A2, B5): the reply must BE a JSON
 object (optionally in one ```json fence); a verdict is never searched for in prose."""
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""The judge prompt (RELIABILITY A1, SPEC section 4): nonce fences, inert fence-like text,
-the check last, a shared prefix per response, image placement, and cache keys."""
+"""The judge prompt (docs/reliability.md A1; docs/method.md [J2], [J4], [J8]): nonce
+fences, inert fence-like text, the check last, a shared prefix per response, image placement,
+and cache keys."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The verdict store (RELIABILITY C11, C12): only successful verdicts count as done, one
+"""The verdict store (docs/reliability.md C11, C12): only successful verdicts count as done, one
 writer per store (a second one waits or refuses clearly), readers work alongside it."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compile rules of SPEC section 2, with expected checklists written by hand from the SPEC.
+"""Compile rules of docs/method.md ([C1]-[C15]), with expected checklists written by hand from them.
 
 Each expected row is ``(id, kind, tier, secondary, cites)``; texts are checked for a
 representative subset. Tiers and kinds are spelled as plain strings so the expectations do
@@ -83,7 +83,7 @@ def opt(n: int) -> list[str]:
     return [f"option {i}" for i in range(1, n + 1)]
 
 
-# --------------------------------------------------------------------------- the SPEC example
+# ------------------------------------------------------ the meta-rubric example of the method
 
 SPEC_EXAMPLE: dict[str, Any] = {
     "id": "q-0001",

@@ -1,4 +1,4 @@
-"""Datasets (SPEC section 2, last paragraph, and the validation rules of section 1): one JSONL
+"""Datasets (docs/method.md [R12], [C15], and the validation rules [R1]-[R11]): one JSONL
 record per question; errors name ``file:LINE`` and the JSON path inside the record."""
 
 from __future__ import annotations

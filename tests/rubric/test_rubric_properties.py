@@ -1,4 +1,4 @@
-"""Property tests of the compiler (SPEC section 2) on random valid meta-rubrics."""
+"""Property tests of the compiler (docs/method.md [C1]-[C14]) on random valid meta-rubrics."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Validation rules of SPEC section 1: every error names the file, the JSON path, the rule
-and the value found, and all errors of a file are reported at once."""
+"""Validation rules of docs/method.md ([R1]-[R11]): every error names the file, the JSON path,
+the rule and the value found, and all errors of a file are reported at once."""
 
 from __future__ import annotations
 

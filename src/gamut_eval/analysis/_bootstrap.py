@@ -2,7 +2,7 @@
 
 A model's score is a mean over questions, and the checks of one question are graded on
 one response against one rubric, so they are not independent: the resampling unit is the
-question (SPEC section 3). A resample draws as many questions as there are, with
+question (docs/method.md [A2]). A resample draws as many questions as there are, with
 replacement, and is stored as a weight per question (how often it was drawn), so the mean
 of every model under every resample is one matrix product.
 

@@ -1,4 +1,4 @@
-"""The annotation app: human review rounds for questions and rubrics (SPEC 5 steps 3, 7).
+"""The annotation app: human review rounds for questions and rubrics (docs/method.md [B3], [B8]).
 
 A FastAPI app over SQLite (or any SQLAlchemy URL) with server-rendered pages. Library
 functions here do the work; ``gamut annotate`` is a thin command line over them.

@@ -3,7 +3,7 @@
 Every row of every file is validated first (``_import_rows``), then everything is written
 in one transaction: a bad file changes nothing. Re-importing a file is harmless (rows
 already present are skipped); a changed rubric for a known question starts its next
-revision round (SPEC 5 step 7: LLM refinement, then a second human round). A new
+revision round (docs/method.md [B8]: LLM refinement, then a second human round). A new
 candidate for an image that already has questions joins the image's next round.
 """
 

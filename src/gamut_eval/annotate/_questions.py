@@ -3,7 +3,7 @@
 Every change to a question goes through ``_compare_and_set``: an UPDATE that only matches
 the version read in the same transaction. Two people submitting at the same moment can
 therefore never both move the same question; the loser gets a ``ConflictError`` and
-nothing of theirs is saved (RELIABILITY 18).
+nothing of theirs is saved (docs/reliability.md E18).
 """
 
 from __future__ import annotations

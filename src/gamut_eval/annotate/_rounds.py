@@ -1,4 +1,4 @@
-"""The question-round state machine (SPEC 5 step 3), as pure functions.
+"""The question-round state machine (docs/method.md [B3]), as pure functions.
 
     pending --2 reviews agree: accept--> accepted          (accepted by two: advances)
     pending --2 reviews agree: discard--> discarded

@@ -1,4 +1,4 @@
-"""Images, served by database id only (RELIABILITY 17).
+"""Images, served by database id only (docs/reliability.md E17).
 
 The route matches digits only (``{image_id:int}``), so ``../``, its encodings and absolute
 paths never reach this code: they fall through to the 404 page. The file path comes from

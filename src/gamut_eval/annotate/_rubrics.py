@@ -2,7 +2,8 @@
 
 Each change is one ``_change`` call: the page's version must still be current (else a
 ``ConflictError`` naming who saved in between), the row is updated with compare-and-set,
-and an audit event records who, when, before and after (RELIABILITY 18; SPEC 5 step 7).
+and an audit event records who, when, before and after (docs/reliability.md E18;
+docs/method.md [B8]).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Security helpers: tokens, the Host allow-list and the response headers (RELIABILITY E).
+"""Security helpers: tokens, the Host allow-list, response headers (docs/reliability.md E15-E16).
 
 Threat model. The app runs on an annotator's laptop or a team server and shows untrusted
 text (model-written questions, rubric text, evidence from the web). Attacks covered here:

@@ -1,4 +1,4 @@
-"""Running the app: the bind-address rule, then uvicorn (RELIABILITY 15).
+"""Running the app: the bind-address rule, then uvicorn (docs/reliability.md E15).
 
 The app listens on loopback unless users exist: a wildcard or LAN address with nobody
 able to sign in is almost certainly a mistake, and refusing costs nothing.

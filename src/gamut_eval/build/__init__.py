@@ -1,4 +1,4 @@
-"""Building a GAMUT-style benchmark over your own images (SPEC section 5).
+"""Building a GAMUT-style benchmark over your own images (docs/method.md [B1]-[B10]).
 
 Resumable stages, each reading the files of the stages before it in a build folder and
 writing its own (atomically), each cached by the content hash of its inputs:

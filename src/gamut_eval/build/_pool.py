@@ -1,7 +1,7 @@
 """Where an image's candidates stand, from LLM reviews and human decisions. Pure.
 
 An image's question is accepted when a candidate passes the LLM review and a human accepted
-it (SPEC 5 steps 3-4). A specific question is preferred over a boilerplate one: while a
+it (docs/method.md [B3], [B4]). A specific question is preferred over a boilerplate one: while a
 specific candidate still awaits people, an accepted boilerplate one waits too; when no
 candidate is both passing and specific, the reviewer proposes new ones.
 """

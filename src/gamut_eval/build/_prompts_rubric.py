@@ -5,7 +5,7 @@ carry instructions aimed at whatever model reads it. They reach the model only a
 JSON data (``_fence.py``); the model's reply is parsed as JSON and validated against the
 meta-rubric rules, each item must cite snippet ids that exist, and the audit re-verifies
 every snippet against its source before refinement trusts it. A rubric is reviewed by
-people before it is used (SPEC 5 step 7). Versions change with the wording.
+people before it is used (docs/method.md [B8]). Versions change with the wording.
 """
 
 from __future__ import annotations

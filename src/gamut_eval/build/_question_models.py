@@ -25,7 +25,7 @@ __all__ = [
 
 Requirement = Literal["stranger_test", "open_ended", "research", "natural", "grounded"]
 REQUIREMENTS: tuple[str, ...] = ("stranger_test", "open_ended", "research", "natural", "grounded")
-"""The hard requirements of the LLM review (SPEC 5 step 4), the stranger test first."""
+"""The hard requirements of the LLM review (docs/method.md [B4]), the stranger test first."""
 
 DecisionKind = Literal["accept", "revise", "discard"]
 

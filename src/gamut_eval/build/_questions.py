@@ -24,7 +24,7 @@ from gamut_eval.errors import InputError
 __all__ = ["ImageCandidates", "image_inputs", "run_questions"]
 
 MAX_QUESTION_CHARS = 300
-"""A question longer than this is not "concise and natural" (SPEC 5 step 2)."""
+"""A question longer than this is not "concise and natural" (docs/method.md [B2])."""
 
 _SCHEMA = object_schema(
     {

@@ -4,7 +4,7 @@ The evidence, id, question and entity are ours; the model writes only the items.
 are validated with the project's own validator (every problem at once, with JSON paths
 that match the model's ``{"items": [...]}``), and one rule the format leaves optional is
 required here: every item cites evidence, on the item or on each of its elements, since a
-built rubric must be grounded in the snippets (SPEC 5 step 5).
+built rubric must be grounded in the snippets (docs/method.md [B6]).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Stage ``text-only``: each question with the entity named in text (SPEC 5 step 8).
+"""Stage ``text-only``: each question with the entity named in text (docs/method.md [B10]).
 
 The rewrite must name the entity and ask the same thing; code checks the first, a second
 call (a checker with its own prompt) the second. A failed check is fed back like a

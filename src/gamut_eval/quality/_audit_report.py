@@ -47,7 +47,7 @@ class AuditThresholds(BaseModel):
     perturbation or order probe."""
     max_null_pass_rate: float = Field(default=0.0, ge=0, le=1)
     """Largest tolerated share of null-answer checks judged meets or partially meets, per
-    null probe (RELIABILITY A3: they must score as missing everywhere)."""
+    null probe (docs/reliability.md A3: they must score as missing everywhere)."""
     max_unscored_rate: float = Field(default=0.02, ge=0, le=1)
     """A probe with more unscored checks than this cannot be assessed, and fails."""
 

@@ -1,4 +1,4 @@
-"""The adversarial probe set that ships with gamut-eval (RELIABILITY A3), run by
+"""The adversarial probe set that ships with gamut-eval (docs/reliability.md A3), run by
 ``gamut audit-judge`` against any judge.
 
 Threat model: the answer under test is written by the model being graded, which may

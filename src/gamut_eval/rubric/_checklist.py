@@ -17,7 +17,7 @@ __all__ = ["Check", "CheckKind", "Checklist", "CompileConfig"]
 
 
 class CheckKind(StrEnum):
-    """What rule of SPEC section 2 produced a check."""
+    """What compile rule produced a check (docs/method.md [C2])."""
 
     FACT = "fact"
     LIST_ITEM = "list_item"

@@ -1,4 +1,4 @@
-"""The fixed rules that turn a meta-rubric into a flat binary checklist (SPEC section 2).
+"""The fixed rules that turn a meta-rubric into a flat binary checklist (docs/method.md [C1]-[C15]).
 
 Checks fall into two groups: the genuine requirement keeps its item's tier; secondary
 checks (optional elements, higher coverage, optional steps, the full ordering) drop one

@@ -1,4 +1,4 @@
-"""The meta-rubric: the authoring format of SPEC section 1, as frozen Pydantic models.
+"""The meta-rubric: the authoring format of docs/method.md [R1]-[R10], as frozen Pydantic models.
 
 Structural rules (types, required fields, unknown fields, patterns, lengths) live on the
 models; the rules that span fields (unique ids, references, thresholds) live in
@@ -48,7 +48,7 @@ class Tier(StrEnum):
     CONTEXT = "context"
 
     def lower(self) -> Tier:
-        """One tier down; Context has no tier beneath it, so it stays Context (SPEC 2)."""
+        """One tier down; Context has none beneath it, so it stays Context (docs/method.md [C1])."""
         if self is Tier.ANSWER_CRITICAL:
             return Tier.VALUABLE
         return Tier.CONTEXT
@@ -238,7 +238,7 @@ ITEM_TYPES: tuple[str, ...] = (
 
 
 class MetaRubric(BaseModel):
-    """One question's meta-rubric: typed items with tiers and citations (SPEC section 1)."""
+    """One question's meta-rubric: typed items with tiers and citations (docs/method.md [R1])."""
 
     model_config = _FROZEN
 

@@ -1,4 +1,4 @@
-"""The meta-rubric rules that span fields (SPEC section 1, "Validation").
+"""The meta-rubric rules that span fields (docs/method.md [R7]-[R9]).
 
 Each function returns every problem it finds as an ``ErrorDetail`` with the JSON path
 inside the document, so a file's errors are all reported at once.

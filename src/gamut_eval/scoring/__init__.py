@@ -1,4 +1,4 @@
-"""Verdicts, tier scores and the Gamut score (SPEC section 3). Pure: no I/O, no network."""
+"""Verdicts, tier scores and the Gamut score (docs/method.md [S1]-[S9]). Pure: no I/O or network."""
 
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score

@@ -16,7 +16,7 @@ def _default_weights() -> dict[Tier, float]:
 
 
 class ScoringParams(BaseModel):
-    """Lambda, mu and the global tier weights of the Gamut score (SPEC section 3)."""
+    """Lambda, mu and the global tier weights of the Gamut score (docs/method.md [S2], [S4])."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 

@@ -1,4 +1,4 @@
-"""Scoring one response: tier scores and the Gamut score (SPEC section 3). Pure arithmetic."""
+"""Scoring one response: tier scores and the Gamut score (docs/method.md [S3], [S4]). Pure."""
 
 from __future__ import annotations
 

@@ -3,7 +3,7 @@
 It listens on 127.0.0.1 only (a random free port by default), speaks enough of the chat
 completions format for the ``openai`` SDK and Inspect AI's ``openai-api`` provider, logs
 every request by a hash of its canonical body, and injects the judge-output faults of
-RELIABILITY.md section B on demand. Run it in a background thread (``with``), inside a
+docs/reliability.md section B on demand. Run it in a background thread (``with``), inside a
 running loop (``async with``), or as a separate process (``fake_openai`` module CLI).
 """
 

@@ -1,6 +1,6 @@
 """Fault rules: which requests get a broken reply, and what that reply is.
 
-Every judge-output fault of RELIABILITY.md section B is one ``FaultKind``. A rule matches
+Every judge-output fault of docs/reliability.md section B is one ``FaultKind``. A rule matches
 a request by arrival index, by a substring of the last user message, and/or by "the first
 K times this body hash is seen" (so a client's retry of the same request can succeed).
 """
