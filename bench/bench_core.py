@@ -1,4 +1,4 @@
-"""Issue 2 performance: compiling and scoring at paper scale.
+"""Performance of the core: compiling and scoring at paper scale.
 
 - Compile 1,813 paper-sized meta-rubrics (about 30 checks each): under 0.5 s on one core.
 - Score 2.3 million verdict rows (1,813 questions x ~30 checks x 14 models x 3 judges) into

@@ -1,4 +1,4 @@
-"""Issue 3 performance: the judge engine against a loopback fake server in another process.
+"""Performance of the judge engine against a loopback fake server in another process.
 
 Prints, measured side by side in one run:
 1. throughput of the fast executor vs a bare aiohttp loop sending the same requests

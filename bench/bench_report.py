@@ -1,4 +1,4 @@
-"""Issue 5 performance: the full report at paper scale.
+"""Performance of the reports: the full report at paper scale.
 
 A synthetic run folder shaped like the paper's (14 models x 1,813 questions x 3 judges x 2
 settings x 30 checks: 4,568,760 verdict rows, about 1 GB of verdicts.jsonl) is generated

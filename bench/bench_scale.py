@@ -1,4 +1,4 @@
-"""Issue 8 performance: the scale-out judge backends, measured side by side in one run.
+"""Performance of the scale-out judge backends, measured side by side in one run.
 
 Prints:
 1. the ray backend on a local Ray instance (2 CPUs; 1 and 2 actors) vs the fast executor, both
