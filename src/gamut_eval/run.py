@@ -20,7 +20,6 @@ import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,36 +29,24 @@ from gamut_eval import __version__
 from gamut_eval._files import atomic_writer, read_jsonl
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._engine import JudgeStats
+from gamut_eval.judge._pass import OnEvent, judge_pass
+from gamut_eval.judge._plan import JudgePlan
 from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._run import (
     JudgeReport,
     UnscoredRateExceeded,
     check_unscored_rate,
-    count_checks,
-    judge_into_store,
     verdict_rows,
     write_verdict_rows,
 )
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import VerdictStore
+from gamut_eval.judge.backends import make_backend
+from gamut_eval.records import RunManifest, score_rows
 from gamut_eval.responses import check_responses
-from gamut_eval.scoring import COUNT_COLUMNS, ScoringParams, score_table, summarise_scores
+from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
-__all__ = ["RunHooks", "RunResult", "run_benchmark", "score_rows"]
-
-
-class RunHooks:
-    """Progress callbacks (no-ops here; the CLI overrides them with progress bars)."""
-
-    def judge_start(self, judge: str, total: int) -> None:
-        """Judging with ``judge`` starts; ``total`` (response, check) pairs."""
-
-    def judge_progress(self, judge: str, stats: JudgeStats) -> None:
-        """Called often while judging; throttle any display."""
-
-    def judge_done(self, judge: str, stats: JudgeStats) -> None:
-        """Judging with ``judge`` finished."""
+__all__ = ["RunResult", "run_benchmark", "score_rows"]
 
 
 @dataclass(frozen=True)
@@ -80,25 +67,6 @@ def _copy_responses(source: Path, target: Path, setting: str, question_ids: set[
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
 
 
-def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:
-    """Score-table rows as JSON-ready dicts: keys, ``gamut``, ``tiers``, ``counts``."""
-    from gamut_eval.rubric._model import TIERS
-
-    keys = [c for c in ("question_id", "model", "setting", "judge") if c in scores.columns]
-    out = []
-    for record in scores.to_dict(orient="records"):
-        row = {k: record[k] for k in keys}
-        row["gamut"] = None if math.isnan(record["gamut"]) else record["gamut"]
-        row["tiers"] = {t.value: record[t.value] for t in TIERS if not math.isnan(record[t.value])}
-        counts: dict[str, dict[str, int]] = {}
-        for column in COUNT_COLUMNS:
-            tier, verdict = column.split(".")
-            counts.setdefault(tier, {})[verdict] = int(record[column])
-        row["counts"] = {t: c for t, c in counts.items() if sum(c.values())}
-        out.append(row)
-    return out
-
-
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     return [
         {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
@@ -112,27 +80,27 @@ def _write_json(path: Path, data: Any) -> None:
         handle.write("\n")
 
 
-def _run_config(
+def _manifest(
     dataset: Dataset,
     models: Sequence[str],
     responses: Path | None,
     setting: str,
     judges: Sequence[JudgeSettings],
     params: ScoringParams,
-) -> dict[str, Any]:
-    return {
-        "gamut_eval_version": __version__,
-        "python": platform.python_version(),
-        "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "dataset": str(dataset.path),
-        "questions": len(dataset),
-        "models": list(models),
-        "responses_from": str(responses) if responses else "generated",
-        "setting": setting,
-        "prompt_version": PROMPT_VERSION,
-        "judges": [j.model_dump(mode="json") for j in judges],
-        "scoring": params.model_dump(mode="json"),
-    }
+) -> RunManifest:
+    return RunManifest(
+        gamut_eval_version=__version__,
+        python=platform.python_version(),
+        started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        dataset=str(dataset.path),
+        questions=len(dataset),
+        models=list(models),
+        responses_from=str(responses) if responses else "generated",
+        setting=setting,  # type: ignore[arg-type]
+        prompt_version=PROMPT_VERSION,
+        judges=[j.model_dump(mode="json") for j in judges],
+        scoring=params,
+    )
 
 
 def run_benchmark(
@@ -144,12 +112,12 @@ def run_benchmark(
     responses: Path | None = None,
     setting: str = "both",
     params: ScoringParams | None = None,
-    hooks: RunHooks | None = None,
+    on_event: OnEvent | None = None,
     max_connections: int | None = None,
+    wait_for_store_s: float = 0.0,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR."""
     params = params or ScoringParams()
-    hooks = hooks or RunHooks()
     if bool(models) == (responses is not None):
         raise InputError(
             "give the models to generate answers with (--model), or existing answers "
@@ -159,9 +127,8 @@ def run_benchmark(
         raise InputError("give at least one --judge")
     dataset = load_dataset(dataset_path)
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write_json(
-        out_dir / "run.json", _run_config(dataset, models, responses, setting, judges, params)
-    )
+    manifest = _manifest(dataset, models, responses, setting, judges, params)
+    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if responses is not None:
         _copy_responses(responses, answers, setting, set(dataset.by_id()))
@@ -176,38 +143,28 @@ def run_benchmark(
             answers,
             max_connections=max_connections,
         )
-    reports = _judge_all(dataset, answers, judges, out_dir, hooks)
+    reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s)
     return RunResult(out_dir, _score(dataset, out_dir, params), reports)
 
 
 def _judge_all(
-    dataset: Dataset, answers: Path, judges: Sequence[JudgeSettings], out_dir: Path, hooks: RunHooks
+    dataset: Dataset,
+    answers: Path,
+    judges: Sequence[JudgeSettings],
+    out_dir: Path,
+    on_event: OnEvent | None,
+    wait_s: float,
 ) -> dict[str, JudgeReport]:
+    # The answers are validated once, for every judge, before the store is created or locked.
+    plan = JudgePlan(dataset, answers, judges[0])
+    plans = [plan.for_judge(settings) for settings in judges]
     reports: dict[str, JudgeReport] = {}
-    # Validates the answers once for every judge, before a store is created or locked.
-    total = count_checks(dataset, answers)
-    with VerdictStore(out_dir / "store.sqlite") as store:
-        for settings in judges:
-            name = settings.judge
-            hooks.judge_start(name, total)
-            stats = judge_into_store(
-                dataset,
-                answers,
-                settings,
-                store,
-                on_progress=partial(hooks.judge_progress, name),
-                total=total,
-            )
-            hooks.judge_done(name, stats)
-            reports[name] = JudgeReport(stats, 0, 0)
+    with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
+        passes = [judge_pass(p, make_backend(p.settings), store, on_event) for p in plans]
         with atomic_writer(out_dir / "verdicts.jsonl") as handle:
-            for settings in judges:
-                count, unscored = write_verdict_rows(
-                    verdict_rows(dataset, answers, settings, store), handle
-                )
-                reports[settings.judge] = JudgeReport(
-                    reports[settings.judge].stats, count, unscored
-                )
+            for judge_plan, stats in zip(plans, passes, strict=True):
+                count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
+                reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
     failures = []
     for settings in judges:
         try:

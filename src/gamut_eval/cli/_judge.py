@@ -1,127 +1,103 @@
-"""``gamut judge``: grade every (response, check) with an LLM judge."""
+"""``gamut judge``: grade every (answer, check) with an LLM judge, on any backend.
+
+The options are derived from the settings models (``JudgeSettings``, ``BatchSettings``,
+``RaySettings``): their defaults and help text are written once, there.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
-import pydantic
 
-from gamut_eval.cli._common import err_console
-from gamut_eval.cli._judge_scale import run_scaled, scale_options, take_scale_options
-from gamut_eval.cli._progress import judge_progress
-from gamut_eval.dataset import load_dataset
-from gamut_eval.errors import ValidationError
-from gamut_eval.judge._engine import JudgeStats
-from gamut_eval.judge._run import judge_responses
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
+from gamut_eval.cli._progress import PassProgress, warn_flagged
+from gamut_eval.errors import InputError
+from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
+
+if TYPE_CHECKING:
+    from gamut_eval.judge._run import JudgeReport
+    from gamut_eval.judge.backends import BackendOptions
+
+__all__ = ["COMMANDS", "judge_options", "judge_settings"]
 
 _file = click.Path(dir_okay=False, path_type=Path)
-
-
+_in_file = click.Path(dir_okay=False, exists=True, path_type=Path)
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def judge_options(command: F) -> F:
-    """Options shared by ``gamut judge`` and ``gamut run``."""
-    options = [
+def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
+    """The judge settings as options (``choices`` narrows ``--backend``), ``--config`` and
+    ``--wait-for-store``: shared by ``gamut judge``, ``gamut run`` and the quality commands."""
+    narrowed = {"backend": list(choices)} if choices is not None else None
+    settings = model_options(JudgeSettings, choices=narrowed)
+    wait = click.option(
+        "--wait-for-store",
+        type=click.FloatRange(min=0),
+        default=0.0,
+        show_default=True,
+        help="Seconds to wait if another process is using the store.",
+    )
+
+    def decorate(command: F) -> F:
+        return config_option(settings(wait(command)))
+
+    return decorate
+
+
+def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
+    """The ``JudgeSettings`` of ``judge`` from a command's options (which it consumes)."""
+    return settings_from(JudgeSettings, {"judge": judge, **model_values(JudgeSettings, options)})
+
+
+def _scale_options(command: F) -> F:
+    """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
+    from_models = model_options(BatchSettings)(model_options(RaySettings)(command))
+    modes = [
+        click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
+        click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
         click.option(
-            "--backend",
-            type=click.Choice(["auto", "fast", "inspect"]),
-            default="auto",
+            "--output-tokens",
+            type=click.IntRange(1),
+            default=60,
             show_default=True,
-            help="fast: aiohttp client for OpenAI-compatible APIs; inspect: any Inspect provider.",
-        ),
-        click.option("--base-url", help="Override the judge endpoint's base URL (fast backend)."),
-        click.option(
-            "--concurrency",
-            type=click.IntRange(1, 4096),
-            default=64,
-            show_default=True,
-            help="Judge requests in flight.",
-        ),
-        click.option("--rpm", type=click.IntRange(min=1), help="Requests-per-minute limit."),
-        click.option("--tpm", type=click.IntRange(min=1), help="Tokens-per-minute limit."),
-        click.option(
-            "--timeout",
-            "timeout_s",
-            type=click.FloatRange(min=0, min_open=True),
-            default=120.0,
-            show_default=True,
-            help="Seconds per request.",
-        ),
-        click.option(
-            "--max-retries",
-            type=click.IntRange(0, 20),
-            default=6,
-            show_default=True,
-            help="Transport retries (429, 5xx, timeouts).",
-        ),
-        click.option(
-            "--max-reasks",
-            type=click.IntRange(0, 10),
-            default=2,
-            show_default=True,
-            help="Re-asks after a malformed verdict before a check is unscored.",
+            help="Expected completion tokens per request (--dry-run).",
         ),
         click.option(
-            "--max-unscored-rate",
-            type=click.FloatRange(0, 1),
-            default=0.02,
-            show_default=True,
-            help="Fail the run if more checks than this share cannot be graded.",
-        ),
-        click.option(
-            "--judge-image/--no-judge-image",
-            default=False,
-            show_default=True,
-            help="Show the judge the image (multimodal setting).",
-        ),
-        click.option(
-            "--inspect-batch",
+            "--batch-write-only",
             is_flag=True,
-            help="inspect backend: use the provider's batch API (Anthropic, Google...).",
+            help="Only write the Batch API JSONL request files (for `vllm run-batch`).",
         ),
         click.option(
-            "--structured-output/--no-structured-output",
-            default=True,
-            show_default=True,
-            help="Request the verdict JSON schema via response_format.",
-        ),
-        click.option(
-            "--wait-for-store",
-            type=click.FloatRange(min=0),
-            default=0.0,
-            show_default=True,
-            help="Seconds to wait if another process is using the store.",
+            "--batch-ingest",
+            type=_in_file,
+            multiple=True,
+            help="Ingest a batch results file (repeatable) instead of submitting.",
         ),
     ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    for option in reversed(modes):
+        from_models = option(from_models)
+    return from_models
 
 
-def warn_flagged(stats: JudgeStats) -> None:
-    """Name the responses that carry invisible (zero-width or bidi) characters."""
-    if not stats.flagged:
-        return
-    err_console.print(
-        f"[yellow]warning:[/yellow] {len(stats.flagged)} response(s) contain zero-width or bidi "
-        "control characters (judged as written; review them):"
+def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
+    from gamut_eval.judge.backends import BackendOptions
+
+    write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
+    if (write_only or ingest) and settings.backend != "batch":
+        raise InputError("--batch-write-only and --batch-ingest need --backend batch")
+    ray = {**model_values(RaySettings, options), "worker_concurrency": settings.concurrency}
+    return BackendOptions(
+        batch=settings_from(BatchSettings, model_values(BatchSettings, options)),
+        ray=settings_from(RaySettings, ray),
+        batch_write_only=write_only,
+        batch_ingest=ingest,
+        prices=options.pop("prices"),
+        output_tokens=options.pop("output_tokens"),
     )
-    for question, model, setting, chars in stats.flagged[:20]:
-        err_console.print(f"  {question} / {model} / {setting}: {' '.join(chars)}")
-
-
-def settings_from(judge: str, **options: object) -> JudgeSettings:
-    options.pop("wait_for_store", None)
-    try:
-        return JudgeSettings.model_validate({"judge": judge, **options})
-    except pydantic.ValidationError as exc:
-        raise ValidationError([d.in_file("judge options") for d in pydantic_details(exc)]) from None
 
 
 @click.command()
@@ -144,15 +120,17 @@ def settings_from(judge: str, **options: object) -> JudgeSettings:
     help="Verdict store (SQLite). Default: verdicts.sqlite beside --out, else here.",
 )
 @click.option("--out", type=_file, help="Verdict rows JSONL (default: standard output).")
-@scale_options  # issue 8: --backend batch|ray, --dry-run (cli/_judge_scale.py)
-@judge_options
+@judge_options()
+@_scale_options
 def judge(
     dataset: Path,
     responses: Path,
     judge: str,
     store: Path | None,
     out: Path | None,
-    **options: object,
+    dry_run: bool,
+    wait_for_store: float,
+    **options: Any,
 ) -> None:
     """Grade every check of every response independently, with four verdicts.
 
@@ -160,32 +138,70 @@ def judge(
     check re-sends only that check. Checks the judge cannot grade are recorded as unscored
     with a reason, never as a model failure; past --max-unscored-rate the run fails (exit 1).
     """
-    scale = take_scale_options(options)  # issue 8
-    wait = float(options.get("wait_for_store") or 0.0)  # type: ignore[arg-type]
-    settings = settings_from(judge, **options)
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.judge._run import judge_responses
+    from gamut_eval.judge.backends import backend_name, make_backend
+
+    settings = judge_settings(judge, options)
+    backend_options = _backend_options(settings, options)
+    name = backend_name(settings, dry_run=dry_run)
+    backend = make_backend(settings, backend_options, name=name)
     store = store or (out.parent if out else Path.cwd()) / "verdicts.sqlite"
-    if scale.active:  # issue 8: dry run, batch or ray pass
-        run_scaled(scale, dataset, responses, settings, store, out, wait)
-        return
-    data = load_dataset(dataset)
-    with judge_progress(f"judging with {judge}") as progress:
+    label = "judging with {label}" + (f" ({name})" if name in ("batch", "ray") else "")
+    with PassProgress(label) as progress:
         report = judge_responses(
-            data,
+            load_dataset(dataset),
             responses,
             settings,
             store,
             out,
-            wait_for_store_s=wait,
-            on_progress=progress.update,
-            on_start=progress.start,
+            backend=backend,
+            wait_for_store_s=wait_for_store,
+            on_event=progress,
         )
-        progress.update(report.stats, force=True)
+    _report(backend, report, store)
+
+
+def _report(backend: Any, report: JudgeReport, store: Path) -> None:
+    """What the pass did, in the terms of its backend."""
+    from gamut_eval.judge.backends._batch import BatchBackend
+    from gamut_eval.judge.backends._dryrun import DryRunBackend
+
+    if isinstance(backend, DryRunBackend) and backend.report is not None:
+        from gamut_eval.cli._dry_run import dry_run_table
+
+        console.print(dry_run_table(backend.report))
+        if backend.prices is not None and backend.report.price_entry is None:
+            err_console.print(f"[yellow]no price for {backend.report.judge}[/yellow]")
+        return
+    if isinstance(backend, BatchBackend) and backend.written is not None:
+        written = backend.written
+        for file in written.files:
+            err_console.print(f"wrote {file.path} ({file.requests} requests, {file.bytes:,} bytes)")
+        err_console.print(
+            f"{written.requests} requests ({written.reasks} re-asks) in {len(written.files)} "
+            f"file(s), {written.cached} checks already in the store. Run each file through "
+            "`vllm run-batch -i FILE -o RESULTS --model MODEL` (or upload it), then: "
+            "gamut judge ... --backend batch --batch-ingest RESULTS"
+        )
+        return
     stats = report.stats
     warn_flagged(stats)
     err_console.print(
         f"{report.rows} verdict rows ({stats.cached} from the store, {stats.judged} judged now in "
         f"{stats.calls} calls; {report.unscored} unscored); store: {store}"
     )
+    if isinstance(backend, BatchBackend) and backend.ingested is not None:
+        counts = backend.ingested
+        err_console.print(
+            f"ingested {counts.lines} result lines ({counts.stored} verdict rows, "
+            f"{counts.skipped} already in the store, {counts.unknown} not of this run)"
+        )
+        if counts.reasks:
+            err_console.print(
+                f"[yellow]{counts.reasks} checks await a re-ask:[/yellow] run --batch-write-only "
+                "again, then ingest its results"
+            )
 
 
 COMMANDS = [judge]

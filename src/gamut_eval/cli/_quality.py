@@ -7,24 +7,23 @@ standard output) or ``--out FILE``.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from pydantic import BaseModel
 
 from gamut_eval.cli._common import console, dump_json, err_console, write_output
-from gamut_eval.cli._judge import judge_options, settings_from, warn_flagged
-from gamut_eval.cli._progress import JudgeProgress, judge_progress
+from gamut_eval.cli._exit import EXIT_FAILURE
+from gamut_eval.cli._judge import judge_options, judge_settings
+from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
-from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._engine import JudgeStats
-from gamut_eval.judge._run import UnscoredRateExceeded
-from gamut_eval.quality import AuditThresholds, agreement_report, audit_judge, judge_stability
-from gamut_eval.quality._tables import agreement_view, audit_view, stability_view
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from gamut_eval.dataset import Dataset
+    from gamut_eval.judge._pass import PassEvent
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
@@ -46,13 +45,6 @@ _out_option = click.option(
     type=_file,
     help="Also write the full report as JSON to this file (atomically).",
 )
-_temperature_option = click.option(
-    "--temperature",
-    type=click.FloatRange(min=0),
-    default=0.0,
-    show_default=True,
-    help="Judge sampling temperature.",
-)
 _store_dir_option = click.option(
     "--store-dir",
     type=_dir,
@@ -61,37 +53,19 @@ _store_dir_option = click.option(
 )
 
 
-class _Bars:
-    """A progress bar per judge run (``JudgeObserver``); closes whatever is open on exit."""
+class _Bars(PassProgress):
+    """A progress bar per measurement run, and a warning for flagged answers after each."""
 
-    def __init__(self) -> None:
-        self._stack = contextlib.ExitStack()
-        self._bar: JudgeProgress | None = None
-
-    def __enter__(self) -> _Bars:
-        return self
-
-    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self._stack.close()
-
-    def start(self, label: str, total: int) -> None:
-        self._bar = self._stack.enter_context(judge_progress(label))
-        self._bar.start(total)
-
-    def update(self, stats: JudgeStats) -> None:
-        if self._bar is not None:
-            self._bar.update(stats)
-
-    def done(self, stats: JudgeStats) -> None:
-        if self._bar is not None:
-            self._bar.update(stats, force=True)
-        warn_flagged(stats)
-        self._stack.close()
-        self._bar = None
+    def __call__(self, event: PassEvent) -> None:
+        super().__call__(event)
+        if event.kind == "done":
+            warn_flagged(event.stats)
 
 
 def _dataset(value: str) -> tuple[Dataset, bool]:
     """The loaded dataset, and whether it is the bundled sample."""
+    from gamut_eval.dataset import load_dataset
+
     path = resolve_dataset_path(value)
     is_sample = path.resolve() == (sample_dir() / "dataset.jsonl").resolve()
     return load_dataset(path), is_sample
@@ -153,6 +127,9 @@ def agreement(
     matrix, the same per tier and per check kind, and each model's Gamut score from the
     gold verdicts and from the judge's. Unmatched and unscored rows are counted and left out.
     """
+    from gamut_eval.quality import agreement_report
+    from gamut_eval.quality._tables import agreement_view
+
     data, _ = _dataset(dataset)
     report = agreement_report(
         verdicts,
@@ -187,11 +164,10 @@ def _responses(responses: Path | None, is_sample: bool) -> Path | None:
     type=_file,
     help="Answers to judge (default: the sample's, with --dataset sample).",
 )
-@_temperature_option
 @_store_dir_option
 @_json_option
 @_out_option
-@judge_options
+@judge_options()
 def stability(
     judge: str,
     repeats: int,
@@ -200,7 +176,8 @@ def stability(
     store_dir: Path | None,
     as_json: bool,
     out: Path | None,
-    **options: object,
+    wait_for_store: float,
+    **options: Any,
 ) -> None:
     """Judge the same checks N times: flip rate, kappa between repeats, score spread.
 
@@ -208,13 +185,17 @@ def stability(
     another's cache. Exits 1 when a repeat leaves more checks unscored than
     --max-unscored-rate (after showing the report).
     """
-    settings = settings_from(judge, **options)
+    from gamut_eval.judge._run import UnscoredRateExceeded
+    from gamut_eval.quality import judge_stability
+    from gamut_eval.quality._tables import stability_view
+
+    settings = judge_settings(judge, options)
     data, is_sample = _dataset(dataset)
     path = _responses(responses, is_sample)
     if path is None:
         raise InputError("--responses is required with a dataset other than the sample")
-    with _Bars() as bars:
-        report = judge_stability(data, path, settings, repeats, store_dir=store_dir, observer=bars)
+    with _Bars("judging {label}") as bars:
+        report = judge_stability(data, path, settings, repeats, store_dir=store_dir, on_event=bars)
     _emit(report, stability_view(report), as_json, out)
     worst = max(report.unscored) / report.checks if report.checks else 0.0
     if worst > settings.max_unscored_rate:
@@ -261,11 +242,10 @@ def stability(
     show_default=True,
     help="Fail if more null-answer checks than this share are judged (partially) met.",
 )
-@_temperature_option
 @_store_dir_option
 @_json_option
 @_out_option
-@judge_options
+@judge_options()
 def audit_judge_command(
     judge: str,
     dataset: str,
@@ -277,7 +257,8 @@ def audit_judge_command(
     store_dir: Path | None,
     as_json: bool,
     out: Path | None,
-    **options: object,
+    wait_for_store: float,
+    **options: Any,
 ) -> None:
     """Run the shipped adversarial probes against a judge; exit 1 past the thresholds.
 
@@ -286,7 +267,10 @@ def audit_judge_command(
     filler and a reversed check order appended to or applied on clean answers must not
     change their verdicts.
     """
-    settings = settings_from(judge, **options)
+    from gamut_eval.quality import AuditThresholds, audit_judge
+    from gamut_eval.quality._tables import audit_view
+
+    settings = judge_settings(judge, options)
     data, is_sample = _dataset(dataset)
     path = _responses(responses, is_sample)
     if is_sample and responses is None and not models:
@@ -296,7 +280,7 @@ def audit_judge_command(
         max_null_pass_rate=max_null_pass_rate,
         max_unscored_rate=settings.max_unscored_rate,
     )
-    with _Bars() as bars:
+    with _Bars("judging {label}") as bars:
         report = audit_judge(
             data,
             settings,
@@ -305,12 +289,10 @@ def audit_judge_command(
             setting=setting,  # type: ignore[arg-type]
             thresholds=thresholds,
             store_dir=store_dir,
-            observer=bars,
+            on_event=bars,
         )
     _emit(report, audit_view(report), as_json, out)
     if not report.passed:
-        from gamut_eval.cli._main import EXIT_FAILURE  # here: _main imports this module
-
         failed = [p.name for p in report.probes if not p.passed]
         err_console.print(f"audit failed: {', '.join(failed) or 'the clean run'}")
         click.get_current_context().exit(EXIT_FAILURE)

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gamut_eval.cli._common import console, err_console
-from gamut_eval.cli._judge import judge_options, settings_from, warn_flagged
-from gamut_eval.cli._progress import JudgeProgress, judge_progress
-from gamut_eval.cli._report import write_html_report
-from gamut_eval.cli._score import summary_table
+from gamut_eval.cli._judge import judge_options, judge_settings
+from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
-from gamut_eval.judge._engine import JudgeStats
 from gamut_eval.judge._offline import OFFLINE_JUDGE
-from gamut_eval.run import RunHooks, RunResult, run_benchmark
+from gamut_eval.judge._settings import ONLINE_BACKENDS, JudgeSettings
+
+if TYPE_CHECKING:
+    from gamut_eval.run import RunResult
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
@@ -30,34 +28,9 @@ _dataset_option = click.option(
 )
 
 
-class _ProgressHooks(RunHooks):
-    def __init__(self) -> None:
-        self.bars: dict[str, JudgeProgress] = {}
-        self._stack: list[Any] = []
-
-    @contextmanager
-    def active(self) -> Iterator[None]:
-        try:
-            yield
-        finally:
-            for context in reversed(self._stack):
-                context.__exit__(None, None, None)
-
-    def judge_start(self, judge: str, total: int) -> None:
-        context = judge_progress(f"judging with {judge}")
-        self._stack.append(context)
-        self.bars[judge] = context.__enter__()
-        self.bars[judge].start(total)
-
-    def judge_progress(self, judge: str, stats: JudgeStats) -> None:
-        self.bars[judge].update(stats)
-
-    def judge_done(self, judge: str, stats: JudgeStats) -> None:
-        self.bars[judge].update(stats, force=True)
-        self._stack.pop().__exit__(None, None, None)
-
-
 def _print_result(result: RunResult) -> None:
+    from gamut_eval.cli._score import summary_table
+
     summary = result.summary
     for setting in ("multimodal", "text_only"):
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
@@ -156,7 +129,7 @@ def generate(
 @click.option(
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per answering model."
 )
-@judge_options
+@judge_options(choices=ONLINE_BACKENDS)
 def run(
     dataset: str,
     models: tuple[str, ...],
@@ -165,7 +138,8 @@ def run(
     setting: str,
     out: Path,
     max_connections: int | None,
-    **options: object,
+    wait_for_store: float,
+    **options: Any,
 ) -> None:
     """Generate answers, judge them with each judge, score, and print the leaderboard.
 
@@ -173,9 +147,10 @@ def run(
     Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json.
     Interrupted and rerun with the same arguments, it continues where it stopped.
     """
-    settings = [settings_from(judge, **options) for judge in judges]
-    hooks = _ProgressHooks()
-    with hooks.active():
+    from gamut_eval.run import run_benchmark
+
+    settings = [judge_settings(judge, dict(options)) for judge in judges]
+    with PassProgress() as progress:
         result = run_benchmark(
             resolve_dataset_path(dataset),
             out,
@@ -183,8 +158,9 @@ def run(
             models=models,
             responses=responses,
             setting=setting,
-            hooks=hooks,
+            on_event=progress,
             max_connections=max_connections,
+            wait_for_store_s=wait_for_store,
         )
     _print_result(result)
 
@@ -199,15 +175,16 @@ def demo(out: Path) -> None:
     the leaderboards. With an API key, `gamut run --model ... --judge ...` does the same
     with real models and a real judge.
     """
-    settings = [settings_from(OFFLINE_JUDGE)]
-    hooks = _ProgressHooks()
-    with hooks.active():
+    from gamut_eval.cli._report import write_html_report
+    from gamut_eval.run import run_benchmark
+
+    with PassProgress() as progress:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
             out,
-            settings,
+            [JudgeSettings(judge=OFFLINE_JUDGE)],
             responses=sample_dir() / "responses.jsonl",
-            hooks=hooks,
+            on_event=progress,
         )
     _print_result(result)
     write_html_report(out)

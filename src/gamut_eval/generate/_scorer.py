@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 from gamut_eval.data import resolve_dataset_path
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._engine import judge_checks
-from gamut_eval.judge._prompt import PROMPT_VERSION, JudgeImage
-from gamut_eval.judge._run import make_executor
+from gamut_eval.judge._pass import run_pass
+from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._store import MemoryStore, Store, StoredVerdict, VerdictStore
+from gamut_eval.judge.backends import make_backend
+from gamut_eval.responses import ResponseRow
 from gamut_eval.rubric import Checklist
 from gamut_eval.rubric._model import TIERS
 
@@ -34,10 +36,11 @@ SCORE_KEYS = ("gamut", *(t.value for t in TIERS))
 _STORES: dict[Path, VerdictStore] = {}
 
 
-def _store(path: str | None) -> VerdictStore | None:
-    """One writer per store per process (several tasks of an eval set share it)."""
+def _store(path: str | None) -> Store:
+    """One writer per store per process (several tasks of an eval set share it); without
+    a path, the verdicts live as long as the scored answer."""
     if path is None:
-        return None
+        return MemoryStore()
     key = Path(path).resolve()
     if key not in _STORES:
         _STORES[key] = VerdictStore(key)
@@ -97,23 +100,21 @@ def build_score_fn(
 
         qid = str(task_state.metadata.get("question_id", task_state.sample_id))
         setting = str(task_state.metadata.get("setting", "multimodal"))
-        record = records.get(qid)
-        if record is None:
+        if qid not in records:
             raise InputError(f"sample {qid!r} is not a question of {data.path}")
-        image_path = data.image_path(record) if judge_image and setting == "multimodal" else None
-        image = JudgeImage.from_path(image_path) if image_path else None
         checklist = checklists[qid]
         answer = task_state.output.completion
-        question = record.question_for(setting)
-        # Inspect gives scorers no teardown, and executors hold connections bound to one
-        # event loop: one executor per scored answer, closed when its checks are judged.
-        executor = make_executor(settings)
-        try:
-            rows = await judge_checks(
-                executor, settings, question, answer, checklist.checks, image, _store(store)
-            )
-        finally:
-            await executor.aclose()
+        row = ResponseRow(
+            question_id=qid, model=str(task_state.model), setting=setting, response=answer
+        )
+        plan = JudgePlan(data, [row], settings, checklists=checklists)
+        # Inspect gives scorers no teardown, and clients hold connections bound to one
+        # event loop: the pass makes a client for this answer and closes it when done.
+        verdicts = _store(store)
+        await run_pass(plan, make_backend(settings), verdicts)
+        [planned] = list(plan)
+        found = verdicts.get(planned.keys)
+        rows = [found[key] for key in planned.keys]
         return Score(
             value=_card(checklist, rows),
             answer=answer,

@@ -1,20 +1,22 @@
-"""The LLM judge: one prompt for every backend, strict verdict parsing, executors, the store.
+"""The LLM judge: one pass for every backend, one prompt, strict verdict parsing, the store.
 
-Each (response, check) pair is judged independently with four verdicts. Importing this
-package does not import Inspect AI (the ``inspect`` executor loads it on first use).
+Where a verdict comes from: ``_pass.py`` (the judge pass). Each (answer, check) pair is
+judged independently with four verdicts. Importing this package does not import Inspect
+AI or Ray (their backends load them on first use).
 """
 
 from gamut_eval.judge._endpoints import Endpoint, default_backend, resolve_endpoint
-from gamut_eval.judge._engine import (
-    JudgeStats,
-    PlannedResponse,
-    judge_one,
-    judge_planned,
-    plan_responses,
-)
-from gamut_eval.judge._fast import FastConfig, FastExecutor
-from gamut_eval.judge._inspect import InspectConfig, InspectExecutor
 from gamut_eval.judge._parse import ParsedReply, parse_reply
+from gamut_eval.judge._pass import (
+    Backend,
+    JudgeStats,
+    JudgeWork,
+    PassEvent,
+    Pending,
+    judge_pass,
+    run_pass,
+)
+from gamut_eval.judge._plan import JudgePlan, PlannedResponse
 from gamut_eval.judge._prompt import (
     PROMPT_VERSION,
     RESPONSE_FORMAT,
@@ -27,17 +29,23 @@ from gamut_eval.judge._prompt import (
     render_response,
     response_digest,
 )
+from gamut_eval.judge._records import VerdictRow
 from gamut_eval.judge._run import (
     JudgeReport,
     UnscoredRateExceeded,
-    count_checks,
     judge_responses,
-    make_executor,
     verdict_rows,
     write_verdict_rows,
 )
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoreBusyError, StoredVerdict, StoreError, VerdictStore
+from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
+from gamut_eval.judge._settle import Reask, settle
+from gamut_eval.judge._store import (
+    MemoryStore,
+    StoreBusyError,
+    StoredVerdict,
+    StoreError,
+    VerdictStore,
+)
 from gamut_eval.judge._types import (
     Completion,
     Executor,
@@ -46,48 +54,63 @@ from gamut_eval.judge._types import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
+from gamut_eval.judge.backends import BACKENDS, OFFLINE_JUDGE, BackendOptions, make_backend
+from gamut_eval.judge.backends._fast import FastExecutor
+from gamut_eval.judge.backends._inspect import InspectExecutor
+from gamut_eval.judge.backends._online import make_client
 
 __all__ = [
+    "BACKENDS",
+    "OFFLINE_JUDGE",
     "PROMPT_VERSION",
     "RESPONSE_FORMAT",
+    "Backend",
+    "BackendOptions",
+    "BatchSettings",
     "Completion",
     "Endpoint",
     "Executor",
-    "FastConfig",
     "FastExecutor",
-    "InspectConfig",
     "InspectExecutor",
     "JudgeAuthError",
     "JudgeCallError",
     "JudgeImage",
+    "JudgePlan",
     "JudgeReport",
     "JudgeRequestRejected",
     "JudgeSettings",
     "JudgeStats",
     "JudgeUnavailable",
+    "JudgeWork",
+    "MemoryStore",
     "ParsedReply",
+    "PassEvent",
+    "Pending",
     "PlannedResponse",
+    "RaySettings",
+    "Reask",
     "RenderedResponse",
     "StoreBusyError",
     "StoreError",
     "StoredVerdict",
     "UnscoredRateExceeded",
+    "VerdictRow",
     "VerdictStore",
     "check_key",
-    "count_checks",
     "default_backend",
     "hidden_characters",
     "judge_key",
-    "judge_one",
-    "judge_planned",
+    "judge_pass",
     "judge_responses",
-    "make_executor",
+    "make_backend",
+    "make_client",
     "parse_reply",
-    "plan_responses",
     "render_messages",
     "render_response",
     "resolve_endpoint",
     "response_digest",
+    "run_pass",
+    "settle",
     "verdict_rows",
     "write_verdict_rows",
 ]

@@ -1,47 +1,43 @@
-"""Judging a whole responses file: the library function behind ``gamut judge``."""
+"""Judging a whole answers file: the library function behind ``gamut judge``.
+
+``judge_responses`` is the judge pass (``_pass``) with the file around it: the answers are
+validated before the store is opened (bad input never creates or locks a store), every
+backend writes the same store, the verdict rows are exported from the store, and a pass
+whose share of unscored checks passes ``max_unscored_rate`` raises after writing its rows,
+so they can be inspected.
+"""
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
+import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
-from gamut_eval.judge._engine import JudgeStats, judge_planned, plan_responses
+from gamut_eval.judge._pass import Backend, JudgeStats, OnEvent, judge_pass
+from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._records import VerdictRow
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import VerdictStore
-from gamut_eval.judge._types import Executor
-from gamut_eval.responses import check_responses
+from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
+from gamut_eval.judge.backends import make_backend
 
 __all__ = [
     "JudgeReport",
     "UnscoredRateExceeded",
     "check_unscored_rate",
-    "count_checks",
-    "judge_into_store",
     "judge_responses",
-    "make_executor",
+    "open_store",
     "verdict_rows",
     "write_verdict_rows",
 ]
 
-VERDICT_ROW_KEYS = (
-    "question_id",
-    "model",
-    "setting",
-    "judge",
-    "check_id",
-    "verdict",
-    "status",
-    "reason",
-    "explanation",
-    "attempts",
-)
+NOT_JUDGED = "not judged (the run was interrupted)"
 
 
 class UnscoredRateExceeded(GamutError):
@@ -50,7 +46,7 @@ class UnscoredRateExceeded(GamutError):
 
 @dataclass(frozen=True)
 class JudgeReport:
-    """The outcome of judging one responses file with one judge."""
+    """The outcome of judging one answers file with one judge."""
 
     stats: JudgeStats
     rows: int
@@ -63,105 +59,36 @@ class JudgeReport:
         return self.unscored / self.rows if self.rows else 0.0
 
 
-def make_executor(settings: JudgeSettings) -> Executor:
-    """The executor ``settings`` asks for (``auto``: fast where the provider speaks OpenAI)."""
-    from gamut_eval.judge._endpoints import default_backend, resolve_endpoint
-    from gamut_eval.judge._offline import OFFLINE_JUDGE, OfflineExecutor
-
-    if settings.judge == OFFLINE_JUDGE:
-        return OfflineExecutor()
-    backend = default_backend(settings.judge) if settings.backend == "auto" else settings.backend
-    if backend == "fast":
-        from gamut_eval.judge._fast import FastConfig, FastExecutor
-
-        config = FastConfig(
-            concurrency=settings.concurrency,
-            rpm=settings.rpm,
-            tpm=settings.tpm,
-            timeout_s=settings.timeout_s,
-            max_retries=settings.max_retries,
-            temperature=settings.temperature,
-            max_tokens=settings.max_tokens,
-            structured_output=settings.structured_output,
-        )
-        return FastExecutor(resolve_endpoint(settings.judge, base_url=settings.base_url), config)
-    from gamut_eval.judge._inspect import InspectConfig, InspectExecutor
-
-    inspect_config = InspectConfig(
-        temperature=settings.temperature,
-        max_tokens=settings.max_tokens,
-        max_retries=settings.max_retries,
-        timeout_s=max(1, round(settings.timeout_s)),
-        max_connections=settings.concurrency,
-        structured_output=settings.structured_output,
-        batch=settings.inspect_batch,
-    )
-    return InspectExecutor(settings.judge, inspect_config)
+def verdict_rows(plan: JudgePlan, store: Store) -> Iterator[VerdictRow]:
+    """Stream the plan's verdict rows from the store (a check never judged is unscored)."""
+    judge = plan.settings.judge
+    for answer in plan:
+        stored = store.get(answer.keys)
+        row = answer.row
+        for key, check in zip(answer.keys, answer.checks, strict=True):
+            found = stored.get(key)
+            yield VerdictRow.model_construct(
+                question_id=row.question_id,
+                model=row.model,
+                setting=row.setting,
+                judge=judge,
+                check_id=check.id,
+                verdict=found.verdict if found else None,
+                status=found.status if found else "unscored",
+                reason=found.reason if found else NOT_JUDGED,
+                explanation=found.explanation if found else "",
+                attempts=found.attempts if found else 0,
+            )
 
 
-def count_checks(dataset: Dataset, responses: Path) -> int:
-    """Validate the responses file against the dataset; the number of (response, check) pairs."""
-    per_question = check_responses(responses, set(dataset.by_id()))
-    checklists = dataset.checklists()
-    return sum(n * len(checklists[qid].checks) for qid, n in per_question.items())
-
-
-def verdict_rows(
-    dataset: Dataset, responses: Path, settings: JudgeSettings, store: VerdictStore
-) -> Iterator[dict[str, Any]]:
-    """Stream the verdict rows of one judge over a responses file, from the store."""
-    for plan in plan_responses(dataset, responses, settings):
-        stored = store.get(plan.keys)
-        for key, check in zip(plan.keys, plan.checks, strict=True):
-            row = stored.get(key)
-            yield {
-                "question_id": plan.row.question_id,
-                "model": plan.row.model,
-                "setting": plan.row.setting,
-                "judge": settings.judge,
-                "check_id": check.id,
-                "verdict": row.verdict if row else None,
-                "status": row.status if row else "unscored",
-                "reason": (row.reason if row else "not judged (the run was interrupted)"),
-                "explanation": row.explanation if row else "",
-                "attempts": row.attempts if row else 0,
-            }
-
-
-def write_verdict_rows(rows: Iterator[dict[str, Any]], handle: IO[str]) -> tuple[int, int]:
+def write_verdict_rows(rows: Iterator[VerdictRow], handle: IO[str]) -> tuple[int, int]:
     """Write rows as JSONL; return (rows, unscored rows)."""
-    import json
-
     count = unscored = 0
     for row in rows:
-        handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.write(json.dumps(row.__dict__, ensure_ascii=False) + "\n")
         count += 1
-        unscored += row["verdict"] is None
+        unscored += row.verdict is None
     return count, unscored
-
-
-def judge_into_store(
-    dataset: Dataset,
-    responses: Path,
-    settings: JudgeSettings,
-    store: VerdictStore,
-    *,
-    executor_factory: Callable[[JudgeSettings], Executor] | None = None,
-    on_progress: Callable[[JudgeStats], Any] | None = None,
-    total: int | None = None,
-) -> JudgeStats:
-    """Judge every check of every response that ``store`` does not already hold.
-
-    The executor is made inside the run's event loop (executors hold connections bound to
-    one loop) by ``executor_factory`` (default ``make_executor``) and closed at the end.
-    ``total`` is ``count_checks``'s result when the caller already validated the responses.
-    """
-    if total is None:
-        total = count_checks(dataset, responses)
-    stats = JudgeStats(total=total)
-    factory = executor_factory or make_executor
-    asyncio.run(_judge(dataset, responses, settings, store, stats, factory, on_progress))
-    return stats
 
 
 def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
@@ -179,6 +106,20 @@ def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
     )
 
 
+@contextlib.contextmanager
+def open_store(path: Path, backend: Backend, wait_s: float = 0.0) -> Iterator[Store]:
+    """The store a backend needs: the writer's lock for backends that write; a read-only
+    view (or an empty one, when the file does not exist) for those that do not."""
+    if backend.writes_store:
+        with VerdictStore(path, wait_s=wait_s) as store:
+            yield store
+    elif path.is_file():
+        with VerdictStore(path, writer=False) as store:
+            yield store
+    else:
+        yield MemoryStore()
+
+
 def judge_responses(
     dataset: Dataset,
     responses: Path,
@@ -186,54 +127,31 @@ def judge_responses(
     store_path: Path,
     out: Path | None,
     *,
-    executor_factory: Callable[[JudgeSettings], Executor] | None = None,
+    backend: Backend | None = None,
     wait_for_store_s: float = 0.0,
-    on_progress: Callable[[JudgeStats], Any] | None = None,
-    on_start: Callable[[int], Any] | None = None,
+    on_event: OnEvent | None = None,
 ) -> JudgeReport:
-    """Judge every check of every response not already in the store, then export rows to
-    ``out`` (standard output when None).
+    """Judge every check of every answer not already in the store, then export the rows
+    to ``out`` (standard output when None).
 
-    The responses are validated before the store is opened, so bad input never creates or
-    locks a store. Raises ``UnscoredRateExceeded`` (after writing the rows, so they can be
-    inspected) when the share of unscored checks passes ``settings.max_unscored_rate``.
+    ``backend`` defaults to the one ``settings`` asks for. A backend that produces no
+    verdicts (a dry run, write-only batch files) exports no rows; a pass left unfinished
+    (re-asks awaiting a batch round) exports its rows but is not yet held to the unscored
+    rate.
     """
-    total = count_checks(dataset, responses)
-    if on_start is not None:
-        on_start(total)
-    with VerdictStore(store_path, wait_s=wait_for_store_s) as store:
-        stats = judge_into_store(
-            dataset,
-            responses,
-            settings,
-            store,
-            executor_factory=executor_factory,
-            on_progress=on_progress,
-            total=total,
-        )
-        rows = verdict_rows(dataset, responses, settings, store)
+    plan = JudgePlan(dataset, responses, settings)  # validates before any store is opened
+    backend = backend or make_backend(settings)
+    with open_store(store_path, backend, wait_for_store_s) as store:
+        stats = judge_pass(plan, backend, store, on_event)
+        if not backend.exports_rows:
+            return JudgeReport(stats, 0, 0)
+        rows = verdict_rows(plan, store)
         if out is None:
             count, unscored = write_verdict_rows(rows, sys.stdout)
         else:
             with atomic_writer(out) as handle:
                 count, unscored = write_verdict_rows(rows, handle)
     report = JudgeReport(stats, count, unscored)
-    check_unscored_rate(report, settings)
+    if not stats.unfinished:
+        check_unscored_rate(report, settings)
     return report
-
-
-async def _judge(
-    dataset: Dataset,
-    responses: Path,
-    settings: JudgeSettings,
-    store: VerdictStore,
-    stats: JudgeStats,
-    factory: Callable[[JudgeSettings], Executor],
-    on_progress: Callable[[JudgeStats], Any] | None,
-) -> None:
-    executor = factory(settings)
-    try:
-        plans = plan_responses(dataset, responses, settings)
-        await judge_planned(plans, executor, store, settings, stats, on_progress)
-    finally:
-        await executor.aclose()

@@ -1,50 +1,162 @@
-"""One typed configuration for a judge run, recorded with every run."""
+"""Every setting of a judge pass, declared once.
+
+Each field holds its default and, in its docstring, its help text. The command-line
+options (``gamut_eval.cli._options``), configuration files and the run record
+(``run.json``) are all derived from these models, so a default is never restated.
+Field metadata ``cli`` names the option where it differs from ``--field-name``
+(``None`` keeps a field off the command line).
+
+Three models, on purpose:
+
+- ``JudgeSettings``: what is asked of one judge and how the online clients send it.
+- ``BatchSettings`` and ``RaySettings``: how requests travel on the scale-out backends;
+  none of them changes a verdict.
+
+Merge order wherever several sources set a value: command-line flag > configuration
+file > argument > default.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["JudgeSettings"]
+__all__ = [
+    "ONLINE_BACKENDS",
+    "OPENAI_BATCH_MAX_BYTES",
+    "OPENAI_BATCH_MAX_REQUESTS",
+    "BackendName",
+    "BatchSettings",
+    "JudgeSettings",
+    "RaySettings",
+]
+
+OPENAI_BATCH_MAX_REQUESTS = 50_000
+"""Requests per batch input file that OpenAI's Batch API accepts."""
+OPENAI_BATCH_MAX_BYTES = 200 * 1000 * 1000
+"""Bytes per batch input file that OpenAI's Batch API accepts (200 MB)."""
+
+BackendName = Literal["auto", "fast", "inspect", "batch", "ray"]
+ONLINE_BACKENDS: tuple[str, ...] = ("auto", "fast", "inspect")
+"""The backends that answer while the command runs (``gamut run`` offers only these)."""
+
+_SETTINGS = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+def _cli(name: str | None) -> dict[str, str | None]:
+    return {"cli": name}
 
 
 class JudgeSettings(BaseModel):
-    """How to judge: which model, through which backend, how hard to push it.
+    """How to judge: which model, through which backend, how hard to push it."""
 
-    Merge order where several sources set a value: command-line flag > argument > default.
-    """
+    model_config = _SETTINGS
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    judge: str
-    """Judge model in Inspect's naming (``openai/gpt-4.1-mini``, ``openai-api/vllm/qwen``...)."""
-    backend: Literal["auto", "fast", "inspect"] = "auto"
-    """``fast`` (aiohttp, OpenAI-compatible endpoints), ``inspect`` (any Inspect provider);
-    ``auto`` picks fast where the provider speaks the OpenAI API."""
+    judge: Annotated[str, Field(json_schema_extra=_cli(None))]
+    """Judge model in Inspect's naming (``openai/gpt-4.1-mini``, ``openai-api/vllm/qwen``...);
+    ``gamut/offline`` is the built-in offline judge."""
+    backend: BackendName = "auto"
+    """fast: aiohttp client for OpenAI-compatible APIs; inspect: any Inspect provider;
+    batch: provider batch APIs (files + batches); ray: Ray Data over many endpoints or vLLM
+    engines; auto: fast where the provider speaks the OpenAI API, else inspect."""
     base_url: str | None = None
-    """Override of the endpoint's base URL (fast backend)."""
+    """Override the judge endpoint's base URL (fast and batch backends)."""
     concurrency: Annotated[int, Field(ge=1, le=4096)] = 64
-    """Requests in flight at once."""
+    """Judge requests in flight."""
     rpm: Annotated[int, Field(ge=1)] | None = None
     """Requests-per-minute limit (fast backend)."""
     tpm: Annotated[int, Field(ge=1)] | None = None
     """Tokens-per-minute limit (fast backend)."""
-    timeout_s: Annotated[float, Field(gt=0)] = 120.0
-    """Per-request timeout."""
+    timeout_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--timeout"))] = 120.0
+    """Seconds per request."""
     max_retries: Annotated[int, Field(ge=0, le=20)] = 6
-    """Transport retries (429, 5xx, timeouts) per request."""
+    """Transport retries (429, 5xx, timeouts)."""
+    backoff_base_s: Annotated[float, Field(ge=0, json_schema_extra=_cli(None))] = 0.5
+    """Ceiling of the first retry's random delay; it doubles each retry."""
+    backoff_max_s: Annotated[float, Field(ge=0, json_schema_extra=_cli(None))] = 60.0
+    """Largest backoff ceiling (a server's ``Retry-After`` may exceed it)."""
     max_reasks: Annotated[int, Field(ge=0, le=10)] = 2
-    """Re-asks after a reply that is not a valid verdict, before the check is unscored."""
-    temperature: Annotated[float, Field(ge=0)] = 0.0
-    max_tokens: Annotated[int, Field(ge=16)] = 400
-    """Upper bound on the judge's reply length."""
+    """Re-asks after a malformed verdict before a check is unscored."""
+    temperature: Annotated[float, Field(ge=0, json_schema_extra=_cli("--judge-temperature"))] = 0.0
+    """Sampling temperature of the judge."""
+    max_tokens: Annotated[int, Field(ge=16, json_schema_extra=_cli("--judge-max-tokens"))] = 400
+    """Upper bound on the judge's reply length, in tokens."""
     structured_output: bool = True
-    """Ask for the verdict JSON schema via ``response_format`` where supported."""
+    """Request the verdict JSON schema via response_format."""
     judge_image: bool = False
-    """Show the judge the image in the multimodal setting (checks are self-contained, so
-    off by default)."""
+    """Show the judge the image (multimodal setting; checks are self-contained, so off by
+    default)."""
     inspect_batch: bool = False
-    """With the inspect backend, use the provider's batch API (Anthropic, Google...)."""
+    """inspect backend: use the provider's batch API (Anthropic, Google...)."""
+    cache_prompt: Annotated[bool | Literal["auto"], Field(json_schema_extra=_cli(None))] = "auto"
+    """inspect backend: the provider's prompt caching (``auto``, true or false)."""
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
-    """A run whose share of unscored checks is above this fails instead of reporting."""
+    """Fail the run if more checks than this share cannot be graded."""
+
+
+class BatchSettings(BaseModel):
+    """How judge requests are written, submitted and collected as provider batch files."""
+
+    model_config = _SETTINGS
+
+    directory: Annotated[Path | None, Field(json_schema_extra=_cli("--batch-dir"))] = None
+    """Batch files folder [default: <store>.batches/]. Request files stay until their batch
+    is ingested, so a restart can read them."""
+    max_requests: Annotated[
+        int, Field(ge=1, json_schema_extra=_cli("--batch-max-requests"))
+    ] = OPENAI_BATCH_MAX_REQUESTS
+    """Requests per batch file."""
+    max_mb: Annotated[float, Field(ge=0.01, json_schema_extra=_cli("--batch-max-mb"))] = (
+        OPENAI_BATCH_MAX_BYTES / 1e6
+    )
+    """Megabytes per batch file."""
+    poll_interval_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--batch-poll"))] = 30.0
+    """Seconds between batch status polls."""
+    max_wait_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--batch-max-wait"))] | None = (
+        None
+    )
+    """Stop waiting after this many seconds (rerun to collect)."""
+    max_active: Annotated[int, Field(ge=1, json_schema_extra=_cli("--batch-max-active"))] | None = (
+        None
+    )
+    """Batches in flight at once."""
+    completion_window: Annotated[str, Field(json_schema_extra=_cli(None))] = "24h"
+    """The ``completion_window`` sent when a batch is created."""
+
+    @property
+    def max_bytes(self) -> int:
+        """Bytes per batch file (at least 4 KiB)."""
+        return max(4096, int(self.max_mb * 1e6))
+
+
+class RaySettings(BaseModel):
+    """How judge requests are spread over a Ray cluster."""
+
+    model_config = _SETTINGS
+
+    address: Annotated[str | None, Field(json_schema_extra=_cli("--ray-address"))] = None
+    """Ray cluster address [default: local or RAY_ADDRESS]."""
+    engine: Annotated[Literal["http", "vllm"], Field(json_schema_extra=_cli("--ray-engine"))] = (
+        "http"
+    )
+    """http: actors call endpoints; vllm: vLLM engines via ray.data.llm (GPUs)."""
+    endpoints: Annotated[tuple[str, ...], Field(json_schema_extra=_cli("--ray-endpoint"))] = ()
+    """OpenAI-compatible base URL of a judge replica (repeatable)."""
+    workers: Annotated[int, Field(ge=1, le=4096, json_schema_extra=_cli("--ray-workers"))] = 2
+    """Ray actors (http) or vLLM engine replicas (vllm)."""
+    worker_concurrency: Annotated[int, Field(ge=1, le=4096, json_schema_extra=_cli(None))] = 64
+    """Requests in flight per actor (http engine; the command line sets it from
+    --concurrency)."""
+    responses_per_batch: Annotated[int, Field(ge=1, json_schema_extra=_cli(None))] = 16
+    """Responses per Ray Data batch: all checks of a response travel together, so the
+    replica that judges them sees the shared prefix back to back and its cache hits."""
+    responses_per_wave: Annotated[int, Field(ge=1, json_schema_extra=_cli(None))] = 20_000
+    """Responses handed to Ray per dataset (bounds the driver's memory on huge runs)."""
+    vllm_model: Annotated[str | None, Field(json_schema_extra=_cli("--ray-vllm-model"))] = None
+    """vLLM model source [default: the judge's model]."""
+    vllm_tensor_parallel: Annotated[int, Field(ge=1, json_schema_extra=_cli("--ray-vllm-tp"))] = 1
+    """GPUs per engine."""
+    vllm_batch_size: Annotated[int, Field(ge=1, json_schema_extra=_cli(None))] = 64
+    """Rows per batch sent to a vLLM engine."""

@@ -21,10 +21,11 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 from gamut_eval.errors import GamutError
 
-__all__ = ["StoreBusyError", "StoreError", "StoredVerdict", "VerdictStore"]
+__all__ = ["MemoryStore", "Store", "StoreBusyError", "StoreError", "StoredVerdict", "VerdictStore"]
 
 SCHEMA_VERSION = "1"
 
@@ -224,3 +225,39 @@ class VerdictStore:
         return dict(
             self._db.execute("SELECT status, COUNT(*) FROM verdicts GROUP BY status").fetchall()
         )
+
+
+class Store(Protocol):
+    """What a judge pass needs of a store."""
+
+    def done(self, keys: Sequence[str]) -> set[str]:
+        """The keys among ``keys`` that already have a successful verdict."""
+        ...
+
+    def get(self, keys: Sequence[str]) -> dict[str, StoredVerdict]:
+        """Stored rows (successful or unscored) for ``keys``."""
+        ...
+
+    def put(self, rows: Iterable[StoredVerdict]) -> None:
+        """Write rows; a successful verdict replaces an unscored one, never the reverse."""
+        ...
+
+
+class MemoryStore:
+    """A ``Store`` in a dict, for passes whose verdicts need not outlive the process
+    (the Inspect scorer without a store file, a dry run without one)."""
+
+    def __init__(self) -> None:
+        self._rows: dict[str, StoredVerdict] = {}
+
+    def done(self, keys: Sequence[str]) -> set[str]:
+        return {k for k in keys if (row := self._rows.get(k)) is not None and row.status == "ok"}
+
+    def get(self, keys: Sequence[str]) -> dict[str, StoredVerdict]:
+        return {k: self._rows[k] for k in keys if k in self._rows}
+
+    def put(self, rows: Iterable[StoredVerdict]) -> None:
+        for row in rows:
+            old = self._rows.get(row.key)
+            if row.status == "ok" or old is None or old.status != "ok":
+                self._rows[row.key] = row

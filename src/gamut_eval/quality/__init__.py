@@ -26,7 +26,7 @@ from gamut_eval.quality._audit_report import (
     SkippedProbe,
     probe_result,
 )
-from gamut_eval.quality._judging import ExecutorFactory, JudgeObserver
+from gamut_eval.quality._judging import ExecutorFactory
 from gamut_eval.quality._rows import CheckRef, Verdicts, load_verdicts, model_scores
 from gamut_eval.quality._stability import (
     FlippedCheck,
@@ -51,7 +51,6 @@ __all__ = [
     "FlipExample",
     "FlippedCheck",
     "GroupAgreement",
-    "JudgeObserver",
     "Matching",
     "PairKappa",
     "Probe",

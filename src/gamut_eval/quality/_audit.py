@@ -19,7 +19,8 @@ from typing import Any, Literal
 from gamut_eval._files import atomic_writer
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._run import count_checks
+from gamut_eval.judge._pass import OnEvent
+from gamut_eval.judge._plan import JudgePlan
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.quality._audit_report import (
     AuditReport,
@@ -31,7 +32,6 @@ from gamut_eval.quality._audit_report import (
 )
 from gamut_eval.quality._judging import (
     ExecutorFactory,
-    JudgeObserver,
     judge_in_store,
     store_directory,
 )
@@ -140,20 +140,16 @@ class _Run:
     settings: JudgeSettings
     directory: Path
     executor_factory: ExecutorFactory | None
-    observer: JudgeObserver | None
+    on_event: OnEvent | None
 
     def judge(self, dataset: Dataset, rows: list[dict[str, Any]], name: str) -> Verdicts:
         path = _write_rows(self.directory / f"{name}.jsonl", rows)
-        total = count_checks(dataset, path)
         verdicts, _ = judge_in_store(
-            dataset,
-            path,
-            self.settings,
+            JudgePlan(dataset, path, self.settings),
             self.directory / f"{name}.sqlite",
-            total=total,
             label=f"audit: {name}",
             executor_factory=self.executor_factory,
-            observer=self.observer,
+            on_event=self.on_event,
         )
         return verdicts
 
@@ -206,7 +202,7 @@ def audit_judge(
     probes: Sequence[Probe] = PROBES,
     store_dir: Path | None = None,
     executor_factory: ExecutorFactory | None = None,
-    observer: JudgeObserver | None = None,
+    on_event: OnEvent | None = None,
 ) -> AuditReport:
     """Run ``probes`` against the judge of ``settings``; the report says whether it passed.
 
@@ -223,7 +219,7 @@ def audit_judge(
         if p not in runnable
     ]
     with store_directory(store_dir) as directory:
-        run = _Run(dataset, settings, directory, executor_factory, observer)
+        run = _Run(dataset, settings, directory, executor_factory, on_event)
         by_probe = _judge_all(run, clean, runnable)
     reference = by_probe.get(CLEAN, {})
     results = [probe_result(p, by_probe[p.name], reference, thresholds) for p in runnable]

@@ -15,32 +15,19 @@ import contextlib
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Protocol
 
-from gamut_eval.dataset import Dataset
-from gamut_eval.judge._engine import JudgeStats
-from gamut_eval.judge._run import judge_into_store, verdict_rows
+from gamut_eval.judge._pass import JudgeStats, OnEvent, judge_pass
+from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._run import verdict_rows
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import VerdictStore
 from gamut_eval.judge._types import Executor
+from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.quality._rows import Verdicts, verdicts_from_rows
 
-__all__ = ["ExecutorFactory", "JudgeObserver", "judge_in_store", "store_directory"]
+__all__ = ["ExecutorFactory", "judge_in_store", "store_directory"]
 
 ExecutorFactory = Callable[[JudgeSettings], Executor]
-
-
-class JudgeObserver(Protocol):
-    """Progress of the judge runs a measurement makes (the CLI draws bars)."""
-
-    def start(self, label: str, total: int) -> None:
-        """A run of ``total`` checks begins."""
-
-    def update(self, stats: JudgeStats) -> None:
-        """Called after each verdict."""
-
-    def done(self, stats: JudgeStats) -> None:
-        """The run finished."""
 
 
 @contextlib.contextmanager
@@ -55,34 +42,20 @@ def store_directory(path: Path | None) -> Iterator[Path]:
 
 
 def judge_in_store(
-    dataset: Dataset,
-    responses: Path,
-    settings: JudgeSettings,
+    plan: JudgePlan,
     store_path: Path,
     *,
-    total: int,
     label: str,
     executor_factory: ExecutorFactory | None = None,
-    observer: JudgeObserver | None = None,
+    on_event: OnEvent | None = None,
 ) -> tuple[Verdicts, JudgeStats]:
-    """Judge every check of ``responses`` not yet in ``store_path``; all its verdicts.
+    """Judge every check of ``plan`` not yet in ``store_path``; all its verdicts.
 
-    ``total`` is ``count_checks``'s result: callers validate the responses first, so bad
-    input never creates a store.
+    Callers make the plan first (which validates the answers), so bad input never
+    creates a store.
     """
-    if observer is not None:
-        observer.start(label, total)
+    backend = make_backend(plan.settings, BackendOptions(executor_factory=executor_factory))
     with VerdictStore(store_path) as store:
-        stats = judge_into_store(
-            dataset,
-            responses,
-            settings,
-            store,
-            executor_factory=executor_factory,
-            on_progress=observer.update if observer is not None else None,
-            total=total,
-        )
-        verdicts = verdicts_from_rows(verdict_rows(dataset, responses, settings, store))
-    if observer is not None:
-        observer.done(stats)
+        stats = judge_pass(plan, backend, store, on_event, label=label)
+        verdicts = verdicts_from_rows(vars(row) for row in verdict_rows(plan, store))
     return verdicts, stats

@@ -15,11 +15,11 @@ from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.analysis._agreement import cohen_kappa
 from gamut_eval.dataset import Dataset
-from gamut_eval.judge._run import count_checks
+from gamut_eval.judge._pass import OnEvent
+from gamut_eval.judge._plan import JudgePlan
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.quality._judging import (
     ExecutorFactory,
-    JudgeObserver,
     judge_in_store,
     store_directory,
 )
@@ -218,7 +218,7 @@ def judge_stability(
     *,
     store_dir: Path | None = None,
     executor_factory: ExecutorFactory | None = None,
-    observer: JudgeObserver | None = None,
+    on_event: OnEvent | None = None,
     params: ScoringParams | None = None,
 ) -> StabilityReport:
     """Judge every check of ``responses`` ``repeats`` times, each repeat a distinct run.
@@ -229,19 +229,16 @@ def judge_stability(
     """
     if repeats < 2:
         raise ValueError(f"stability needs at least 2 repeats; got {repeats}")
-    total = count_checks(dataset, responses)
+    plan = JudgePlan(dataset, responses, settings)
     runs = []
     with store_directory(store_dir) as directory:
         for i in range(1, repeats + 1):
             verdicts, _ = judge_in_store(
-                dataset,
-                responses,
-                settings,
+                plan,
                 directory / f"repeat-{i}.sqlite",
-                total=total,
                 label=f"repeat {i}/{repeats}",
                 executor_factory=executor_factory,
-                observer=observer,
+                on_event=on_event,
             )
             runs.append(verdicts)
     return stability_report(runs, dataset, settings, responses, params)

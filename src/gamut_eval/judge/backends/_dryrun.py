@@ -23,7 +23,7 @@ would be stale by the time anyone reads them::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -32,17 +32,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from gamut_eval._files import read_document
 from gamut_eval.errors import ValidationError
-from gamut_eval.judge._engine import JudgeStats, PlannedResponse, _image, _pending
-from gamut_eval.judge._prompt import render_response
+from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import VerdictStore
-from gamut_eval.rubric import Check
+from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.rubric._load import pydantic_details
 
 __all__ = [
+    "DryRunBackend",
     "DryRunReport",
     "ModelPrices",
     "PriceTable",
+    "dry_run_backend",
     "estimate_pass",
     "load_prices",
 ]
@@ -142,10 +142,9 @@ class DryRunReport(BaseModel):
         return self.shared_prefix_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def _prefix_chars(plan: PlannedResponse) -> tuple[int, int]:
-    """(characters, images) of a response's rendered shared prefix."""
-    image = _image(plan.image_path) if plan.image_path else None
-    rendered = render_response(plan.question, plan.row.response, image)
+def _prefix_chars(answer: Pending) -> tuple[int, int]:
+    """(characters, images) of an answer's rendered shared prefix."""
+    rendered = answer.rendered
     chars = len(rendered.system["content"])
     images = 0
     for part in rendered.prefix_parts:
@@ -157,26 +156,17 @@ def _prefix_chars(plan: PlannedResponse) -> tuple[int, int]:
 
 
 def estimate_pass(
-    plans: Iterable[PlannedResponse],
-    settings: JudgeSettings,
-    *,
-    store: VerdictStore | None = None,
-    prices: PriceTable | None = None,
-    output_tokens_per_request: int = 60,
+    work: JudgeWork, prices: PriceTable | None = None, output_tokens_per_request: int = 60
 ) -> DryRunReport:
-    """Count and price what judging ``plans`` would send; reads the store, sends nothing."""
-    stats = JudgeStats()
-    seen: set[int] = set()
-    totals = {"total": 0, "requests": 0, "responses": 0, "prompt": 0, "prefix": 0, "cacheable": 0}
+    """Count and price what judging ``work``'s pending checks would send; sends nothing."""
+    settings = work.settings
+    totals = {"requests": 0, "responses": 0, "prompt": 0, "prefix": 0, "cacheable": 0}
     entry = prices.lookup(settings.judge) if prices else None
     min_cached = entry[1].min_cached_tokens if entry else 0
-    for plan in plans:
-        totals["total"] += len(plan.keys)
-        pending = _pending(plan, store, seen, stats) if store else _fresh(plan, seen, stats)
-        if not pending:
-            continue
-        chars, images = _prefix_chars(plan)
+    for answer in work.pending():
+        chars, images = _prefix_chars(answer)
         prefix = chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
+        pending = answer.checks
         checks = sum(len(f"# Check\n{c.text.strip()}") for _, c in pending) // CHARS_PER_TOKEN
         totals["requests"] += len(pending)
         totals["responses"] += 1
@@ -184,20 +174,30 @@ def estimate_pass(
         totals["prompt"] += prefix * len(pending) + checks
         if prefix >= min_cached:
             totals["cacheable"] += prefix * (len(pending) - 1)
-    return _report(settings, totals, stats.cached, output_tokens_per_request, prices, entry)
+    totals["total"] = work.stats.total
+    return _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
 
 
-def _fresh(plan: PlannedResponse, seen: set[int], stats: JudgeStats) -> list[tuple[str, Check]]:
-    """``_pending`` without a store: only repeats of identical content are skipped."""
-    out: list[tuple[str, Check]] = []
-    for key, check in zip(plan.keys, plan.checks, strict=True):
-        short = int(key[:16], 16)
-        if short in seen:
-            stats.cached += 1
-            continue
-        seen.add(short)
-        out.append((key, check))
-    return out
+@dataclass
+class DryRunBackend:
+    """The ``dry-run`` backend: plans exactly what a pass would send, and sends nothing."""
+
+    prices: PriceTable | None
+    output_tokens: int
+    name: str = "dry-run"
+    writes_store: bool = False
+    exports_rows: bool = False
+    report: DryRunReport | None = None
+    """The estimate of the last pass."""
+
+    async def run(self, work: JudgeWork) -> None:
+        self.report = estimate_pass(work, self.prices, self.output_tokens)
+        work.stats.unfinished = "dry run: nothing was sent"
+
+
+def dry_run_backend(settings: JudgeSettings, options: BackendOptions) -> DryRunBackend:
+    prices = load_prices(options.prices) if options.prices else None
+    return DryRunBackend(prices, options.output_tokens)
 
 
 def _report(

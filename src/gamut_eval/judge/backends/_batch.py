@@ -23,32 +23,30 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gamut_eval.errors import GamutError, InputError
-from gamut_eval.judge._batch_client import BatchClient, BatchStatus
-from gamut_eval.judge._batch_files import BatchFile, BatchFileWriter, KeySet, pending_requests
-from gamut_eval.judge._batch_files import read_custom_ids as _custom_ids
-from gamut_eval.judge._batch_ingest import IngestCounts, Ingester
-from gamut_eval.judge._batch_store import BatchJob, BatchLedger
 from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
-from gamut_eval.judge._engine import JudgeStats, PlannedResponse
-from gamut_eval.judge._rounds import settle
-from gamut_eval.judge._scale_settings import BatchSettings
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
+from gamut_eval.judge._settings import BatchSettings, JudgeSettings
+from gamut_eval.judge._settle import settle
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge.backends import BackendOptions
+from gamut_eval.judge.backends._batch_client import BatchClient, BatchStatus
+from gamut_eval.judge.backends._batch_files import BatchFile, BatchFileWriter, pending_requests
+from gamut_eval.judge.backends._batch_files import read_custom_ids as _custom_ids
+from gamut_eval.judge.backends._batch_ingest import IngestCounts, Ingester
+from gamut_eval.judge.backends._batch_store import BatchJob, BatchLedger
 
 __all__ = [
+    "BatchBackend",
     "BatchRun",
+    "BatchWriteReport",
     "BatchesPending",
+    "batch_backend",
     "batch_directory",
     "batch_endpoint",
     "write_round",
 ]
-
-Plans = Callable[[], Iterable[PlannedResponse]]
-"""Streams the run's planned responses afresh (each round re-reads the responses file)."""
-Event = Callable[[str], Any]
 
 
 class BatchesPending(GamutError):
@@ -75,90 +73,71 @@ def _slug(judge: str) -> str:
 
 
 def write_round(
-    plans: Iterable[PlannedResponse],
-    store: VerdictStore,
+    pending: Iterable[Pending],
+    work: JudgeWork,
     ledger: BatchLedger,
-    settings: JudgeSettings,
     batch: BatchSettings,
     directory: Path,
-    *,
     model_name: str,
-    skip: KeySet,
-    stats: JudgeStats | None,
-) -> tuple[list[BatchFile], list[StoredVerdict]]:
-    """Write one round's request files; also the unscored rows of requests too large for
-    any file (an image past the byte limit), which are never sent."""
-    prefix = f"{_slug(settings.judge)}-{time.strftime('%Y%m%dT%H%M%S')}"
+) -> list[BatchFile]:
+    """Write one round's request files. Requests too large for any file (an image past
+    the byte limit) are never sent: they are recorded unscored with the reason."""
+    prefix = f"{_slug(work.settings.judge)}-{time.strftime('%Y%m%dT%H%M%S')}"
     writer = BatchFileWriter(directory, prefix, batch.max_requests, batch.max_bytes)
     try:
-        for lines in pending_requests(
-            plans, store, ledger, settings, model_name, skip=skip, stats=stats
-        ):
+        for lines in pending_requests(pending, ledger, work.settings, model_name):
             writer.add(lines)
     except BaseException:
         writer.abort()
         raise
     files = writer.close()
-    rows = []
     for key, size in writer.too_large:
         reason = f"request of {size} bytes is larger than a batch file may be ({batch.max_bytes})"
-        row = settle(key, reason, None, settings)
+        row = settle(key, reason, None, work.settings)
         if isinstance(row, StoredVerdict):
-            rows.append(row)
-    return files, rows
+            work.record(row)
+    work.flush()
+    return files
 
 
 @dataclass
 class BatchRun:
-    """One judge's batch pass over one store."""
+    """One judge's batch pass: rounds of files until every check is settled."""
 
+    work: JudgeWork
     store: VerdictStore
-    settings: JudgeSettings
     batch: BatchSettings
     client: BatchClient
     model_name: str
-    stats: JudgeStats
-    on_event: Event | None = None
-    on_progress: Callable[[JudgeStats], Any] | None = None
-    settled: KeySet = field(default_factory=KeySet)
     ledger: BatchLedger = field(init=False)
     ingester: Ingester = field(init=False)
     directory: Path = field(init=False)
     _deadline: float = field(init=False)
 
     def __post_init__(self) -> None:
-        self.ledger = BatchLedger(self.store, self.settings.judge)
-        self.ingester = Ingester(self.store, self.ledger, self.settings, self.stats, self.settled)
+        self.ledger = BatchLedger(self.store, self.work.settings.judge)
+        self.ingester = Ingester(self.work, self.ledger)
         self.directory = batch_directory(self.store, self.batch)
         wait = self.batch.max_wait_s
         self._deadline = time.monotonic() + wait if wait is not None else float("inf")
 
     def _event(self, message: str) -> None:
-        if self.on_event is not None:
-            self.on_event(message)
+        self.work.note(message)
 
-    async def run(self, plans: Plans) -> None:
+    async def run(self) -> None:
         """Collect batches left by an earlier process, then send rounds until every check
         is settled. Raises ``BatchesPending`` if ``max_wait_s`` ran out first."""
         resumed = self.ledger.open_jobs()
         if resumed:
             self._event(f"resuming {len(resumed)} batch job(s) recorded in {self.store.path}")
             await self._run_jobs(resumed, resumed=True)
-        for round_number in range(self.settings.max_reasks + 2):
+        for round_number in range(self.work.settings.max_reasks + 2):
             if self.ledger.open_jobs():
                 break
-            files, too_large = write_round(
-                plans(),
-                self.store,
-                self.ledger,
-                self.settings,
-                self.batch,
-                self.directory,
-                model_name=self.model_name,
-                skip=self.settled,
-                stats=self.stats if round_number == 0 else None,
+            pending = self.work.pending(count_cached=round_number == 0)
+            files = write_round(
+                pending, self.work, self.ledger, self.batch, self.directory, self.model_name
             )
-            self._settle_rows(too_large)
             if not files:
                 break
             requests = sum(f.requests for f in files)
@@ -166,12 +145,6 @@ class BatchRun:
             jobs = [self.ledger.add_job(f.job_id, f.path, f.requests) for f in files]
             await self._run_jobs(jobs, resumed=False)
         self._raise_if_pending()
-
-    def _settle_rows(self, rows: list[StoredVerdict]) -> None:
-        self.store.put(rows)
-        for row in rows:
-            self.settled.add(row.key)
-            self.stats.record(row)
 
     def _raise_if_pending(self) -> None:
         still = self.ledger.open_jobs()
@@ -217,7 +190,7 @@ class BatchRun:
         status = found or await self.client.create(
             job.input_file_id,
             self.batch.completion_window,
-            {"gamut_job": job.job_id, "gamut_judge": self.settings.judge[:500]},
+            {"gamut_job": job.job_id, "gamut_judge": self.work.settings.judge[:500]},
         )
         self._event(f"{job.job_id}: batch {status.id} ({job.requests} requests) {status.status}")
         return self.ledger.update(
@@ -260,21 +233,19 @@ class BatchRun:
             f"batch {status.id} {status.status}: {len(seen)} results ingested"
             + (f", {missing} requests without a result" if missing else "")
         )
-        if self.on_progress is not None:
-            self.on_progress(self.stats)
+        self.work.event("progress")
 
 
-def ingest_files(
-    paths: Iterable[Path],
-    store: VerdictStore,
-    settings: JudgeSettings,
-    stats: JudgeStats,
-    known: KeySet,
-) -> IngestCounts:
+def ingest_files(paths: Iterable[Path], work: JudgeWork, store: VerdictStore) -> IngestCounts:
     """Ingest result files written offline (``vllm run-batch -o``); re-asks stay pending
-    in the store for the next ``write`` round."""
-    ledger = BatchLedger(store, settings.judge)
-    ingester = Ingester(store, ledger, settings, stats, KeySet(), known)
+    in the store for the next ``write`` round. Lines for keys that are not checks of this
+    pass are skipped and counted."""
+    known = KeySet()
+    for answer in work.plan:
+        for key in answer.keys:
+            known.add(key)
+    ledger = BatchLedger(store, work.settings.judge)
+    ingester = Ingester(work, ledger, known)
     total = IngestCounts()
     for path in paths:
         if not path.is_file():
@@ -284,3 +255,77 @@ def ingest_files(
             setattr(total, name, getattr(total, name) + getattr(counts, name))
     total.reasks = ledger.reask_count()
     return total
+
+
+@dataclass(frozen=True)
+class BatchWriteReport:
+    """What a write-only batch pass wrote."""
+
+    files: list[BatchFile]
+    requests: int
+    cached: int
+    """Checks the store already held (not written)."""
+    reasks: int
+    """Requests among ``requests`` that re-ask a malformed verdict."""
+    directory: Path
+
+
+@dataclass
+class BatchBackend:
+    """The ``batch`` backend: submit and collect rounds of batch files; or only write the
+    files (``write_only``), or only ingest result files (``ingest``)."""
+
+    batch: BatchSettings
+    write_only: bool = False
+    ingest: tuple[Path, ...] = ()
+    client_factory: Callable[[Endpoint], BatchClient] | None = None
+    name: str = "batch"
+    writes_store: bool = True
+    written: BatchWriteReport | None = None
+    """What ``write_only`` wrote."""
+    ingested: IngestCounts | None = None
+    """What ``ingest`` ingested."""
+
+    @property
+    def exports_rows(self) -> bool:
+        return not self.write_only
+
+    async def run(self, work: JudgeWork) -> None:
+        store = work.store
+        if not isinstance(store, VerdictStore):
+            raise InputError("the batch backend needs a verdict store file (--store)")
+        if self.ingest:
+            self.ingested = ingest_files(self.ingest, work, store)
+            if self.ingested.reasks:
+                work.stats.unfinished = f"{self.ingested.reasks} checks await a re-ask"
+        elif self.write_only:
+            self.written = self._write(work, store)
+            work.stats.unfinished = "request files written; nothing sent"
+        else:
+            endpoint = batch_endpoint(work.settings)
+            timeout = max(work.settings.timeout_s, 600.0)
+            client = (self.client_factory or (lambda e: BatchClient(e, timeout_s=timeout)))(
+                endpoint
+            )
+            try:
+                await BatchRun(work, store, self.batch, client, endpoint.model_name).run()
+            finally:
+                await client.aclose()
+
+    def _write(self, work: JudgeWork, store: VerdictStore) -> BatchWriteReport:
+        ledger = BatchLedger(store, work.settings.judge)
+        reasks = ledger.reask_count()
+        directory = batch_directory(store, self.batch)
+        model_name = batch_endpoint(work.settings).model_name
+        files = write_round(work.pending(), work, ledger, self.batch, directory, model_name)
+        requests = sum(f.requests for f in files)
+        cached = work.stats.cached
+        return BatchWriteReport(files, requests, cached, min(reasks, requests), directory)
+
+
+def batch_backend(settings: JudgeSettings, options: BackendOptions) -> BatchBackend:
+    if options.batch_write_only and options.batch_ingest:
+        raise InputError("--batch-write-only and --batch-ingest are separate steps: give one")
+    return BatchBackend(
+        options.batch, options.batch_write_only, options.batch_ingest, options.client_factory
+    )

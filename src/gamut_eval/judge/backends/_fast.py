@@ -24,17 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import json
-import math
 import random
 import time
 import urllib.request
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
 from types import TracebackType
 from typing import Any, Self
 
@@ -43,6 +38,7 @@ from yarl import URL
 
 from gamut_eval.errors import InputError
 from gamut_eval.judge._endpoints import Endpoint
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import (
     ChatMessage,
     Completion,
@@ -50,8 +46,16 @@ from gamut_eval.judge._types import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
+from gamut_eval.judge.backends._limits import AdaptiveLimit, TokenBucket, retry_after_s
+from gamut_eval.judge.backends._wire import (
+    FILTERED,
+    POLICY_MARKERS,
+    completion_from_body,
+    error_fields,
+    request_body,
+)
 
-__all__ = ["FastConfig", "FastExecutor", "FastStats"]
+__all__ = ["FastExecutor", "FastStats"]
 
 _USER_AGENT = "gamut-eval (fast judge executor)"
 _CHARS_PER_TOKEN = 4
@@ -59,50 +63,6 @@ _IMAGE_TOKENS = 1000
 """Rate-budget estimate for one image part: counting its base64 characters would charge a
 single photo hundreds of thousands of tokens, far more than any provider bills for it."""
 _RETRYABLE_4XX = frozenset({408, 409})  # request timeout; conflict/lock (retried by the SDK)
-_POLICY_MARKERS = ("content_policy", "content_filter")
-_MAX_ERROR_CHARS = 500
-
-
-@dataclass(frozen=True, slots=True)
-class FastConfig:
-    """Knobs of the fast executor; the defaults suit a hosted API at moderate volume."""
-
-    concurrency: int = 64
-    """Most requests in flight; also the connection pool size."""
-    rpm: int | None = None
-    """Requests per minute (every attempt counts), or None for no client-side limit."""
-    tpm: int | None = None
-    """Tokens per minute, estimated as request characters / 4 plus ``max_tokens``."""
-    timeout_s: float = 120.0
-    """Whole-request timeout of one attempt (connect, send, wait, read)."""
-    max_retries: int = 6
-    """Retries after the first attempt before ``JudgeUnavailable``."""
-    backoff_base_s: float = 0.5
-    """Ceiling of the first retry's random delay; it doubles each retry."""
-    backoff_max_s: float = 60.0
-    """Largest backoff ceiling (a server's ``Retry-After`` may exceed it)."""
-    temperature: float = 0.0
-    max_tokens: int = 400
-    structured_output: bool = True
-    """Send ``response_format`` (JSON schema) when the caller gives one."""
-
-    def __post_init__(self) -> None:
-        problems = [
-            name
-            for name, ok in (
-                ("concurrency must be >= 1", self.concurrency >= 1),
-                ("rpm must be >= 1 or None", self.rpm is None or self.rpm >= 1),
-                ("tpm must be >= 1 or None", self.tpm is None or self.tpm >= 1),
-                ("timeout_s must be > 0", self.timeout_s > 0),
-                ("max_retries must be >= 0", self.max_retries >= 0),
-                ("backoff_base_s must be >= 0", self.backoff_base_s >= 0),
-                ("backoff_max_s must be >= 0", self.backoff_max_s >= 0),
-                ("max_tokens must be >= 1", self.max_tokens >= 1),
-            )
-            if not ok
-        ]
-        if problems:
-            raise InputError(f"invalid fast judge settings: {'; '.join(problems)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,97 +82,6 @@ class FastStats:
     failed: int
 
 
-class _AdaptiveLimit:
-    """A semaphore whose size follows AIMD: halve on 429, +1 per window of successes.
-
-    Only a 429 to a request sent under the current limit halves it: when one overload sends
-    back a burst of 429s, all in flight at once, the limit halves once per burst instead of
-    collapsing to 1. The limit grows by one after ``limit`` consecutive successes (one
-    "window", as in TCP congestion avoidance), up to the configured concurrency.
-    """
-
-    __slots__ = ("_successes", "_waiters", "ceiling", "epoch", "in_flight", "limit")
-
-    def __init__(self, ceiling: int) -> None:
-        self.ceiling = ceiling
-        self.limit = ceiling
-        self.in_flight = 0
-        self.epoch = 0
-        """Bumped on every decrease; requests remember the epoch they were sent in."""
-        self._successes = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    async def acquire(self) -> None:
-        if self.in_flight < self.limit and not self._waiters:
-            self.in_flight += 1  # fast path: no future, no await
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # granted just before the cancel: pass the slot on
-            else:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
-            raise
-
-    def release(self) -> None:
-        self.in_flight -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiters and self.in_flight < self.limit:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                self.in_flight += 1
-                waiter.set_result(None)
-
-    def on_success(self) -> None:
-        if self.limit >= self.ceiling:
-            return
-        self._successes += 1
-        if self._successes >= self.limit:
-            self._successes = 0
-            self.limit += 1
-            self._wake()
-
-    def on_throttle(self, sent_in_epoch: int) -> None:
-        if sent_in_epoch != self.epoch:
-            return  # sent before the last decrease: that decrease already answered it
-        self.epoch += 1
-        self.limit = max(1, self.limit // 2)
-        self._successes = 0
-
-
-class _TokenBucket:
-    """Requests-or-tokens per minute, with a burst of one second's worth.
-
-    Virtual scheduling: ``reserve`` books the tokens at once (the level may go negative) and
-    returns how long the caller must wait for them, so waiters need no lock and are served
-    in booking order. A single cost above the burst size waits for a full bucket rather
-    than forever.
-    """
-
-    __slots__ = ("_capacity", "_level", "_rate", "_stamp")
-
-    def __init__(self, per_minute: int) -> None:
-        self._rate = per_minute / 60.0
-        self._capacity = max(1.0, self._rate)
-        self._level = self._capacity
-        self._stamp = time.monotonic()
-
-    def reserve(self, cost: float) -> float:
-        now = time.monotonic()
-        self._level = min(self._capacity, self._level + (now - self._stamp) * self._rate)
-        self._stamp = now
-        need = min(cost, self._capacity)
-        wait = max(0.0, need - self._level) / self._rate
-        self._level -= cost
-        return wait
-
-
 class _Transient:
     """A failed attempt that may succeed if retried (allocated only on failure)."""
 
@@ -224,57 +93,6 @@ class _Transient:
         self.reason = reason
         self.throttled = throttled
         self.retry_after_s = retry_after_s
-
-
-def _retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or HTTP date)."""
-    millis = headers.get("retry-after-ms")
-    if millis is not None:
-        with contextlib.suppress(ValueError):
-            value = float(millis) / 1000
-            if math.isfinite(value):
-                return max(0.0, value)
-    raw = headers.get("Retry-After")
-    if raw is None:
-        return None
-    with contextlib.suppress(ValueError):
-        value = float(raw)
-        return max(0.0, value) if math.isfinite(value) else None
-    try:
-        when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
-
-
-def _error_fields(raw: bytes) -> tuple[str, str]:
-    """``(message, "type code")`` of an error body in OpenAI, vLLM or FastAPI shape."""
-    try:
-        payload = json.loads(raw)
-    except ValueError:
-        return raw[:_MAX_ERROR_CHARS].decode("utf-8", "replace").strip() or "(empty body)", ""
-    error = payload.get("error", payload) if isinstance(payload, dict) else payload
-    if isinstance(error, str):
-        return error[:_MAX_ERROR_CHARS], ""
-    if not isinstance(error, dict):
-        return str(error)[:_MAX_ERROR_CHARS], ""
-    message = error.get("message") or error.get("detail") or json.dumps(error)
-    kind = f"{error.get('type') or ''} {error.get('code') or ''}"
-    return str(message)[:_MAX_ERROR_CHARS], kind
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):  # a few servers answer in content parts
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-    return ""
-
-
-def _count(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 def _describe(exc: BaseException) -> str:
@@ -321,15 +139,17 @@ def _estimated_tokens(messages: list[ChatMessage], max_tokens: int) -> float:
 class FastExecutor:
     """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol).
 
-    Use as ``async with FastExecutor(endpoint, config) as judge`` or call ``aclose()``.
+    Use as ``async with FastExecutor(endpoint, settings) as judge`` or call ``aclose()``.
+    Of ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
+    backoff) and what goes in the body (temperature, max tokens, structured output).
     One instance serves any number of concurrent ``complete`` calls; calls beyond the
     (adaptive) concurrency limit wait their turn in arrival order.
     """
 
-    def __init__(self, endpoint: Endpoint, config: FastConfig | None = None) -> None:
+    def __init__(self, endpoint: Endpoint, settings: JudgeSettings | None = None) -> None:
         self.judge_id = endpoint.judge_id
         self.endpoint = endpoint
-        self.config = config = config or FastConfig()
+        self.config = config = settings or JudgeSettings(judge=endpoint.judge_id)
         self._url = URL(f"{endpoint.base_url}/chat/completions")
         if not self._url.absolute or self._url.scheme not in ("http", "https"):
             raise InputError(
@@ -342,9 +162,9 @@ class FastExecutor:
         self._proxy, self._proxy_headers = _env_proxy(self._url)
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
-        self._limit = _AdaptiveLimit(config.concurrency)
-        self._rpm = _TokenBucket(config.rpm) if config.rpm else None
-        self._tpm = _TokenBucket(config.tpm) if config.tpm else None
+        self._limit = AdaptiveLimit(config.concurrency)
+        self._rpm = TokenBucket(config.rpm) if config.rpm else None
+        self._tpm = TokenBucket(config.tpm) if config.tpm else None
         self._resume_at = 0.0
         """monotonic() before which no request is sent (set by a 429's Retry-After)."""
         self._sent = self._retries = self._throttled = self._completed = self._failed = 0
@@ -416,15 +236,7 @@ class FastExecutor:
         return completion
 
     def _encode(self, messages: list[ChatMessage], response_format: dict[str, Any] | None) -> bytes:
-        config = self.config
-        body: dict[str, Any] = {
-            "model": self.endpoint.model_name,
-            "messages": messages,
-            "temperature": config.temperature,
-            "max_tokens": config.max_tokens,
-        }
-        if response_format is not None and config.structured_output:
-            body["response_format"] = response_format
+        body = request_body(self.endpoint.model_name, messages, self.config, response_format)
         return json.dumps(body, separators=(",", ":")).encode()
 
     async def _call(self, body: bytes, cost: float) -> Completion:
@@ -503,46 +315,30 @@ class FastExecutor:
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | _Transient:
         try:
             payload = json.loads(raw)
-            choice = payload["choices"][0]
-            message = choice["message"]
-            text = _text_of(message.get("content"))
-        except (ValueError, LookupError, TypeError, AttributeError):
-            # Some gateways answer 200 with an error object or an incomplete body.
-            return _Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
-        if choice.get("finish_reason") == "content_filter":
-            raise JudgeRequestRejected(
-                "content policy: the provider filtered the judge's reply "
-                "(finish_reason=content_filter)",
-                attempt,
-            )
-        usage = payload.get("usage") or {}
-        details = usage.get("prompt_tokens_details") or {}
-        refusal = message.get("refusal")
-        return Completion(
-            text=text,
-            prompt_tokens=_count(usage.get("prompt_tokens")),
-            completion_tokens=_count(usage.get("completion_tokens")),
-            cached_tokens=_count(details.get("cached_tokens")),
-            latency_s=latency_s,
-            transport_attempts=attempt,
-            refusal=refusal if isinstance(refusal, str) else None,
-            raw=payload,
-        )
+        except ValueError:
+            payload = None
+        outcome = completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
+        if isinstance(outcome, Completion):
+            return outcome
+        if outcome == FILTERED:
+            raise JudgeRequestRejected(outcome, attempt)
+        # Some gateways answer 200 with an error object or an incomplete body.
+        return _Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int
     ) -> _Transient:
         """Classify a non-200 reply: return it if retryable, raise if not."""
-        message, kind = _error_fields(raw)
+        message, kind = error_fields(raw)
         if status == 429:
             if "insufficient_quota" in kind:  # billing, not rate: retrying cannot help
                 raise JudgeUnavailable(f"quota exhausted (HTTP 429): {message}", attempt)
             return _Transient(
-                f"HTTP 429: {message}", throttled=True, retry_after_s=_retry_after_s(headers)
+                f"HTTP 429: {message}", throttled=True, retry_after_s=retry_after_s(headers)
             )
         if status >= 500 or status in _RETRYABLE_4XX:
             return _Transient(f"HTTP {status}: {message}")
-        if any(marker in kind for marker in _POLICY_MARKERS):
+        if any(marker in kind for marker in POLICY_MARKERS):
             raise JudgeRequestRejected(f"content policy: {message}", attempt)
         if status in (401, 403):
             raise JudgeAuthError(self._auth_message(status, message))

@@ -21,8 +21,9 @@ import aiohttp
 
 from gamut_eval.errors import JudgeError
 from gamut_eval.judge._endpoints import Endpoint
-from gamut_eval.judge._fast import _error_fields, _retry_after_s
 from gamut_eval.judge._types import JudgeAuthError
+from gamut_eval.judge.backends._limits import retry_after_s
+from gamut_eval.judge.backends._wire import error_fields
 
 __all__ = ["TERMINAL", "BatchClient", "BatchError", "BatchStatus"]
 
@@ -215,9 +216,9 @@ class BatchClient:
             raise _Retry(f"the batch API sent a reply that is not JSON: {raw[:200]!r}") from None
 
     def _raise_for(self, status: int, raw: bytes, headers: Any) -> None:
-        message, _ = _error_fields(raw)
+        message, _ = error_fields(raw)
         if status == 429 or status >= 500 or status in (408, 409):
-            raise _Retry(f"HTTP {status}: {message}", _retry_after_s(headers))
+            raise _Retry(f"HTTP {status}: {message}", retry_after_s(headers))
         if status in (401, 403):
             raise JudgeAuthError(
                 f"the batch API rejected the credentials (HTTP {status}); set "

@@ -18,23 +18,22 @@ import json
 import os
 import uuid
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from gamut_eval.errors import InputError
-from gamut_eval.judge._batch_store import BatchLedger
-from gamut_eval.judge._engine import JudgeStats, PlannedResponse, _image
-from gamut_eval.judge._prompt import render_messages, render_response
-from gamut_eval.judge._rounds import request_body, request_messages
+from gamut_eval.judge._pass import Pending
+from gamut_eval.judge._prompt import render_messages
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import VerdictStore
+from gamut_eval.judge._settle import request_messages
+from gamut_eval.judge.backends._batch_store import BatchLedger
+from gamut_eval.judge.backends._wire import request_body
 
 __all__ = [
     "CHAT_URL",
     "BatchFile",
     "BatchFileWriter",
-    "KeySet",
     "ResultLine",
     "pending_requests",
     "read_custom_ids",
@@ -61,60 +60,17 @@ def request_line(key: str, body: dict[str, Any]) -> bytes:
     return (json.dumps(line, separators=_SEPARATORS) + "\n").encode()
 
 
-@dataclass
-class KeySet:
-    """64-bit key prefixes, as the engine keeps them: small on runs of millions of checks."""
-
-    keys: set[int] = field(default_factory=set)
-
-    def add(self, key: str) -> bool:
-        """True the first time ``key`` is offered."""
-        short = int(key[:16], 16)
-        if short in self.keys:
-            return False
-        self.keys.add(short)
-        return True
-
-    def __contains__(self, key: str) -> bool:
-        return int(key[:16], 16) in self.keys
-
-
 def pending_requests(
-    plans: Iterable[PlannedResponse],
-    store: VerdictStore,
-    ledger: BatchLedger,
-    settings: JudgeSettings,
-    model_name: str,
-    *,
-    skip: KeySet,
-    stats: JudgeStats | None = None,
+    pending: Iterable[Pending], ledger: BatchLedger, settings: JudgeSettings, model_name: str
 ) -> Iterator[list[tuple[str, bytes]]]:
-    """Per response, the request lines of its checks still to send.
-
-    A check is sent unless the store holds its verdict, it is in ``skip`` (settled earlier
-    in this run), or the same content was already taken in this round. A check with a
-    pending re-ask is sent with its conversation so far. ``stats`` counts cached checks.
-    """
-    taken = KeySet()
-    for plan in plans:
-        done = store.done(plan.keys)
-        todo = []
-        for key, check in zip(plan.keys, plan.checks, strict=True):
-            if key in skip:  # settled in this run: already counted as judged
-                continue
-            if key in done or not taken.add(key):
-                if stats is not None:
-                    stats.cached += 1
-                continue
-            todo.append((key, check))
-        if not todo:
-            continue
-        reasks = ledger.reasks([k for k, _ in todo])
-        image = _image(plan.image_path) if plan.image_path else None
-        rendered = render_response(plan.question, plan.row.response, image)
+    """Per answer, the request lines of its checks still to send (``JudgeWork.pending``
+    decides which); a check with a pending re-ask is sent with its conversation so far."""
+    for answer in pending:
+        reasks = ledger.reasks([k for k, _ in answer.checks])
+        rendered = answer.rendered
         template = _template(rendered, model_name, settings)
         lines = []
-        for key, check in todo:
+        for key, check in answer.checks:
             reask = reasks.get(key)
             if template is not None and reask is None:
                 line = template.line(key, check.text)

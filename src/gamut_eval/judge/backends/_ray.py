@@ -26,36 +26,24 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import importlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-from gamut_eval.errors import InputError
-from gamut_eval.judge._batch_files import KeySet
 from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
-from gamut_eval.judge._engine import (
-    JudgeStats,
-    PlannedResponse,
-    _image,
-    _pending,
-    _Work,
-    judge_one,
-)
-from gamut_eval.judge._fast import FastConfig, FastExecutor
-from gamut_eval.judge._prompt import (
-    PROMPT_VERSION,
-    JudgeImage,
-    hidden_characters,
-    render_response,
-)
-from gamut_eval.judge._scale_settings import RaySettings
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._pass import JudgeWork, KeySet
+from gamut_eval.judge._plan import judge_image
+from gamut_eval.judge._prompt import PROMPT_VERSION, JudgeImage, render_response
+from gamut_eval.judge._settings import JudgeSettings, RaySettings
+from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import JudgeAuthError
+from gamut_eval.judge.backends import BackendOptions
+from gamut_eval.judge.backends._fast import FastExecutor
+from gamut_eval.judge.backends._online import ask
+from gamut_eval.judge.backends._ray_setup import connect, import_ray
 
-__all__ = ["RAY_EXTRA", "import_ray", "judge_ray_into_store", "response_rows"]
+__all__ = ["RayBackend", "judge_ray", "ray_backend", "response_rows"]
 
-RAY_EXTRA = "pip install 'gamut-eval[ray]'"
 _VERDICT_FIELDS = (
     "key",
     "verdict",
@@ -71,59 +59,26 @@ _VERDICT_FIELDS = (
 )
 
 
-def import_ray() -> Any:
-    """``ray`` with Ray Data, or an ``InputError`` saying which extra to install."""
-    try:
-        ray = importlib.import_module("ray")
-        importlib.import_module("ray.data")
-    except ModuleNotFoundError as exc:
-        raise InputError(
-            f"the ray judge backend needs Ray Data ({exc.name} is missing): {RAY_EXTRA}"
-        ) from None
-    return ray
-
-
-def _connect(ray: Any, settings: RaySettings) -> bool:
-    """Join the configured cluster (or start a local instance); True if started here."""
-    if ray.is_initialized():
-        return False
-    ray.init(address=settings.address, log_to_driver=False)
-    return True
-
-
 def _endpoints(settings: JudgeSettings, ray_settings: RaySettings) -> list[Endpoint]:
     urls = ray_settings.endpoints or (settings.base_url,)
     return [resolve_endpoint(settings.judge, base_url=url) for url in urls]
 
 
-def response_rows(
-    plans: Iterable[PlannedResponse],
-    store: VerdictStore,
-    stats: JudgeStats,
-    replicas: int,
-) -> Iterator[dict[str, Any]]:
-    """One Ray Data row per response with checks still to judge (cached ones counted, and
-    identical content sent once per run, as in the online engine)."""
-    seen: set[int] = set()
-    index = 0
-    for plan in plans:
-        pending = _pending(plan, store, seen, stats)
-        if not pending:
-            continue
-        hidden = hidden_characters(plan.row.response)
-        if hidden:
-            stats.flagged.append((plan.row.question_id, plan.row.model, plan.row.setting, hidden))
-        image = _image(plan.image_path) if plan.image_path else None
+def response_rows(work: JudgeWork, replicas: int) -> Iterator[dict[str, Any]]:
+    """One Ray Data row per answer with checks still to judge (``work.pending`` counts
+    the cached ones and sends identical content once)."""
+    for index, answer in enumerate(work.pending()):
+        plan = answer.plan
+        image = judge_image(plan.image_path) if plan.image_path else None
         yield {
             "question": plan.question,
             "response": plan.row.response,
             "image_url": image.data_url if image else "",
             "image_sha": image.sha256 if image else "",
-            "keys": [k for k, _ in pending],
-            "checks": [c.text for _, c in pending],
+            "keys": [k for k, _ in answer.checks],
+            "checks": [c.text for _, c in answer.checks],
             "endpoint": index % replicas,
         }
-        index += 1
 
 
 def _waves(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
@@ -153,16 +108,8 @@ class _JudgeActor:
 
     def _executor(self, index: int) -> FastExecutor:
         if index not in self.executors:
-            s = self.settings
-            config = FastConfig(
-                concurrency=self.concurrency,
-                timeout_s=s.timeout_s,
-                max_retries=s.max_retries,
-                temperature=s.temperature,
-                max_tokens=s.max_tokens,
-                structured_output=s.structured_output,
-            )
-            self.executors[index] = FastExecutor(self.endpoints[index], config)
+            settings = self.settings.model_copy(update={"concurrency": self.concurrency})
+            self.executors[index] = FastExecutor(self.endpoints[index], settings)
         return self.executors[index]
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list[Any]]:
@@ -172,10 +119,12 @@ class _JudgeActor:
         limit = asyncio.Semaphore(self.concurrency)
         fatal: list[str] = []
 
-        async def one(executor: FastExecutor, work: _Work) -> StoredVerdict | None:
+        async def one(
+            executor: FastExecutor, key: str, check: str, rendered: Any
+        ) -> StoredVerdict | None:
             async with limit:
                 try:
-                    return await judge_one(executor, work, self.settings)
+                    return await ask(executor, key, check, rendered, self.settings)
                 except JudgeAuthError as exc:  # returned, not raised: Ray would wrap it
                     fatal.append(str(exc))
                     return None
@@ -188,7 +137,7 @@ class _JudgeActor:
             rendered = render_response(str(batch["question"][i]), str(batch["response"][i]), image)
             executor = self._executor(int(batch["endpoint"][i]))
             for key, check in zip(batch["keys"][i], batch["checks"][i], strict=True):
-                tasks.append(one(executor, _Work(str(key), str(check), rendered)))
+                tasks.append(one(executor, str(key), str(check), rendered))
         rows = [r for r in await asyncio.gather(*tasks) if r is not None]
         columns: dict[str, list[Any]] = {f: [getattr(r, f) for r in rows] for f in _VERDICT_FIELDS}
         columns["fatal"] = [""] * len(rows)
@@ -206,25 +155,16 @@ class _JudgeActor:
 
 
 class _DriverWriter:
-    """Writes actor output into the store, exactly once per key."""
+    """Records actor output in the pass, exactly once per key."""
 
-    def __init__(
-        self,
-        store: VerdictStore,
-        settings: JudgeSettings,
-        stats: JudgeStats,
-        on_progress: Callable[[JudgeStats], Any] | None,
-    ) -> None:
-        self.store = store
-        self.settings = settings
-        self.stats = stats
-        self.on_progress = on_progress
+    def __init__(self, work: JudgeWork) -> None:
+        self.work = work
+        self.settings = work.settings
         self.written = KeySet()
         self.duplicates = 0
         """Rows for keys already written in this run (a batch Ray ran twice)."""
 
     def add(self, batch: dict[str, Any]) -> None:
-        rows = []
         fatal = ""
         for i in range(len(batch["fatal"])):
             if batch["fatal"][i]:  # the row that carries an auth failure, not a verdict
@@ -233,12 +173,8 @@ class _DriverWriter:
             if not self.written.add(str(batch["key"][i])):
                 self.duplicates += 1
                 continue
-            rows.append(self._verdict(batch, i))
-        self.store.put(rows)
-        for row in rows:
-            self.stats.record(row)
-        if self.on_progress is not None:
-            self.on_progress(self.stats)
+            self.work.record(self._verdict(batch, i))
+        self.work.flush()
         if fatal:
             raise JudgeAuthError(fatal)
 
@@ -265,18 +201,15 @@ class _DriverWriter:
 
 
 def _judge_http(
-    ray: Any,
-    plans: Iterable[PlannedResponse],
-    writer: _DriverWriter,
-    settings: JudgeSettings,
-    ray_settings: RaySettings,
+    ray: Any, work: JudgeWork, writer: _DriverWriter, ray_settings: RaySettings
 ) -> None:
+    settings = work.settings
     endpoints = _endpoints(settings, ray_settings)
     context = ray.data.DataContext.get_current()
     # The caller shows its own progress (the CLI's bar): Ray Data's would interleave with it.
     context.enable_progress_bars = False
     context.print_on_execution_start = False
-    rows = response_rows(plans, writer.store, writer.stats, len(endpoints))
+    rows = response_rows(work, len(endpoints))
     for wave in _waves(rows, ray_settings.responses_per_wave):
         dataset = ray.data.from_items(wave)
         judged = dataset.map_batches(
@@ -297,27 +230,40 @@ def _judge_http(
             writer.add(batch)
 
 
-def judge_ray_into_store(
-    plans: Iterable[PlannedResponse],
-    store: VerdictStore,
-    settings: JudgeSettings,
-    ray_settings: RaySettings,
-    stats: JudgeStats,
-    on_progress: Callable[[JudgeStats], Any] | None = None,
-) -> int:
-    """Judge every check of ``plans`` the store lacks on Ray; returns how many duplicate
-    rows (a re-executed batch) the driver dropped."""
+def judge_ray(work: JudgeWork, ray_settings: RaySettings) -> int:
+    """Judge every pending check of ``work`` on Ray; returns how many duplicate rows (a
+    re-executed batch) the driver dropped. Blocks: Ray's driver API is synchronous, and
+    the store is written from this thread only."""
     ray = import_ray()
-    started = _connect(ray, ray_settings)
-    writer = _DriverWriter(store, settings, stats, on_progress)
+    started = connect(ray, ray_settings)
+    writer = _DriverWriter(work)
     try:
         if ray_settings.engine == "vllm":
-            from gamut_eval.judge._ray_vllm import judge_vllm
+            from gamut_eval.judge.backends._ray_vllm import judge_vllm
 
-            judge_vllm(ray, plans, writer.store, settings, ray_settings, stats, on_progress)
+            judge_vllm(ray, work, ray_settings)
         else:
-            _judge_http(ray, plans, writer, settings, ray_settings)
+            _judge_http(ray, work, writer, ray_settings)
     finally:
         if started:
             ray.shutdown()
     return writer.duplicates
+
+
+@dataclass
+class RayBackend:
+    """The ``ray`` backend."""
+
+    ray: RaySettings
+    name: str = "ray"
+    writes_store: bool = True
+    exports_rows: bool = True
+    duplicates: int = 0
+    """Rows of re-executed batches the driver dropped in the last pass."""
+
+    async def run(self, work: JudgeWork) -> None:
+        self.duplicates = judge_ray(work, self.ray)
+
+
+def ray_backend(settings: JudgeSettings, options: BackendOptions) -> RayBackend:
+    return RayBackend(options.ray)

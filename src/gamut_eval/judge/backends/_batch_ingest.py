@@ -1,6 +1,6 @@
 """Batch results into the verdict store, through the online engine's rules.
 
-Every result line is settled by ``_rounds.settle``: a valid verdict is stored, a malformed
+Every result line is settled by ``_settle.settle``: a valid verdict is stored, a malformed
 reply becomes a re-ask for the next round (until ``max_reasks``), an error inside the batch
 (the line's ``error``, a non-200 status, an unusable body) is stored unscored with the
 reason, which the store never counts as done (errors are not cached). Ingesting is
@@ -15,13 +15,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gamut_eval.judge._batch_files import KeySet, ResultLine, read_results
-from gamut_eval.judge._batch_store import BatchLedger
-from gamut_eval.judge._engine import JudgeStats
-from gamut_eval.judge._rounds import Reask, completion_from_body, error_reason, settle
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._pass import JudgeWork, KeySet
+from gamut_eval.judge._settle import Reask, settle
+from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Completion
+from gamut_eval.judge.backends._batch_files import ResultLine, read_results
+from gamut_eval.judge.backends._batch_store import BatchLedger
+from gamut_eval.judge.backends._wire import completion_from_body, error_reason
 
 __all__ = ["IngestCounts", "Ingester"]
 
@@ -71,23 +71,15 @@ def _chunks(lines: Iterable[ResultLine]) -> Iterator[list[ResultLine]]:
 
 
 class Ingester:
-    """Settles result lines of one judge into ``store``; ``settled`` collects the keys that
-    got a final row, so the run does not send them again."""
+    """Settles result lines of one judge into the pass (``work.record``); the pass keeps
+    the keys that got a final row, so it does not send them again."""
 
-    def __init__(
-        self,
-        store: VerdictStore,
-        ledger: BatchLedger,
-        settings: JudgeSettings,
-        stats: JudgeStats,
-        settled: KeySet,
-        known: KeySet | None = None,
-    ) -> None:
-        self.store = store
+    def __init__(self, work: JudgeWork, ledger: BatchLedger, known: KeySet | None = None) -> None:
+        self.work = work
+        self.store = work.store
         self.ledger = ledger
-        self.settings = settings
-        self.stats = stats
-        self.settled = settled
+        self.settings = work.settings
+        self.settled = work.settled
         self.known = known
         """The keys of this run; lines for other keys are counted as unknown and skipped."""
 
@@ -131,11 +123,10 @@ class Ingester:
     def _commit(
         self, finals: dict[str, StoredVerdict], pending: dict[str, Reask], counts: IngestCounts
     ) -> None:
-        self.store.put(finals.values())
+        for row in finals.values():
+            self.work.record(row)
+        self.work.flush()  # the verdicts first: a crash now leaves a re-ask, never a loss
         self.ledger.settle_reasks(pending.values(), finals)
-        for key, row in finals.items():
-            self.settled.add(key)
-            self.stats.record(row)
         counts.stored += len(finals)
         counts.reasks += len(pending)
 
@@ -151,9 +142,8 @@ class Ingester:
             if k not in done and k not in self.settled
         ]
         verdicts = [r for r in rows if isinstance(r, StoredVerdict)]
-        self.store.put(verdicts)
-        self.ledger.settle_reasks((), [v.key for v in verdicts])
         for row in verdicts:
-            self.settled.add(row.key)
-            self.stats.record(row)
+            self.work.record(row)
+        self.work.flush()
+        self.ledger.settle_reasks((), [v.key for v in verdicts])
         return len(verdicts)

@@ -3,7 +3,7 @@
 For a self-hosted judge on a GPU cluster this skips HTTP altogether: Ray Data feeds
 rendered chat requests to ``workers`` vLLM engine replicas (``vllm_tensor_parallel`` GPUs
 each) with prefix caching on, and the driver settles every reply with the online engine's
-rules (``_rounds.settle``: same parsing, re-asks, unscored reasons). Rows are one per check
+rules (``_settle.settle``: same parsing, re-asks, unscored reasons). Rows are one per check
 but generated response by response, so the checks of a response sit next to each other in
 a block and reach the same engine together: its prefix cache serves the shared prefix.
 
@@ -21,26 +21,20 @@ from __future__ import annotations
 
 import importlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from gamut_eval.errors import InputError
 from gamut_eval.judge._endpoints import resolve_endpoint
-from gamut_eval.judge._engine import JudgeStats, PlannedResponse, _image, _pending
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_response
-from gamut_eval.judge._ray import RAY_EXTRA
-from gamut_eval.judge._rounds import Reask, request_messages, settle
-from gamut_eval.judge._scale_settings import RaySettings
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._pass import JudgeWork
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages
+from gamut_eval.judge._settings import JudgeSettings, RaySettings
+from gamut_eval.judge._settle import Reask, request_messages, settle
 from gamut_eval.judge._types import ChatMessage, Completion
+from gamut_eval.judge.backends._ray_setup import RAY_EXTRA
 
 __all__ = ["judge_vllm", "vllm_outcome", "vllm_row", "vllm_sampling_params"]
-
-_COMMIT_ROWS = 2000
-"""Verdicts per commit while a wave streams back: what a crash can lose."""
-
 
 @dataclass(frozen=True, slots=True)
 class _Check:
@@ -126,18 +120,11 @@ def _processor(settings: JudgeSettings, ray_settings: RaySettings) -> Any:
     )
 
 
-def _wave_checks(
-    plans: Iterable[PlannedResponse], store: VerdictStore, stats: JudgeStats, size: int
-) -> Iterable[list[_Check]]:
-    seen: set[int] = set()
+def _wave_checks(work: JudgeWork, size: int) -> Iterable[list[_Check]]:
     wave: list[_Check] = []
-    for plan in plans:
-        pending = _pending(plan, store, seen, stats)
-        if not pending:
-            continue
-        image = _image(plan.image_path) if plan.image_path else None
-        rendered = render_response(plan.question, plan.row.response, image)
-        wave += [_Check(k, render_messages(rendered, c.text)) for k, c in pending]
+    for answer in work.pending():
+        rendered = answer.rendered
+        wave += [_Check(k, render_messages(rendered, c.text)) for k, c in answer.checks]
         if len(wave) >= size:
             yield wave
             wave = []
@@ -145,62 +132,38 @@ def _wave_checks(
         yield wave
 
 
-def judge_vllm(
-    ray: Any,
-    plans: Iterable[PlannedResponse],
-    store: VerdictStore,
-    settings: JudgeSettings,
-    ray_settings: RaySettings,
-    stats: JudgeStats,
-    on_progress: Callable[[JudgeStats], Any] | None,
-) -> None:
-    """Judge every pending check of ``plans`` on vLLM engines; the driver writes the store."""
+def judge_vllm(ray: Any, work: JudgeWork, ray_settings: RaySettings) -> None:
+    """Judge every pending check of ``work`` on vLLM engines; the driver records them."""
+    settings = work.settings
     processor = _processor(settings, ray_settings)
     wave_size = ray_settings.responses_per_wave * 30  # checks, at about 30 per response
-    for wave in _wave_checks(plans, store, stats, wave_size):
+    for wave in _wave_checks(work, wave_size):
         reasks: dict[str, Reask] = {}
         todo = wave
         for _ in range(settings.max_reasks + 1):
             rows = [vllm_row(c.key, request_messages(c.first, reasks.get(c.key))) for c in todo]
             output = processor(ray.data.from_items(rows))
-            reasks = _settle_output(output.iter_rows(), reasks, store, settings, stats)
-            if on_progress is not None:
-                on_progress(stats)
+            reasks = _settle_output(output.iter_rows(), reasks, work)
             todo = [c for c in todo if c.key in reasks]
             if not todo:
                 break
 
 
 def _settle_output(
-    rows: Iterable[dict[str, Any]],
-    reasks: dict[str, Reask],
-    store: VerdictStore,
-    settings: JudgeSettings,
-    stats: JudgeStats,
+    rows: Iterable[dict[str, Any]], reasks: dict[str, Reask], work: JudgeWork
 ) -> dict[str, Reask]:
-    """Store settled verdicts (once per key, committed as they come); the re-asks for the
-    next round."""
+    """Record settled verdicts (once per key); the re-asks for the next round."""
     written: set[str] = set()
-    buffer: list[StoredVerdict] = []
     following: dict[str, Reask] = {}
     for row in rows:
         key = str(row["key"])
         if key in written or key in following:
             continue  # a block Ray ran twice
-        result = settle(key, vllm_outcome(row), reasks.get(key), settings)
+        result = settle(key, vllm_outcome(row), reasks.get(key), work.settings)
         if isinstance(result, Reask):
             following[key] = result
             continue
         written.add(key)
-        buffer.append(result)
-        if len(buffer) >= _COMMIT_ROWS:
-            _commit(store, stats, buffer)
-            buffer = []
-    _commit(store, stats, buffer)
+        work.record(result)
+    work.flush()
     return following
-
-
-def _commit(store: VerdictStore, stats: JudgeStats, rows: list[StoredVerdict]) -> None:
-    store.put(rows)
-    for verdict in rows:
-        stats.record(verdict)

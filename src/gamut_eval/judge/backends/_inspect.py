@@ -22,12 +22,10 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
-from gamut_eval.errors import InputError, JudgeError
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import (
     ChatMessage,
     Completion,
@@ -36,64 +34,42 @@ from gamut_eval.judge._types import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
+from gamut_eval.judge.backends._inspect_errors import (
+    attempts_of,
+    causes,
+    describe,
+    is_auth_failure,
+    is_bad_request,
+    key_hint,
+    model_creation_error,
+)
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage as InspectMessage
     from inspect_ai.model import Content, GenerateConfig, Model, ModelOutput, ResponseSchema
 
-__all__ = ["InspectConfig", "InspectExecutor"]
-
-
-@dataclass(frozen=True, slots=True)
-class InspectConfig:
-    """Settings of the ``inspect`` executor (mapped onto Inspect's ``GenerateConfig``)."""
-
-    temperature: float = 0.0
-    max_tokens: int = 400
-    max_retries: int = 6
-    """Retries of transient failures, as Inspect's provider classifies them (429, 5xx...)."""
-    timeout_s: int = 120
-    """Seconds per attempt; no retry starts once this much time has passed in total."""
-    max_connections: int = 64
-    structured_output: bool = True
-    """Send ``response_format`` as an Inspect ``ResponseSchema`` (ignored by providers
-    without structured output; the prompt asks for the same JSON anyway)."""
-    cache_prompt: bool | str = "auto"
-    """Inspect's provider prompt caching: ``"auto"``, ``True`` or ``False``."""
-    batch: bool | int = False
-    """Send requests through the provider's batch API where Inspect supports one (Anthropic,
-    Google, OpenAI...): ``True``, or a batch size. About half the price, hours of latency."""
-
-    def __post_init__(self) -> None:
-        if isinstance(self.cache_prompt, str) and self.cache_prompt != "auto":
-            raise InputError(
-                f"inspect executor: cache_prompt must be 'auto', true or false "
-                f"(found: {self.cache_prompt!r})"
-            )
-        for name in ("max_tokens", "timeout_s", "max_connections"):
-            if getattr(self, name) < 1:
-                raise InputError(f"inspect executor: {name} must be at least 1")
-        if self.max_retries < 0:
-            raise InputError("inspect executor: max_retries must be 0 or more")
+__all__ = ["InspectExecutor"]
 
 
 class InspectExecutor:
     """An ``Executor`` over Inspect AI's ``Model.generate`` (see the module docstring).
 
     ``model`` is an Inspect model string (``anthropic/claude-sonnet-4-5``); it is the
-    ``judge_id``. ``model_obj`` uses an existing Inspect ``Model`` instead (tests, custom
+    ``judge_id``. Of ``settings`` it reads temperature, max tokens, retries, timeout,
+    concurrency (Inspect's ``max_connections``), structured output, prompt caching and
+    batch mode. ``model_obj`` uses an existing Inspect ``Model`` instead (tests, custom
     providers); the executor does not close a model it was given.
     """
 
     def __init__(
         self,
         model: str,
-        config: InspectConfig | None = None,
+        settings: JudgeSettings | None = None,
         *,
         model_obj: Model | None = None,
     ) -> None:
         self.judge_id = model
-        self.config = config or InspectConfig()
+        self.config = settings or JudgeSettings(judge=model)
         self._model: Model | None = model_obj
         self._owns_model = model_obj is None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -156,25 +132,26 @@ class InspectExecutor:
         try:
             return get_model(self.judge_id, config=self._base_config(), memoize=False)
         except Exception as exc:
-            raise _model_creation_error(self.judge_id, exc) from exc
+            raise model_creation_error(self.judge_id, exc) from exc
 
     def _base_config(self) -> GenerateConfig:
         from inspect_ai.model import GenerateConfig
 
         cfg = self.config
+        timeout = max(1, round(cfg.timeout_s))
         return GenerateConfig(
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
             max_retries=cfg.max_retries,
-            timeout=cfg.timeout_s,
+            timeout=timeout,
             # without it a hung connection waits for the SDK's own timeout (10 min for openai)
-            attempt_timeout=cfg.timeout_s,
-            max_connections=cfg.max_connections,
+            attempt_timeout=timeout,
+            max_connections=cfg.concurrency,
             cache_prompt=cfg.cache_prompt,
             # a refusal must come back as an output (-> JudgeRequestRejected), not as the
             # ModelRefusalError an enclosing eval's fail_on_refusal would make it
             fail_on_refusal=False,
-            batch=cfg.batch or None,
+            batch=cfg.inspect_batch or None,
         )
 
     def _call_config(self, response_format: dict[str, Any] | None) -> GenerateConfig:
@@ -185,35 +162,24 @@ class InspectExecutor:
         return config
 
     def _splits_prefix(self) -> bool:
-        return self.config.cache_prompt is not False and _provider(self.judge_id) == "anthropic"
+        provider = self.judge_id.split("/", 1)[0]
+        return self.config.cache_prompt is not False and provider == "anthropic"
 
     # -- failures ------------------------------------------------------------------------
 
     def _map_exception(self, exc: Exception) -> JudgeCallError | JudgeAuthError:
         """Classify what escaped Inspect's own retries (it retries what its provider calls
         transient, so anything else that escapes is final)."""
-        attempts = _attempts(exc)
-        chain = list(_causes(exc))
-        if any(self._is_auth_failure(e) for e in chain):
+        attempts = attempts_of(exc)
+        chain = list(causes(exc))
+        if any(is_auth_failure(e, self._model) for e in chain):
             return JudgeAuthError(
                 f"judge {self.judge_id}: the provider rejected the credentials "
-                f"({_describe(chain[-1])}); {_key_hint(self.judge_id, self._model)}"
+                f"({describe(chain[-1])}); {key_hint(self.judge_id, self._model)}"
             )
-        if any(_is_bad_request(e) for e in chain):
-            return JudgeRequestRejected(f"request rejected: {_describe(chain[-1])}", attempts)
-        return JudgeUnavailable(f"gave up: {_describe(chain[-1])}", attempts)
-
-    def _is_auth_failure(self, exc: BaseException) -> bool:
-        if type(exc).__name__ in _AUTH_ERROR_NAMES or _status(exc) in (401, 403):
-            return True
-        if _status(exc) == 400 and any(p in _message(exc).lower() for p in _AUTH_PHRASES):
-            return True
-        api = getattr(self._model, "api", None)
-        try:
-            # the provider's own test (e.g. Bedrock's UnrecognizedClientException)
-            return bool(api is not None and api.is_auth_failure(exc))
-        except Exception:  # classification must never hide the original error
-            return False
+        if any(is_bad_request(e) for e in chain):
+            return JudgeRequestRejected(f"request rejected: {describe(chain[-1])}", attempts)
+        return JudgeUnavailable(f"gave up: {describe(chain[-1])}", attempts)
 
 
 # -- requests ----------------------------------------------------------------------------
@@ -352,102 +318,3 @@ def _refusal_detail(output: ModelOutput) -> str:
     return str(explanation or output.error or output.completion or "refused")[:300]
 
 
-# -- error classification ----------------------------------------------------------------
-
-_AUTH_ERROR_NAMES = frozenset({"AuthenticationError", "PermissionDeniedError"})
-"""Class names the openai, anthropic and mistral SDKs use for 401 / 403 (matched by name
-so that no optional SDK has to be imported)."""
-
-_AUTH_PHRASES = ("api key not valid", "api_key_invalid")
-"""Google answers a bad key with 400 INVALID_ARGUMENT, not 401."""
-
-_BAD_REQUEST_NAMES = frozenset({"BadRequestError", "UnprocessableEntityError", "NotFoundError"})
-
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
-
-_KEY_VARS = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "google": "GOOGLE_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "grok": "XAI_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "together": "TOGETHER_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "azureai": "AZUREAI_API_KEY",
-    "bedrock": "AWS credentials (AWS_PROFILE or AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)",
-}
-"""Fallback when the provider's ``api_key_vars`` are unknown (no model, or an empty list)."""
-
-
-def _causes(exc: BaseException) -> Iterator[BaseException]:
-    """The exception, the last attempt inside a tenacity ``RetryError``, and explicit causes
-    (Inspect raises ``ModelGenerateError`` from the provider's error)."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        last_exception = getattr(getattr(current, "last_attempt", None), "exception", None)
-        inner = last_exception() if callable(last_exception) else None
-        current = inner if isinstance(inner, BaseException) else current.__cause__
-
-
-def _attempts(exc: BaseException) -> int:
-    last_attempt = getattr(exc, "last_attempt", None)
-    number = getattr(last_attempt, "attempt_number", 1)
-    return number if isinstance(number, int) else 1
-
-
-def _status(exc: BaseException) -> int | None:
-    # status_code: openai/anthropic SDKs and ModelGenerateError; code: google-genai
-    for attr in ("status_code", "code"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _is_bad_request(exc: BaseException) -> bool:
-    status = _status(exc)
-    if status is not None and 400 <= status < 500:
-        return status not in _RETRYABLE_STATUS
-    return type(exc).__name__ in _BAD_REQUEST_NAMES
-
-
-def _message(exc: BaseException) -> str:
-    # never str() of Inspect's ModelGenerateError: it embeds the request, and so the
-    # untrusted response under judgement; its provider_message is the provider's words
-    return str(getattr(exc, "provider_message", None) or exc).strip()
-
-
-def _describe(exc: BaseException) -> str:
-    status = _status(exc)
-    code = f" {status}" if status is not None else ""
-    return f"{type(exc).__name__}{code}: {_message(exc)[:300]}"
-
-
-def _provider(model: str) -> str:
-    return model.split("/", 1)[0]
-
-
-def _key_hint(model: str, model_obj: Model | None) -> str:
-    names = list(getattr(getattr(model_obj, "api", None), "api_key_vars", None) or [])
-    if not names:
-        fallback = _KEY_VARS.get(_provider(model))
-        return f"set {fallback}" if fallback else "check the provider's credentials"
-    others = f" (or {', '.join(names[1:])})" if len(names) > 1 else ""
-    return f"set {names[0]}{others}"
-
-
-_RICH_MARKUP = re.compile(r"\[/?[a-z ]+\]")
-
-
-def _model_creation_error(model: str, exc: Exception) -> JudgeError:
-    """Inspect raises ``PrerequisiteError`` for a missing key or package, ``ValueError``
-    for an unknown provider; the run cannot proceed either way."""
-    text = _RICH_MARKUP.sub("", str(getattr(exc, "message", None) or exc))
-    message = " ".join(text.split()).removeprefix("ERROR: ")
-    if type(exc).__name__ == "PrerequisiteError" and "defined in the environment" in message:
-        return JudgeAuthError(f"judge {model}: {message} ({_key_hint(model, None)})")
-    return JudgeError(f"judge {model}: cannot create the Inspect model: {message}")

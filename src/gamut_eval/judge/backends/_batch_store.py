@@ -23,7 +23,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gamut_eval.judge._rounds import Reask
+from gamut_eval.judge._settle import Reask
 from gamut_eval.judge._store import VerdictStore
 
 __all__ = ["BatchJob", "BatchLedger", "JobState"]

@@ -1,0 +1,95 @@
+"""The files a run writes, as typed records: score rows and the run manifest.
+
+Verdict rows (``gamut_eval.judge.VerdictRow``) come from the judge; these two come from a
+run. ``gamut schema --kind verdicts|scores|run`` prints the JSON Schema of each, so other
+tools can read the files without reading this code.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gamut_eval.rubric._model import TIERS, Tier
+from gamut_eval.scoring import ScoringParams
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RunManifest", "ScoreRow", "score_rows"]
+
+_RECORD = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+VerdictName = Literal["meets", "partially_meets", "missing", "contradicts"]
+
+
+class ScoreRow(BaseModel):
+    """The score of one answer by one judge (a row of ``scores.jsonl``)."""
+
+    model_config = _RECORD
+
+    question_id: str
+    """Id of the dataset record."""
+    model: str | None = None
+    """The model that gave the answer."""
+    setting: Literal["multimodal", "text_only"] | None = None
+    """The setting the answer was given in."""
+    judge: str | None = None
+    """The judge whose verdicts were scored."""
+    gamut: float | None
+    """The Gamut score in [-1, 1] (shown x100); ``null`` when the answer has no score
+    because too few of its checks could be graded (docs/method.md, unscored answers)."""
+    tiers: dict[Tier, float]
+    """Tier score per tier with at least one scored check."""
+    counts: dict[Tier, dict[VerdictName | Literal["unscored"], int]]
+    """Verdict counts per tier that has checks, unscored included."""
+
+
+class RunManifest(BaseModel):
+    """What a run folder holds and how it was made (``run.json``)."""
+
+    model_config = _RECORD
+
+    gamut_eval_version: str
+    """The version of gamut-eval that made the run."""
+    python: str
+    """The Python version."""
+    started_at: str
+    """UTC start time, ISO 8601."""
+    dataset: str
+    """Path of the dataset file."""
+    questions: int
+    """Questions in the dataset."""
+    models: list[str]
+    """Models that generated answers (empty when answers were given)."""
+    responses_from: str
+    """The answers file given, or ``generated``."""
+    setting: Literal["multimodal", "text_only", "both"]
+    """The setting(s) run."""
+    prompt_version: str
+    """Version of the judge prompt (part of every verdict's key)."""
+    judges: list[dict[str, Any]]
+    """The settings of each judge (``JudgeSettings``), as used."""
+    scoring: ScoringParams
+    """Verdict values and tier weights used for the scores."""
+
+
+def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:
+    """Score-table rows in ``ScoreRow``'s JSON form (key columns the table has, then
+    ``gamut``, ``tiers``, ``counts``)."""
+    from gamut_eval.scoring import COUNT_COLUMNS
+
+    keys = [c for c in ("question_id", "model", "setting", "judge") if c in scores.columns]
+    out = []
+    for record in scores.to_dict(orient="records"):
+        row = {k: record[k] for k in keys}
+        row["gamut"] = None if math.isnan(record["gamut"]) else record["gamut"]
+        row["tiers"] = {t.value: record[t.value] for t in TIERS if not math.isnan(record[t.value])}
+        counts: dict[str, dict[str, int]] = {}
+        for column in COUNT_COLUMNS:
+            tier, verdict = column.split(".")
+            counts.setdefault(tier, {})[verdict] = int(record[column])
+        row["counts"] = {t: c for t, c in counts.items() if sum(c.values())}
+        out.append(row)
+    return out
