@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from judge_helpers import MOKA, PANDA, SMALL_RESPONSES, StartServer, Workspace, quick_executor
 
-import gamut_eval.judge._run as judge_run
+import gamut_eval.judge.backends._online as judge_online
 from gamut_eval.testing import FakeOpenAIServer, FaultRule
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -50,7 +50,7 @@ def serve(judge_env: pytest.MonkeyPatch) -> Iterator[StartServer]:
 @pytest.fixture
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """``judge_responses`` builds (and closes) fast executors with millisecond backoffs."""
-    monkeypatch.setattr(judge_run, "make_executor", quick_executor)
+    monkeypatch.setattr(judge_online, "make_client", quick_executor)
 
 
 @pytest.fixture

@@ -18,12 +18,13 @@ from typing import Any
 
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.judge import (
-    FastConfig,
     FastExecutor,
     JudgeReport,
+    BackendOptions,
     JudgeSettings,
     judge_key,
     judge_responses,
+    make_backend,
     resolve_endpoint,
 )
 from gamut_eval.testing import FakeOpenAIServer, KeywordPolicy, RequestContext
@@ -160,18 +161,10 @@ def settings(**overrides: Any) -> JudgeSettings:
 
 
 def quick_executor(judge_settings: JudgeSettings) -> FastExecutor:
-    """``make_executor`` for the fast backend, with millisecond backoffs for fault tests."""
-    config = FastConfig(
-        concurrency=judge_settings.concurrency,
-        timeout_s=judge_settings.timeout_s,
-        max_retries=judge_settings.max_retries,
-        backoff_base_s=0.01,
-        backoff_max_s=0.05,
-        max_tokens=judge_settings.max_tokens,
-        structured_output=judge_settings.structured_output,
-    )
+    """``make_client`` for the fast backend, with millisecond backoffs for fault tests."""
+    quick = judge_settings.model_copy(update={"backoff_base_s": 0.01, "backoff_max_s": 0.05})
     endpoint = resolve_endpoint(judge_settings.judge, base_url=judge_settings.base_url)
-    return FastExecutor(endpoint, config)
+    return FastExecutor(endpoint, quick)
 
 
 @dataclass
@@ -200,14 +193,19 @@ class Workspace:
     def dataset(self) -> Dataset:
         return load_dataset(self.dataset_path)
 
-    def run(self, judge_settings: JudgeSettings | None = None, **kwargs: Any) -> JudgeReport:
+    def run(
+        self,
+        judge_settings: JudgeSettings | None = None,
+        executor_factory: Callable[[JudgeSettings], Any] | None = None,
+        **kwargs: Any,
+    ) -> JudgeReport:
+        """``judge_responses`` on this workspace; ``executor_factory`` makes the client."""
+        chosen = judge_settings or settings()
+        if executor_factory is not None:
+            options = BackendOptions(executor_factory=executor_factory)
+            kwargs["backend"] = make_backend(chosen, options)
         return judge_responses(
-            self.dataset(),
-            self.responses_path,
-            judge_settings or settings(),
-            self.store,
-            self.out,
-            **kwargs,
+            self.dataset(), self.responses_path, chosen, self.store, self.out, **kwargs
         )
 
     def rows(self, path: Path | None = None) -> list[dict[str, Any]]:

@@ -16,25 +16,22 @@ from aiohttp.test_utils import TestServer
 from yarl import URL
 
 from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
-from gamut_eval.judge._fast import (
-    FastConfig,
-    FastExecutor,
-    _AdaptiveLimit,
-    _env_proxy,
-    _TokenBucket,
-)
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
     JudgeImage,
     render_messages,
     render_response,
 )
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import (
     ChatMessage,
     JudgeAuthError,
     JudgeRequestRejected,
     JudgeUnavailable,
 )
+from gamut_eval.judge.backends._fast import FastExecutor, _env_proxy
+from gamut_eval.judge.backends._limits import AdaptiveLimit as _AdaptiveLimit
+from gamut_eval.judge.backends._limits import TokenBucket as _TokenBucket
 from gamut_eval.testing import (
     FakeOpenAIServer,
     FaultRule,
@@ -43,8 +40,14 @@ from gamut_eval.testing import (
     verdict_json,
 )
 
+
+def fast_settings(**values: Any) -> JudgeSettings:
+    """Judge settings that only the fast client reads (the judge name is not sent)."""
+    return JudgeSettings(judge="openai-api/fake/fake-judge", **values)
+
+
 # Small backoff so retry tests take milliseconds; Retry-After is honoured regardless.
-QUICK = FastConfig(concurrency=8, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=5.0)
+QUICK = fast_settings(concurrency=8, backoff_base_s=0.01, backoff_max_s=0.05, timeout_s=5.0)
 MESSAGES: list[ChatMessage] = render_messages(
     render_response("What is this dish?", "Bibimbap, a Korean rice bowl."),
     "Identifies the dish as bibimbap.",
@@ -152,7 +155,7 @@ async def test_a_reply_becomes_a_completion_with_usage() -> None:
 
 async def test_response_format_is_left_out_without_structured_output() -> None:
     seen: list[dict[str, Any]] = []
-    config = FastConfig(structured_output=False, temperature=0.3, max_tokens=50)
+    config = fast_settings(structured_output=False, temperature=0.3, max_tokens=50)
     async with (
         FakeOpenAIServer(policy=capture(seen)) as srv,
         FastExecutor(endpoint_for(srv.base_url, api_key=None), config) as judge,
@@ -247,7 +250,7 @@ def test_a_burst_of_429s_halves_the_limit_once() -> None:
 async def test_in_flight_calls_never_exceed_the_limit() -> None:
     async with (
         FakeOpenAIServer(latency_ms=100) as srv,
-        FastExecutor(endpoint_for(srv.base_url), FastConfig(concurrency=2)) as judge,
+        FastExecutor(endpoint_for(srv.base_url), fast_settings(concurrency=2)) as judge,
     ):
         await asyncio.gather(*(judge.complete(MESSAGES, None) for _ in range(6)))
     arrivals = [r.arrived_at for r in srv.requests]
@@ -266,7 +269,7 @@ async def test_5xx_then_success(server: FakeOpenAIServer, judge: FastExecutor, k
 
 async def test_timeout_then_success(server: FakeOpenAIServer) -> None:
     server.set_faults([FaultRule("timeout", first_n=1, timeout_s=5)])
-    config = FastConfig(timeout_s=0.3, backoff_base_s=0.01)
+    config = fast_settings(timeout_s=0.3, backoff_base_s=0.01)
     async with FastExecutor(endpoint_for(server.base_url), config) as judge:
         started = time.perf_counter()
         completion = await judge.complete(MESSAGES, None)
@@ -297,7 +300,7 @@ async def test_a_200_that_is_not_a_completion_is_retried() -> None:
 
 async def test_exhausted_retries_raise_judge_unavailable(server: FakeOpenAIServer) -> None:
     server.set_faults([FaultRule("http_503")])
-    config = FastConfig(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02)
+    config = fast_settings(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02)
     async with FastExecutor(endpoint_for(server.base_url), config) as judge:
         with pytest.raises(JudgeUnavailable, match="HTTP 503") as caught:
             await judge.complete(MESSAGES, None)
@@ -309,7 +312,7 @@ async def test_exhausted_retries_raise_judge_unavailable(server: FakeOpenAIServe
 async def test_an_unreachable_endpoint_is_unavailable_not_a_crash() -> None:
     async with TestServer(web.Application(), host="127.0.0.1") as idle:
         url = str(idle.make_url("/v1"))
-    config = FastConfig(max_retries=1, backoff_base_s=0.01)
+    config = fast_settings(max_retries=1, backoff_base_s=0.01)
     async with FastExecutor(endpoint_for(url), config) as judge:
         with pytest.raises(JudgeUnavailable) as caught:
             await judge.complete(MESSAGES, None)
@@ -371,7 +374,7 @@ async def test_quota_exhaustion_is_not_retried() -> None:
 
 async def test_rpm_limit_spaces_requests(server: FakeOpenAIServer) -> None:
     # 600/min = 10/s with a one-second burst: 10 go at once, the next 5 at 0.1 s intervals.
-    async with FastExecutor(endpoint_for(server.base_url), FastConfig(rpm=600)) as judge:
+    async with FastExecutor(endpoint_for(server.base_url), fast_settings(rpm=600)) as judge:
         await asyncio.gather(*(judge.complete(MESSAGES, None) for _ in range(15)))
     arrivals = sorted(r.arrived_at for r in server.requests)
     assert arrivals[9] - arrivals[0] < 0.2
@@ -380,7 +383,7 @@ async def test_rpm_limit_spaces_requests(server: FakeOpenAIServer) -> None:
 
 async def test_tpm_limit_spaces_requests(server: FakeOpenAIServer) -> None:
     messages: list[ChatMessage] = [{"role": "user", "content": "x" * 400}]  # 100 + 400 tokens
-    config = FastConfig(tpm=60_000, max_tokens=400)  # 1000 tokens/s: two at once, then 0.5 s
+    config = fast_settings(tpm=60_000, max_tokens=400)  # 1000 tokens/s: two at once, then 0.5 s
     async with FastExecutor(endpoint_for(server.base_url), config) as judge:
         await asyncio.gather(*(judge.complete(messages, None) for _ in range(4)))
     arrivals = sorted(r.arrived_at for r in server.requests)

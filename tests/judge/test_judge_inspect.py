@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 from inspect_ai.model import (
     ChatMessageAssistant,
@@ -28,8 +29,7 @@ from inspect_ai.model import (
 )
 from tenacity import wait_none
 
-from gamut_eval.errors import InputError, JudgeError
-from gamut_eval.judge._inspect import InspectConfig, InspectExecutor, _to_inspect_messages
+from gamut_eval.errors import JudgeError
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
     SYSTEM_PROMPT,
@@ -37,12 +37,14 @@ from gamut_eval.judge._prompt import (
     render_messages,
     render_response,
 )
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import (
     ChatMessage,
     JudgeAuthError,
     JudgeRequestRejected,
     JudgeUnavailable,
 )
+from gamut_eval.judge.backends._inspect import InspectExecutor, _to_inspect_messages
 from gamut_eval.testing import FakeOpenAIServer, FaultKind, FaultRule
 
 pytestmark = [
@@ -96,8 +98,12 @@ def mock_model(script: Script) -> Model:
     return get_model("mockllm/model", custom_outputs=script, memoize=False)
 
 
+def inspect_settings(**values: Any) -> JudgeSettings:
+    return JudgeSettings(judge="mockllm/model", backend="inspect", **values)
+
+
 def executor(script: Script, judge_id: str = "mockllm/model", **config: Any) -> InspectExecutor:
-    return InspectExecutor(judge_id, InspectConfig(**config), model_obj=mock_model(script))
+    return InspectExecutor(judge_id, inspect_settings(**config), model_obj=mock_model(script))
 
 
 def text_request() -> list[ChatMessage]:
@@ -258,9 +264,9 @@ async def test_no_response_schema_without_structured_output(
     assert script.configs[0].response_schema is None
 
 
-def test_config_rejects_unknown_cache_prompt() -> None:
-    with pytest.raises(InputError, match="cache_prompt"):
-        InspectConfig(cache_prompt="always")
+def test_settings_reject_unknown_cache_prompt() -> None:
+    with pytest.raises(pydantic.ValidationError, match="cache_prompt"):
+        inspect_settings(cache_prompt="always")
 
 
 # -- failures returned as outputs ----------------------------------------------------------
@@ -361,7 +367,7 @@ async def test_transient_failures_are_retried_by_inspect() -> None:
     script = Script(FlakyError("503"), FlakyError("503"), reply())
     model = mock_model(script)
     _retry_on_flaky(model)
-    judge = InspectExecutor("mockllm/model", InspectConfig(max_retries=2), model_obj=model)
+    judge = InspectExecutor("mockllm/model", inspect_settings(max_retries=2), model_obj=model)
     completion = await judge.complete(text_request(), None)
     assert completion.text == VERDICT
     assert len(script.inputs) == 3
@@ -371,7 +377,7 @@ async def test_exhausted_retries_are_unavailable() -> None:
     script = Script(*[FlakyError("503 overloaded")] * 3)
     model = mock_model(script)
     _retry_on_flaky(model)
-    judge = InspectExecutor("mockllm/model", InspectConfig(max_retries=2), model_obj=model)
+    judge = InspectExecutor("mockllm/model", inspect_settings(max_retries=2), model_obj=model)
     with pytest.raises(JudgeUnavailable, match="503 overloaded") as caught:
         await judge.complete(text_request(), None)
     assert caught.value.attempts == 3
@@ -414,7 +420,7 @@ async def test_executor_creates_and_closes_its_own_model(
     created: list[dict[str, Any]],
 ) -> None:
     calls = created
-    judge = InspectExecutor("mockllm/model", InspectConfig(max_tokens=123))
+    judge = InspectExecutor("mockllm/model", inspect_settings(max_tokens=123))
     assert calls == []  # nothing is created before the loop runs
     async with judge:
         assert judge._model is not None
@@ -486,7 +492,7 @@ async def test_how_the_openai_provider_surfaces_faults(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-fake")
     async with FakeOpenAIServer(faults=[FaultRule(action=fault)] if fault else []) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        async with InspectExecutor("openai/gpt-4.1-mini", InspectConfig(max_retries=0)) as judge:
+        async with InspectExecutor("openai/gpt-4.1-mini", inspect_settings(max_retries=0)) as judge:
             if expected is None:
                 completion = await judge.complete(text_request(), RESPONSE_FORMAT)
                 assert '"verdict"' in completion.text
@@ -498,14 +504,12 @@ async def test_how_the_openai_provider_surfaces_faults(
 
 
 def test_importing_the_executor_does_not_import_inspect() -> None:
-    code = (
-        "import sys, gamut_eval.judge._inspect; sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
-    )
+    code = "import sys, gamut_eval.judge.backends._inspect; sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 
 def test_inspect_batch_mode_reaches_the_generate_config() -> None:
-    from gamut_eval.judge import JudgeSettings, make_executor
+    from gamut_eval.judge import make_client as make_executor
 
     judge = make_executor(
         JudgeSettings(judge="mockllm/model", backend="inspect", inspect_batch=True)

@@ -28,17 +28,15 @@ from gamut_eval.judge import (
     judge_responses,
     resolve_endpoint,
 )
-from gamut_eval.judge._batch import BatchesPending
-from gamut_eval.judge._batch_client import BatchClient
-from gamut_eval.judge._batch_files import BatchFileWriter
 from gamut_eval.judge._endpoints import Endpoint
-from gamut_eval.judge._fast import FastConfig, FastExecutor
-from gamut_eval.judge._scale_run import (
-    ingest_batch_results,
-    judge_responses_batch,
-    write_batch_requests,
-)
-from gamut_eval.judge._scale_settings import BatchSettings
+from gamut_eval.judge._pass import PassEvent
+from gamut_eval.judge._settings import BatchSettings
+from gamut_eval.judge.backends import BackendOptions, make_backend
+from gamut_eval.judge.backends._batch import BatchBackend, BatchesPending, BatchWriteReport
+from gamut_eval.judge.backends._batch_client import BatchClient
+from gamut_eval.judge.backends._batch_files import BatchFileWriter
+from gamut_eval.judge.backends._batch_ingest import IngestCounts
+from gamut_eval.judge.backends._fast import FastExecutor
 from gamut_eval.testing import FakeOpenAIServer
 
 DIET = "eats mostly"
@@ -49,23 +47,55 @@ def quick_client(endpoint: Endpoint) -> BatchClient:
     return BatchClient(endpoint, timeout_s=10, max_retries=3, backoff_base_s=0.01)
 
 
+def batch_backend(settings: JudgeSettings, **options: Any) -> BatchBackend:
+    backend = make_backend(
+        settings, BackendOptions(client_factory=quick_client, **options), name="batch"
+    )
+    assert isinstance(backend, BatchBackend)
+    return backend
+
+
 def run_batch(
     ws: Workspace,
     events: list[str] | None = None,
     judge_settings: JudgeSettings | None = None,
     **batch: Any,
 ) -> JudgeReport:
-    options = {"poll_interval_s": 0.001} | batch
-    return judge_responses_batch(
+    judge_settings = judge_settings or settings()
+    options = BatchSettings(**({"poll_interval_s": 0.001} | batch))
+    notes = events if events is not None else []
+
+    def on_event(event: PassEvent) -> None:
+        if event.kind == "note":
+            notes.append(event.message)
+
+    return judge_responses(
         ws.dataset(),
         ws.responses_path,
-        judge_settings or settings(),
-        BatchSettings(**options),
+        judge_settings,
         ws.store,
         ws.out,
-        client_factory=quick_client,
-        on_event=(events if events is not None else []).append,
+        backend=batch_backend(judge_settings, batch=options),
+        on_event=on_event,
     )
+
+
+def write_batch_requests(ws: Workspace, batch: BatchSettings) -> BatchWriteReport:
+    """Only write the request files (the batch backend's write-only mode)."""
+    backend = batch_backend(settings(), batch=batch, batch_write_only=True)
+    judge_responses(ws.dataset(), ws.responses_path, settings(), ws.store, None, backend=backend)
+    assert backend.written is not None
+    return backend.written
+
+
+def ingest_batch_results(ws: Workspace, results: list[Path]) -> tuple[JudgeReport, IngestCounts]:
+    """Ingest result files (the batch backend's ingest mode), exporting the rows."""
+    backend = batch_backend(settings(), batch_ingest=tuple(results))
+    report = judge_responses(
+        ws.dataset(), ws.responses_path, settings(), ws.store, ws.out, backend=backend
+    )
+    assert backend.ingested is not None
+    return report, backend.ingested
 
 
 def on_check(text: str, fault: str, *, first_ask_only: bool = False) -> Any:
@@ -107,7 +137,7 @@ def test_a_batch_pass_gives_the_fast_executors_verdicts(
             settings(),
             tmp_path / "fast.sqlite",
             fast_out,
-            executor_factory=quick_executor,
+            backend=make_backend(settings(), BackendOptions(executor_factory=quick_executor)),
         )
     assert batch_rows == verdicts_by_check(small.rows(fast_out))
     assert all(status == "ok" for status, _ in batch_rows.values())
@@ -136,7 +166,7 @@ def test_request_lines_are_the_fast_executors_bodies_keyed_by_store_key(
     lines = batch_api.request_files[0]
     keys = small.key_map()
     assert sorted(line["custom_id"] for line in lines) == sorted(keys.values())
-    fast = FastExecutor(resolve_endpoint(JUDGE), FastConfig(max_tokens=400))
+    fast = FastExecutor(resolve_endpoint(JUDGE), settings(max_tokens=400))
     for line in lines:
         assert (line["method"], line["url"]) == ("POST", "/v1/chat/completions")
         expected = json.loads(
@@ -334,37 +364,25 @@ def test_write_only_then_ingest_is_the_offline_path(
 ) -> None:
     scale_env.setenv("FAKE_BASE_URL", "http://127.0.0.1:9/v1")  # never contacted
     batch = BatchSettings(directory=tmp_path / "files")
-    written = write_batch_requests(
-        small.dataset(), small.responses_path, settings(), batch, small.store
-    )
+    written = write_batch_requests(small, batch)
     assert written.requests == 10
     assert len(written.files) == 1
     results = fake_run_batch(written.files[0].path, tmp_path / "out.jsonl", on_check(DIET, "prose"))
 
-    report, counts = ingest_batch_results(
-        small.dataset(), small.responses_path, settings(), small.store, [results], small.out
-    )
+    report, counts = ingest_batch_results(small, [results])
     assert (counts.stored, counts.reasks) == (8, 2)
     assert report.unscored == 2  # the two re-asks are not judged yet
 
-    _again, counts2 = ingest_batch_results(  # ingesting the same file twice changes nothing
-        small.dataset(), small.responses_path, settings(), small.store, [results], small.out
-    )
+    # ingesting the same file twice changes nothing
+    _again, counts2 = ingest_batch_results(small, [results])
     assert (counts2.stored, counts2.skipped, counts2.reasks) == (0, 10, 2)
 
-    second = write_batch_requests(
-        small.dataset(), small.responses_path, settings(), batch, small.store
-    )
+    second = write_batch_requests(small, batch)
     assert (second.requests, second.reasks, second.cached) == (2, 2, 8)
     lines = [json.loads(x) for x in second.files[0].path.read_text().splitlines()]
     assert all(len(line["body"]["messages"]) == 4 for line in lines)
     final, counts3 = ingest_batch_results(
-        small.dataset(),
-        small.responses_path,
-        settings(),
-        small.store,
-        [fake_run_batch(second.files[0].path, tmp_path / "out2.jsonl")],
-        small.out,
+        small, [fake_run_batch(second.files[0].path, tmp_path / "out2.jsonl")]
     )
     assert (final.unscored, counts3.reasks) == (0, 0)
     assert {r["attempts"] for r in small.rows() if r["check_id"] == "diet"} == {2}
@@ -377,17 +395,15 @@ def test_ingest_skips_lines_of_other_runs(small: Workspace, tmp_path: Path, scal
     stray.write_text(
         json.dumps({"custom_id": "f" * 64, "response": {"status_code": 200, "body": body}}) + "\n"
     )
-    _, counts = ingest_batch_results(
-        small.dataset(), small.responses_path, settings(), small.store, [stray], small.out
-    )
+    _, counts = ingest_batch_results(small, [stray])
     assert (counts.unknown, counts.stored) == (1, 0)
     assert store_rows(small.store) == {}
 
 
 def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
-    from gamut_eval.judge._batch_files import _template, request_line
     from gamut_eval.judge._prompt import render_messages, render_response
-    from gamut_eval.judge._rounds import request_body
+    from gamut_eval.judge.backends._batch_files import _template, request_line
+    from gamut_eval.judge.backends._wire import request_body
 
     judge_settings = settings()
     response = 'Un "panda" roux\n\tmange du bambou — 竹子 🐼 \\ </script> @@gamut-key@ <<<RESPONSE'

@@ -26,15 +26,16 @@ from judge_helpers import (
     verdicts_by_check,
 )
 
-from gamut_eval.judge import JudgeAuthError, judge_responses
-from gamut_eval.judge._engine import JudgeStats, plan_responses
+from gamut_eval.judge import JudgeAuthError, JudgeReport, judge_responses
+from gamut_eval.judge._pass import JudgeWork
+from gamut_eval.judge._plan import JudgePlan
 from gamut_eval.judge._prompt import PROMPT_VERSION
-from gamut_eval.judge._ray import _VERDICT_FIELDS, _DriverWriter, judge_ray_into_store
-from gamut_eval.judge._ray_vllm import vllm_outcome, vllm_row, vllm_sampling_params
-from gamut_eval.judge._scale_run import judge_responses_ray
-from gamut_eval.judge._scale_settings import RaySettings
+from gamut_eval.judge._settings import RaySettings
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
 from gamut_eval.judge._types import Completion
+from gamut_eval.judge.backends import BackendOptions, make_backend
+from gamut_eval.judge.backends._ray import _VERDICT_FIELDS, RayBackend, _DriverWriter, judge_ray
+from gamut_eval.judge.backends._ray_vllm import vllm_outcome, vllm_row, vllm_sampling_params
 from gamut_eval.testing import FakeOpenAIServer
 
 pytestmark = pytest.mark.filterwarnings(
@@ -68,6 +69,16 @@ def ray_settings(**overrides: object) -> RaySettings:
     return RaySettings.model_validate(values | overrides)
 
 
+def judge_on_ray(ws: Workspace, ray_options: RaySettings) -> JudgeReport:
+    """``judge_responses`` on the ray backend."""
+    judge = settings()
+    backend = make_backend(judge, BackendOptions(ray=ray_options), name="ray")
+    assert isinstance(backend, RayBackend)
+    return judge_responses(
+        ws.dataset(), ws.responses_path, judge, ws.store, ws.out, backend=backend
+    )
+
+
 def test_ray_gives_the_fast_executors_verdicts_for_the_same_requests(
     local_ray: None, chat_server: Callable[..., FakeOpenAIServer], workspace: Workspace
 ) -> None:
@@ -80,31 +91,17 @@ def test_ray_gives_the_fast_executors_verdicts_for_the_same_requests(
         settings(),
         workspace.root / "fast.sqlite",
         fast_out,
-        executor_factory=quick_executor,
+        backend=make_backend(settings(), BackendOptions(executor_factory=quick_executor)),
     )
     fast_pairs = recorder.pairs()
     recorder.clear()
 
-    report = judge_responses_ray(
-        workspace.dataset(),
-        workspace.responses_path,
-        settings(),
-        ray_settings(),
-        workspace.store,
-        workspace.out,
-    )
+    report = judge_on_ray(workspace, ray_settings())
     assert verdicts_by_check(workspace.rows()) == verdicts_by_check(workspace.rows(fast_out))
     assert (report.rows, report.unscored, report.stats.judged) == (120, 0, 120)
     assert recorder.pairs() == fast_pairs  # the same requests, each once
     assert set(fast_pairs.values()) == {1}
-    rerun = judge_responses_ray(
-        workspace.dataset(),
-        workspace.responses_path,
-        settings(),
-        ray_settings(),
-        workspace.store,
-        workspace.out,
-    )
+    rerun = judge_on_ray(workspace, ray_settings())
     assert (rerun.stats.cached, rerun.stats.judged) == (120, 0)
 
 
@@ -141,15 +138,11 @@ def test_killing_a_worker_mid_run_leaves_exactly_one_row_per_key(
 
     killer = threading.Thread(target=kill_one_actor)
     killer.start()
-    stats = JudgeStats(total=ws.n_checks)
     with VerdictStore(ws.store) as store:
-        duplicates = judge_ray_into_store(
-            plan_responses(ws.dataset(), ws.responses_path, settings()),
-            store,
-            settings(),
-            ray_settings(worker_concurrency=4),
-            stats,
-        )
+        work = JudgeWork(JudgePlan(ws.dataset(), ws.responses_path, settings()), store)
+        duplicates = judge_ray(work, ray_settings(worker_concurrency=4))
+        work.flush()
+    stats = work.stats
     killer.join()
     assert killed, "no judge actor was found to kill"
     assert stats.judged + duplicates >= ws.n_checks
@@ -161,20 +154,22 @@ def test_killing_a_worker_mid_run_leaves_exactly_one_row_per_key(
     assert set(recorder.pairs()) == set(ws.key_map())
 
 
-def test_the_driver_writes_a_batch_that_ray_ran_twice_once(tmp_path: Path) -> None:
+def test_the_driver_writes_a_batch_that_ray_ran_twice_once(
+    tmp_path: Path, workspace: Workspace
+) -> None:
     rows = [
         StoredVerdict(f"{i:x}" * 64, JUDGE, PROMPT_VERSION, "meets", "", "ok", None, 1)
         for i in range(3)
     ]
     batch = {name: [getattr(r, name) for r in rows] for name in _VERDICT_FIELDS}
     batch["fatal"] = [""] * 3
-    stats = JudgeStats()
     with VerdictStore(tmp_path / "s.sqlite") as store:
-        writer = _DriverWriter(store, settings(), stats, None)
+        work = JudgeWork(JudgePlan(workspace.dataset(), [], settings()), store)
+        writer = _DriverWriter(work)
         writer.add(batch)
         writer.add(batch)
         assert writer.duplicates == 3
-        assert stats.judged == 3
+        assert work.stats.judged == 3
         assert store.count() == {"ok": 3}
 
 
@@ -183,14 +178,7 @@ def test_a_rejected_key_stops_the_run_on_the_driver(
 ) -> None:
     chat_server(api_key="the-right-key")
     with pytest.raises(JudgeAuthError, match="FAKE_API_KEY"):
-        judge_responses_ray(
-            workspace.dataset(),
-            workspace.responses_path,
-            settings(),
-            ray_settings(),
-            workspace.store,
-            workspace.out,
-        )
+        judge_on_ray(workspace, ray_settings())
 
 
 def test_responses_are_spread_over_several_endpoints_whole(
@@ -198,14 +186,7 @@ def test_responses_are_spread_over_several_endpoints_whole(
 ) -> None:
     first, second = Recorder(), Recorder()
     urls = [chat_server(policy=first).base_url, chat_server(policy=second).base_url]
-    report = judge_responses_ray(
-        workspace.dataset(),
-        workspace.responses_path,
-        settings(),
-        ray_settings(endpoints=tuple(urls)),
-        workspace.store,
-        workspace.out,
-    )
+    report = judge_on_ray(workspace, ray_settings(endpoints=tuple(urls)))
     assert report.unscored == 0
     a = {response for response, _ in first.pairs()}
     b = {response for response, _ in second.pairs()}
