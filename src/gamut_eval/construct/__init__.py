@@ -58,8 +58,8 @@ from gamut_eval.construct._search import (
     SearchError,
     SearchHit,
     SearchProvider,
-    make_search_provider,
 )
+from gamut_eval.construct._search_providers import make_search_provider
 from gamut_eval.construct._session import BuildSession, BuildSettings
 from gamut_eval.construct._text_only import run_text_only
 from gamut_eval.construct._web_search import BraveSearch, TavilySearch
