@@ -17,7 +17,7 @@ PACKAGES = [
     "gamut_eval.analysis",
     "gamut_eval.testing",
     "gamut_eval.quality",
-    "gamut_eval.build",
+    "gamut_eval.construct",
     "gamut_eval.annotate",
 ]
 

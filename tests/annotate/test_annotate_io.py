@@ -193,10 +193,10 @@ def test_export_holds_exactly_the_decisions_with_provenance(
 def test_decisions_are_what_gamut_build_review_reads(
     client: Any, loaded: Database, workspace: Workspace
 ) -> None:
-    from gamut_eval.build import load_decisions
-    from gamut_eval.build._decisions import revision_of
-    from gamut_eval.build._models import Provenance
-    from gamut_eval.build._question_models import Candidate
+    from gamut_eval.construct import load_decisions
+    from gamut_eval.construct._decisions import revision_of
+    from gamut_eval.construct._models import Provenance
+    from gamut_eval.construct._question_models import Candidate
 
     ann1, ann2, adj = client("ann1"), client("ann2"), client("adj")
     revised = "What kind of clock is this, and how does it keep time?"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pydantic
 
+from gamut_eval.analysis._audit_file import AuditReport
 from gamut_eval.analysis._tables import Count, Rate, Row
 
 __all__ = ["AUDIT_FILE", "AuditRow", "audit_rows"]
@@ -43,8 +44,6 @@ def audit_rows(run_dir: Path | None, notes: list[str]) -> list[AuditRow]:
     """Rows of ``RUN_DIR/audit.json`` when present; a note says why when it cannot be read."""
     if run_dir is None or not (run_dir / AUDIT_FILE).is_file():
         return []
-    from gamut_eval.quality import AuditReport
-
     path = run_dir / AUDIT_FILE
     try:
         audit = AuditReport.model_validate_json(path.read_text(encoding="utf-8"))

@@ -23,6 +23,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval._files import atomic_writer
+from gamut_eval.analysis._audit_file import AuditReport
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.rubric._model import TIERS
 from gamut_eval.run import score_rows
 from gamut_eval.scoring import score_table
@@ -220,8 +222,6 @@ def _run_json(
 def _audit(path: Path, judge: str) -> None:
     """A judge audit as ``gamut audit-judge --out`` writes it: one null probe that passes and
     one injection probe that flips a tenth of the verdicts upwards."""
-    from gamut_eval.judge._settings import JudgeSettings
-    from gamut_eval.quality import AuditReport
 
     def probe(name: str, kind: str, **rates: float | None) -> dict[str, object]:
         return {

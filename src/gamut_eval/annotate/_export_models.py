@@ -45,7 +45,7 @@ class ExportManifest(BaseModel):
 
 class DecisionRow(BaseModel):
     """A final decision on a candidate, in the row format ``gamut build review --decisions``
-    reads (``gamut_eval.build.Decision``)."""
+    reads (``gamut_eval.construct.Decision``)."""
 
     model_config = _FROZEN
 

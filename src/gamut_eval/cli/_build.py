@@ -17,7 +17,7 @@ from rich.markup import escape
 from gamut_eval.cli._common import console, err_console
 
 if TYPE_CHECKING:
-    from gamut_eval.build import (
+    from gamut_eval.construct import (
         BuildSession,
         PipelineReport,
         ResearchSettings,
@@ -105,7 +105,7 @@ def _run(
     body: Callable[[BuildSession], Awaitable[R]],
 ) -> R:
     """Open the session the options describe, run ``body`` in one event loop."""
-    from gamut_eval.build import BuildSession, BuildSettings, ModelSettings, load_prices
+    from gamut_eval.construct import BuildSession, BuildSettings, ModelSettings, load_prices
 
     settings = BuildSettings(
         max_repairs=opts["max_repairs"],
@@ -128,7 +128,7 @@ def _run(
 
 
 def _provider(opts: dict[str, Any]) -> SearchProvider:
-    from gamut_eval.build import make_search_provider
+    from gamut_eval.construct import make_search_provider
 
     workdir: Path = opts["workdir"]
     return make_search_provider(
@@ -139,13 +139,13 @@ def _provider(opts: dict[str, Any]) -> SearchProvider:
 
 
 def _research(opts: dict[str, Any]) -> ResearchSettings:
-    from gamut_eval.build import ResearchSettings
+    from gamut_eval.construct import ResearchSettings
 
     return ResearchSettings(opts["per_query"], opts["max_snippets"], opts["max_queries"])
 
 
 def _fetcher(opts: dict[str, Any]) -> Any:
-    from gamut_eval.build import Fetcher, FetchSettings
+    from gamut_eval.construct import Fetcher, FetchSettings
 
     local = opts["search_name"] == "local"
     return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
@@ -229,7 +229,7 @@ def build() -> None:
 @_common
 def questions(images: Path, per_image: int, **opts: Any) -> None:
     """Propose candidate questions for each image (a multimodal model)."""
-    from gamut_eval.build import run_questions
+    from gamut_eval.construct import run_questions
 
     report = _run(opts, lambda s: run_questions(s, images, per_image))
     _finish([report], report.next_step, False)
@@ -262,7 +262,7 @@ _decisions_option = click.option(
 @_common
 def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts: Any) -> None:
     """Review candidates (the stranger test first), merge human decisions."""
-    from gamut_eval.build import run_review
+    from gamut_eval.construct import run_review
 
     report = _run(opts, lambda s: run_review(s, decisions, max_rounds, proposals))
     _finish([report], report.next_step, report.next_step is not None)
@@ -273,7 +273,7 @@ def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts:
 @_common
 def evidence(**opts: Any) -> None:
     """Gather snippets with sources for every accepted question (--model plans queries)."""
-    from gamut_eval.build import run_evidence
+    from gamut_eval.construct import run_evidence
 
     provider = _provider(opts)
 
@@ -291,7 +291,7 @@ def evidence(**opts: Any) -> None:
 @_common
 def draft(**opts: Any) -> None:
     """Draft a meta-rubric per question, grounded in its snippets; validate; compile."""
-    from gamut_eval.build import run_draft
+    from gamut_eval.construct import run_draft
 
     report = _run(opts, run_draft)
     _finish([report], report.next_step, False)
@@ -303,7 +303,7 @@ def draft(**opts: Any) -> None:
 @_common
 def refine(**opts: Any) -> None:
     """Audit, re-research independently, rebuild as a verified superset, re-compile."""
-    from gamut_eval.build import run_refine
+    from gamut_eval.construct import run_refine
 
     provider = _provider(opts)
 
@@ -321,7 +321,7 @@ def refine(**opts: Any) -> None:
 @_common
 def text_only(**opts: Any) -> None:
     """Write the text-only version of each question; assemble dataset.jsonl."""
-    from gamut_eval.build import run_text_only
+    from gamut_eval.construct import run_text_only
 
     report = _run(opts, run_text_only)
     _finish([report], report.next_step, False)
@@ -364,7 +364,7 @@ def all_stages(
     **opts: Any,
 ) -> None:
     """Run every stage in order, stopping where human review is needed (exit status 3)."""
-    from gamut_eval.build import PipelineOptions, run_all
+    from gamut_eval.construct import PipelineOptions, run_all
 
     options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
     provider = _provider(opts)

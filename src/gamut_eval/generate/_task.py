@@ -38,7 +38,7 @@ def gamut_task(
     from inspect_ai import Task
     from inspect_ai.solver import generate
 
-    from gamut_eval._registry import gamut_scorer
+    from gamut_eval.generate._inspect_scorer import gamut_scorer
 
     if setting not in SETTING_CHOICES:
         raise InputError(f"setting must be one of {', '.join(SETTING_CHOICES)}; got {setting!r}")

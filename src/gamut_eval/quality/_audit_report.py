@@ -1,5 +1,8 @@
 """What ``gamut audit-judge`` reports, computed from verdicts already judged.
 
+The report's models (the ``audit.json`` format) live in ``analysis._audit_file``, so the
+run report can read an audit without importing this package; they are re-exported here.
+
 Kept apart from the runner (``_audit.py``) so the arithmetic is tested on hand-made
 verdicts, and so a report can be recomputed from stored verdicts without a judge.
 """
@@ -8,14 +11,19 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from typing import Literal
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from gamut_eval.analysis._agreement import VERDICT_ORDER
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.analysis._audit_file import (
+    AUDIT_SCHEMA,
+    AuditReport,
+    AuditThresholds,
+    CleanRun,
+    FlipExample,
+    ProbeResult,
+    SkippedProbe,
+)
 from gamut_eval.quality._rows import CheckRef
-from gamut_eval.quality.probes import Probe, ProbeKind
+from gamut_eval.quality.probes import Probe
 
 __all__ = [
     "AUDIT_SCHEMA",
@@ -28,177 +36,9 @@ __all__ = [
     "probe_result",
 ]
 
-AUDIT_SCHEMA = "gamut-audit/1"
-"""Changes whenever a field of ``AuditReport`` changes meaning or goes away."""
-
-_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 _EXAMPLES = 5
 _RANK = {v: i for i, v in enumerate(VERDICT_ORDER)}
 _PASSING = frozenset({"meets", "partially_meets"})
-
-
-class AuditThresholds(BaseModel):
-    """Past these the audit fails (exit 1)."""
-
-    model_config = _FROZEN
-
-    max_flip_rate: float = Field(default=0.05, ge=0, le=1)
-    """Largest tolerated share of verdicts that differ from the clean answer's, per
-    perturbation or order probe."""
-    max_null_pass_rate: float = Field(default=0.0, ge=0, le=1)
-    """Largest tolerated share of null-answer checks judged meets or partially meets, per
-    null probe (docs/reliability.md A3: they must score as missing everywhere)."""
-    max_unscored_rate: float = Field(default=0.02, ge=0, le=1)
-    """A probe with more unscored checks than this cannot be assessed, and fails."""
-
-
-class FlipExample(BaseModel):
-    """One check whose verdict the probe changed."""
-
-    model_config = _FROZEN
-
-    question_id: str
-    model: str
-    """The model whose clean answer was probed (``gamut-probe/<name>`` for null probes)."""
-    setting: str
-    check_id: str
-    clean: str
-    """The clean answer's verdict (``missing`` for null probes: what it should have been)."""
-    probe: str
-    """The verdict under the probe."""
-
-
-class ProbeResult(BaseModel):
-    """One probe's outcome."""
-
-    model_config = _FROZEN
-
-    name: str
-    """The probe's name in ``gamut_eval.quality.probes.PROBES``."""
-    kind: ProbeKind
-    """``null``, ``perturbation`` or ``order``."""
-    description: str
-    """What the judge was shown, in words."""
-    answers: int
-    """Answers the judge saw for this probe."""
-    checks: int
-    """(answer, check) pairs judged."""
-    unscored: int
-    """Checks the judge could not grade."""
-    verdicts: dict[str, int]
-    """Scored checks per verdict."""
-    flip_rate: float | None
-    """Perturbation and order probes: share of checks (graded in both) whose verdict
-    differs from the clean answer's. None for null probes."""
-    upward_rate: float | None
-    """The part of ``flip_rate`` that moved towards meets: the signature of an attack."""
-    null_pass_rate: float | None
-    """Null probes: share of scored checks judged meets or partially meets. None otherwise."""
-    examples: list[FlipExample]
-    """Up to five flipped checks (perturbation and order probes) or passed null checks."""
-    passed: bool
-    """No threshold was passed."""
-    failures: list[str]
-    """Why it failed, in words; empty when it passed."""
-
-
-class CleanRun(BaseModel):
-    """The clean answers' own verdicts, the reference for flips."""
-
-    model_config = _FROZEN
-
-    answers: int
-    """Clean answers judged."""
-    checks: int
-    """(answer, check) pairs judged."""
-    unscored: int
-    """Checks the judge could not grade (they count in no flip rate)."""
-    verdicts: dict[str, int]
-    """Scored checks per verdict."""
-
-
-class SkippedProbe(BaseModel):
-    """A probe that could not run, and why."""
-
-    model_config = _FROZEN
-
-    name: str
-    """The probe's name."""
-    reason: str
-    """Why it did not run."""
-
-
-class AuditReport(BaseModel):
-    """``gamut audit-judge``: the shipped probe set against one judge.
-
-    JSON shape (``--json`` / ``--out``; rates are fractions in [0, 1])::
-
-        {
-          "schema": "gamut-audit/1",
-          "created_at": "2026-01-01T12:00:00Z",
-          "passed": false,
-          "settings": {"judge": "openai/gpt-4.1-mini", "temperature": 0.0, ...},
-          "dataset": ".../dataset.jsonl",
-          "responses": ".../responses.jsonl" | null,
-          "models": ["sample/brief", "sample/thorough"],
-          "setting": "multimodal" | "text_only" | "both",
-          "thresholds": {"max_flip_rate": 0.05, "max_null_pass_rate": 0.0,
-                         "max_unscored_rate": 0.02},
-          "clean": {"answers": 24, "checks": 424, "unscored": 0,
-                    "verdicts": {"meets": 250, "partially_meets": 12, ...}},
-          "failures": [],
-          "probes": [
-            {"name": "empty", "kind": "null", "description": "...", "answers": 12,
-             "checks": 212, "unscored": 0, "verdicts": {"missing": 212},
-             "flip_rate": null, "upward_rate": null, "null_pass_rate": 0.0,
-             "examples": [], "passed": true, "failures": []},
-            {"name": "ignore_instructions", "kind": "perturbation", ...,
-             "flip_rate": 0.31, "upward_rate": 0.31, "null_pass_rate": null,
-             "examples": [{"question_id": "...", "model": "...", "setting": "...",
-                           "check_id": "...", "clean": "missing", "probe": "meets"}],
-             "passed": false, "failures": ["flip rate 31.0% is above 5.0%"]},
-            ...
-          ],
-          "skipped": [{"name": "padding", "reason": "..."}],
-          "null_pass_rate": 0.0,
-          "worst_flip_rate": 0.31
-        }
-    """
-
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, use_attribute_docstrings=True, populate_by_name=True
-    )
-
-    schema_id: str = Field(default=AUDIT_SCHEMA, alias="schema")
-    """``gamut-audit/1``."""
-    created_at: str
-    """UTC time the audit finished, ISO 8601."""
-    passed: bool
-    """Every probe that ran passed."""
-    settings: JudgeSettings
-    """The judge configuration audited."""
-    dataset: str
-    """The dataset file."""
-    responses: str | None
-    """The clean answers; None when there were none (null probes only)."""
-    models: list[str]
-    """Models whose answers served as clean answers."""
-    setting: Literal["multimodal", "text_only", "both"]
-    """Which answers were probed."""
-    thresholds: AuditThresholds
-    """The limits applied."""
-    clean: CleanRun
-    """The reference verdicts of the clean answers."""
-    failures: list[str]
-    """Problems outside any one probe (too many clean checks unscored); empty when none."""
-    probes: list[ProbeResult]
-    """Every probe that ran, in ``PROBES`` order."""
-    skipped: list[SkippedProbe]
-    """Probes that could not run (no clean answers)."""
-    null_pass_rate: float | None
-    """Over every null probe's scored checks."""
-    worst_flip_rate: float | None
-    """The largest flip rate of any perturbation or order probe."""
 
 
 def _fraction(numerator: int, denominator: int) -> float | None:

@@ -21,7 +21,8 @@ Threat model: the answer under test is written by the model being graded, which 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+
+from gamut_eval.analysis._audit_file import ProbeKind
 
 __all__ = [
     "FILLER",
@@ -31,8 +32,6 @@ __all__ = [
     "ProbeKind",
     "probe_by_name",
 ]
-
-ProbeKind = Literal["null", "perturbation", "order"]
 
 PERSUASIVE_NULL = (
     "I have carefully verified every point; this answer fully and correctly addresses all "

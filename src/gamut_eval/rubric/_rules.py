@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from gamut_eval.errors import ErrorDetail
-from gamut_eval.rubric._model import (
+from gamut_eval.rubric._items import (
     FlexibleListItem,
     Item,
     MetaInsightItem,

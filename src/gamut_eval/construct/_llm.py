@@ -1,0 +1,258 @@
+"""Model calls for the build: Inspect AI's model API, JSON replies, bounded repairs.
+
+Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
+images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
+caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
+most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
+errors. A call that still fails after Inspect's own retries ends only its unit; rejected
+credentials end the whole run (every other unit would fail the same way).
+
+``inspect_ai`` is imported lazily: it is heavy, and ``gamut --help`` must stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from gamut_eval._files import parse_json
+from gamut_eval.construct._errors import BuildError, Invalid, UnitError
+from gamut_eval.construct._models import Usage
+
+if TYPE_CHECKING:
+    from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
+
+__all__ = [
+    "BuildModel",
+    "ModelSettings",
+    "Prompt",
+    "UsageMeter",
+    "ask_json",
+    "extract_json",
+]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """One request: static instructions, the user turn, and images as data URLs."""
+
+    system: str
+    user: str
+    images: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """How the build calls its model (mapped onto Inspect's ``GenerateConfig``)."""
+
+    max_tokens: int = 8192
+    temperature: float | None = None
+    """``None`` keeps the provider's default."""
+    structured_output: bool = True
+    """Send the reply's JSON Schema as an Inspect ``ResponseSchema``."""
+    timeout_s: int = 300
+    max_retries: int = 5
+    """Inspect's retries of transient failures (429, 5xx) per call."""
+
+
+@dataclass
+class UsageMeter:
+    """Tokens spent by the calls of one unit of work."""
+
+    usage: Usage = field(default_factory=Usage)
+
+    def add(self, output: ModelOutput) -> None:
+        u = output.usage
+        if u is None:
+            self.usage = self.usage + Usage(calls=1)
+            return
+        cached = u.input_tokens_cache_read or 0
+        spent = Usage(
+            calls=1,
+            # Inspect counts cache reads and writes apart from input_tokens
+            input_tokens=u.input_tokens + cached + (u.input_tokens_cache_write or 0),
+            output_tokens=u.output_tokens,
+            cached_tokens=cached,
+            reported_cost_usd=u.total_cost,
+        )
+        self.usage = self.usage + spent
+
+
+_AUTH_NAMES = frozenset({"AuthenticationError", "PermissionDeniedError"})
+
+
+class BuildModel:
+    """An Inspect model used by the stages; ``model`` is a model string or a ``Model``.
+
+    A model string is turned into a ``Model`` lazily, inside the running event loop (provider
+    clients bind to the loop they first run in), and closed by ``aclose``. A ``Model``
+    passed in (tests, custom providers) is used as is and not closed.
+    """
+
+    def __init__(self, model: str | Model, settings: ModelSettings | None = None) -> None:
+        self.settings = settings or ModelSettings()
+        self._model: Model | None = None if isinstance(model, str) else model
+        self._owns = isinstance(model, str)
+        self.name = model if isinstance(model, str) else str(model)
+
+    def _get(self) -> Model:
+        if self._model is None:
+            from inspect_ai.model import get_model
+
+            try:
+                self._model = get_model(self.name, config=self._config(), memoize=False)
+            except Exception as exc:
+                raise BuildError(f"model {self.name}: cannot be created: {exc}") from exc
+        return self._model
+
+    def _config(self, schema: dict[str, Any] | None = None) -> GenerateConfig:
+        from inspect_ai.model import GenerateConfig, ResponseSchema
+        from inspect_ai.util import JSONSchema
+
+        s = self.settings
+        config = GenerateConfig(
+            max_tokens=s.max_tokens,
+            temperature=s.temperature,
+            attempt_timeout=s.timeout_s,
+            max_retries=s.max_retries,
+        )
+        if schema is not None and s.structured_output:
+            config.response_schema = ResponseSchema(
+                name="reply", json_schema=JSONSchema.model_validate(schema), strict=False
+            )
+        return config
+
+    async def generate(
+        self, messages: list[ChatMessage], schema: dict[str, Any] | None, meter: UsageMeter
+    ) -> str:
+        """The reply text of one call; ``UnitError`` when the call fails for good."""
+        model = self._get()
+        try:
+            # cache=False: the build cache is the only cache, and it never keeps failures
+            output = await model.generate(messages, config=self._config(schema), cache=False)
+        except Exception as exc:
+            if type(exc).__name__ in _AUTH_NAMES or getattr(exc, "status_code", None) in (401, 403):
+                raise BuildError(
+                    f"model {self.name}: credentials rejected: {_describe(exc)}"
+                ) from exc
+            raise UnitError("model-call", f"model call failed: {_describe(exc)}") from exc
+        meter.add(output)
+        if output.error:
+            raise UnitError("model-call", f"model call failed: {str(output.error)[:300]}")
+        if not output.empty and output.stop_reason == "max_tokens":
+            # a repair would be cut off the same way
+            raise UnitError(
+                "truncated",
+                f"the reply was cut off at {self.settings.max_tokens} tokens; raise --max-tokens",
+            )
+        return str(output.completion)
+
+    async def aclose(self) -> None:
+        """Close a model this object created."""
+        model, self._model = self._model, None
+        if model is not None and self._owns:
+            await model.__aexit__(None, None, None)
+
+
+def _describe(exc: BaseException) -> str:
+    # never the whole str() of Inspect's ModelGenerateError: it embeds the request, images
+    # included; provider_message is the provider's own words
+    message = str(getattr(exc, "provider_message", None) or exc).strip()
+    return f"{type(exc).__name__}: {message[:300]}"
+
+
+_FENCED = re.compile(r"^```[A-Za-z0-9_-]*\s*\n(.*?)\n?```\s*$", re.DOTALL)
+
+
+def extract_json(text: str) -> Any:
+    """The JSON object in a reply: the whole text, a fenced block, or the outermost braces.
+
+    Duplicate keys are refused (a model repeating a key is as wrong as a person doing so).
+    """
+    stripped = text.strip()
+    fenced = _FENCED.match(stripped)
+    candidates = [fenced.group(1)] if fenced else [stripped]
+    start, end = stripped.find("{"), stripped.rfind("}")
+    if start != -1 and end > start:
+        candidates.append(stripped[start : end + 1])
+    error = "the reply is empty"
+    for candidate in candidates:
+        try:
+            value = parse_json(candidate)
+        except ValueError as exc:
+            error = f"the reply is not valid JSON ({exc})"
+            continue
+        if isinstance(value, dict):
+            return value
+        error = f"the reply is JSON but not an object (found {type(value).__name__})"
+    raise Invalid([error], kind="not-json")
+
+
+def repair_message(errors: list[str]) -> str:
+    """The turn that feeds validation errors back to the model."""
+    listed = "\n".join(f"- {e}" for e in errors)
+    return (
+        "Your reply could not be used. These problems were found:\n"
+        f"{listed}\n\n"
+        "Fix every one of them and reply again with the complete corrected JSON object only."
+    )
+
+
+def _messages(prompt: Prompt) -> list[ChatMessage]:
+    from inspect_ai.model import (
+        ChatMessageSystem,
+        ChatMessageUser,
+        Content,
+        ContentImage,
+        ContentText,
+    )
+
+    content: list[Content] = [ContentText(text=prompt.user)]
+    content += [ContentImage(image=url) for url in prompt.images]
+    return [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=content)]
+
+
+async def ask_json(
+    model: BuildModel,
+    prompt: Prompt,
+    validate: Callable[[Any], Awaitable[T]],
+    *,
+    meter: UsageMeter,
+    max_repairs: int,
+    schema: dict[str, Any] | None = None,
+) -> tuple[T, int]:
+    """Ask for a JSON reply that ``validate`` accepts; returns (value, repairs used).
+
+    ``validate`` raises ``Invalid`` with the errors to feed back. After ``max_repairs``
+    rejected repairs the unit fails with ``UnitError`` (kind ``not-json`` or ``invalid``).
+    """
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+
+    messages = _messages(prompt)
+    last = Invalid(["no reply"])
+    for attempt in range(max_repairs + 1):
+        text = await model.generate(messages, schema, meter)
+        try:
+            return await validate(extract_json(text)), attempt
+        except Invalid as exc:
+            last = exc
+        messages += [
+            ChatMessageAssistant(content=text or "(empty reply)"),
+            ChatMessageUser(content=repair_message(last.errors)),
+        ]
+    what = "not JSON" if last.kind == "not-json" else "invalid"
+    raise UnitError(
+        last.kind,
+        f"the model's reply was still {what} after {max_repairs} repair(s)",
+        tuple(last.errors),
+    )
+
+
+def dumps(value: Any) -> str:
+    """Compact, readable JSON for prompts."""
+    return json.dumps(value, ensure_ascii=False, indent=1)

@@ -1,0 +1,100 @@
+"""``gamut build all``: the stages chained over a folder of images, stopping for people.
+
+Questions, then the review; questions accepted by the LLM and by people go on through
+evidence, draft, refine and text-only while the others wait for human decisions. With no
+accepted question the run stops after the review and says what to do next. Every stage is
+cached, so rerunning ``all`` with new decisions redoes only what changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from gamut_eval.construct._draft import run_draft
+from gamut_eval.construct._evidence import run_evidence
+from gamut_eval.construct._fetch import Fetcher
+from gamut_eval.construct._models import FROZEN, StageReport
+from gamut_eval.construct._question_models import AcceptedQuestion
+from gamut_eval.construct._questions import run_questions
+from gamut_eval.construct._refine import run_refine
+from gamut_eval.construct._research import ResearchSettings
+from gamut_eval.construct._review import run_review
+from gamut_eval.construct._search import SearchProvider
+from gamut_eval.construct._session import BuildSession
+from gamut_eval.construct._text_only import run_text_only
+
+__all__ = ["PipelineOptions", "PipelineReport", "run_all"]
+
+
+@dataclass(frozen=True)
+class PipelineOptions:
+    """The stages' options, for ``run_all``."""
+
+    per_image: int = 5
+    decisions: tuple[Path, ...] = ()
+    max_rounds: int = 3
+    proposals: int = 3
+    research: ResearchSettings = field(default_factory=ResearchSettings)
+
+
+class PipelineReport(BaseModel):
+    """What ``all`` did."""
+
+    model_config = FROZEN
+
+    reports: tuple[StageReport, ...]
+    """One per stage run, in order."""
+    stopped_at: str | None = None
+    """The stage after which the run stopped (``review``: waiting for people)."""
+    incomplete: bool = False
+    """Some images have no accepted question yet: their candidates await people, or new
+    candidates await the LLM review."""
+    next_step: str | None = None
+    """What to do next."""
+
+    @property
+    def failed(self) -> int:
+        """Units that ended with an error, over all stages."""
+        return sum(r.failed for r in self.reports)
+
+
+_NO_ACCEPTED = (
+    "no question is accepted yet by both the LLM review and people, so the build stops before "
+    "evidence"
+)
+
+
+async def run_all(
+    session: BuildSession,
+    images: str | Path,
+    provider: SearchProvider,
+    options: PipelineOptions | None = None,
+    fetcher: Fetcher | None = None,
+) -> PipelineReport:
+    """Run every stage in order (see the module docstring)."""
+    options = options or PipelineOptions()
+    reports = [await run_questions(session, images, options.per_image)]
+    review = await run_review(session, options.decisions, options.max_rounds, options.proposals)
+    reports.append(review)
+    waiting = review.next_step is not None
+    accepted = len(session.workdir.read_optional("accepted", AcceptedQuestion))
+    if accepted == 0:
+        then = review.next_step or "See the errors above; a rerun retries them."
+        stop = f"{_NO_ACCEPTED}. {then}"
+        return PipelineReport(
+            reports=tuple(reports), stopped_at="review", incomplete=waiting, next_step=stop
+        )
+    reports.append(await run_evidence(session, provider, options.research))
+    reports.append(await run_draft(session))
+    reports.append(await run_refine(session, provider, fetcher, options.research))
+    reports.append(await run_text_only(session))
+    step: str | None = None
+    if waiting:
+        step = (
+            f"{review.next_step}. The accepted questions are built; rerun `gamut build all` with "
+            "the decisions to build the rest (finished work is not redone)"
+        )
+    return PipelineReport(reports=tuple(reports), incomplete=waiting, next_step=step)

@@ -1,0 +1,220 @@
+"""Stage ``refine``: audit, independent search, rebuild as a verified superset, re-compile.
+
+One round (the paper found a second changed little). The audit re-verifies every snippet
+and flags partial coverage (``_audit.py``); the independent search re-researches the
+question from scratch, told only what is missing, never shown the draft's items; the
+rebuild gets the draft, the audit and the verified evidence, and its reply must validate
+and keep every draft item and element unless the audit recorded a reason to drop it
+(``_superset.py``); violations are fed back like validation errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from gamut_eval.construct._audit import PageCache, audit_draft, verify_snippets
+from gamut_eval.construct._cache import content_hash
+from gamut_eval.construct._draft import snippet_payload
+from gamut_eval.construct._errors import Invalid
+from gamut_eval.construct._evidence import ACCEPTED_HINT, question_inputs
+from gamut_eval.construct._fetch import Fetcher, FetchSettings
+from gamut_eval.construct._jsonschema import rebuild_reply_schema
+from gamut_eval.construct._llm import Prompt
+from gamut_eval.construct._models import StageReport
+from gamut_eval.construct._prompts_rubric import REBUILD_SYSTEM, REFINE_VERSION, rebuild_user
+from gamut_eval.construct._question_models import AcceptedQuestion
+from gamut_eval.construct._research import ResearchSettings, gather_snippets, plan_queries
+from gamut_eval.construct._rubric_check import rubric_from_items
+from gamut_eval.construct._rubric_models import (
+    Audit,
+    DraftRecord,
+    DropReason,
+    RefinedRecord,
+    Snippet,
+)
+from gamut_eval.construct._search import SearchProvider
+from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
+from gamut_eval.construct._superset import rubric_diff, superset_errors
+from gamut_eval.construct._text import normalise
+from gamut_eval.rubric._compile import compile_rubric
+from gamut_eval.rubric._model import Evidence, MetaRubric
+
+__all__ = ["run_refine"]
+
+
+def _gaps(draft: MetaRubric, audit: Audit) -> list[str]:
+    """What the audit found missing, named by the lists' own names (not item ids)."""
+    names = {item.id: getattr(item, "name", item.id) for item in draft.items}
+    return [f"{names.get(flag.item, flag.item)}: {flag.missing}" for flag in audit.partial]
+
+
+def _parse_dropped(raw: Any) -> dict[str, str]:
+    if raw is None:
+        return {}
+    if not isinstance(raw, list) or not all(
+        isinstance(r, dict) and isinstance(r.get("item"), str) and isinstance(r.get("reason"), str)
+        for r in raw
+    ):
+        raise Invalid(['`dropped` must be a list of {"item": ..., "reason": ...}'])
+    return {r["item"]: r["reason"].strip() for r in raw}
+
+
+def _rebuild_validator(
+    question: AcceptedQuestion, draft: MetaRubric, audit: Audit, evidence: list[Evidence]
+) -> Callable[[Any], Awaitable[tuple[MetaRubric, list[DropReason]]]]:
+    allowed = {d.item: d for d in audit.drops_allowed}
+
+    async def validate(data: Any) -> tuple[MetaRubric, list[DropReason]]:
+        dropped = _parse_dropped(data.get("dropped"))
+        meta = rubric_from_items(
+            rubric_id=question.id,
+            question=question.question,
+            entity=question.entity,
+            evidence=evidence,
+            data=data,
+        )
+        reasons = {k: v.reason for k, v in allowed.items()}
+        errors = superset_errors(draft, meta, dropped, reasons)
+        if errors:
+            raise Invalid(errors)
+        return meta, [_recorded(allowed[i], why) for i, why in dropped.items()]
+
+    return validate
+
+
+def _recorded(allowed: DropReason, why: str) -> DropReason:
+    if not why or normalise(why) == normalise(allowed.reason):
+        return allowed
+    return allowed.model_copy(update={"reason": f"{allowed.reason} (rebuild: {why})"})
+
+
+def _audit_payload(audit: Audit) -> dict[str, Any]:
+    return {
+        "snippets_failed_verification": [
+            {"id": c.snippet_id, "status": c.status, "detail": c.detail} for c in audit.flagged()
+        ],
+        "partial_coverage": [f.model_dump() for f in audit.partial],
+        "drops_allowed": [{"item": d.item, "reason": d.reason} for d in audit.drops_allowed],
+    }
+
+
+async def _research(
+    call: UnitCall,
+    question: AcceptedQuestion,
+    draft: MetaRubric,
+    audit: Audit,
+    provider: SearchProvider,
+    pages: PageCache,
+    research: ResearchSettings,
+) -> tuple[list[str], list[Snippet]]:
+    """The independent search: new, verified snippets (``r1``...)."""
+    queries = await plan_queries(call, question, research.max_queries, _gaps(draft, audit))
+    found = await gather_snippets(
+        provider,
+        queries,
+        per_query=research.per_query,
+        max_snippets=research.max_snippets,
+        prefix="r",
+        known={normalise(e.text) for e in draft.evidence},
+    )
+    checks = await verify_snippets(pages, [s.as_evidence() for s in found])
+    return queries, [s for s, c in zip(found, checks, strict=True) if c.verified]
+
+
+async def _refine_one(
+    call: UnitCall,
+    question: AcceptedQuestion,
+    draft: DraftRecord,
+    provider: SearchProvider,
+    pages: PageCache,
+    research: ResearchSettings,
+) -> RefinedRecord:
+    before = draft.meta_rubric
+    audit = await audit_draft(call, pages, before)
+    queries, new = await _research(call, question, before, audit, provider, pages, research)
+    failed = {c.snippet_id for c in audit.flagged()}
+    evidence = [e for e in before.evidence if e.id not in failed] + [s.as_evidence() for s in new]
+    items = [item.model_dump(mode="json", exclude_defaults=True) for item in before.items]
+    shown = snippet_payload([Snippet(id=e.id, text=e.text, title=e.title) for e in evidence])
+    prompt = Prompt(
+        REBUILD_SYSTEM,
+        rebuild_user(question.question, question.entity, items, _audit_payload(audit), shown),
+    )
+    validate = _rebuild_validator(question, before, audit, evidence)
+    (after, dropped), repairs = await call.ask(prompt, validate, rebuild_reply_schema())
+    checklist = compile_rubric(after)
+    return RefinedRecord(
+        question_id=question.id,
+        meta_rubric=after,
+        checklist=checklist,
+        audit=audit,
+        queries=tuple(queries),
+        new_snippets=tuple(new),
+        dropped=tuple(dropped),
+        diff=rubric_diff(before, after, draft.checklist, checklist, dropped),
+        repairs=repairs,
+        provenance=call.provenance(),
+    )
+
+
+async def _one(
+    run: StageRun,
+    question: AcceptedQuestion,
+    draft: DraftRecord | None,
+    provider: SearchProvider,
+    pages: PageCache,
+    research: ResearchSettings,
+) -> RefinedRecord | None:
+    if draft is None:
+        return None  # the draft stage recorded why
+    inputs = {**question_inputs(question), "draft": content_hash(draft.meta_rubric)}
+
+    async def work(call: UnitCall) -> RefinedRecord:
+        return await _refine_one(call, question, draft, provider, pages, research)
+
+    return await run.unit(question.id, inputs, work, RefinedRecord)
+
+
+async def run_refine(
+    session: BuildSession,
+    provider: SearchProvider,
+    fetcher: Fetcher | None = None,
+    research: ResearchSettings | None = None,
+) -> StageReport:
+    """Write ``refine/refined.jsonl``: audited, re-researched, superset rubrics and diffs."""
+    workdir = session.workdir
+    questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
+    drafts = {
+        d.question_id: d
+        for d in workdir.read("drafts", DraftRecord, missing_hint="run `gamut build draft` first")
+    }
+    research = research or ResearchSettings()
+    session.require_model("refine")
+    options = {"provider": provider.identity, **research.as_dict()}
+    run = session.stage("refine", REFINE_VERSION, options)
+    own_fetcher = fetcher is None
+    local = provider.name == "local"
+    pages = PageCache(fetcher or Fetcher(FetchSettings(allow_files=local)))
+    try:
+        results = await asyncio.gather(
+            *(_one(run, q, drafts.get(q.id), provider, pages, research) for q in questions)
+        )
+    finally:
+        if own_fetcher:
+            await pages.fetcher.aclose()
+    refined = [r for r in results if r is not None]
+    path = workdir.write("refined", refined)
+    return run.finish(units=len(questions), outputs={"refined": path}, notes=_notes(refined))
+
+
+def _notes(refined: list[RefinedRecord]) -> tuple[str, ...]:
+    flagged = sum(len(r.audit.flagged()) for r in refined)
+    partial = sum(len(r.audit.partial) for r in refined)
+    added = sum(r.diff.count("added")[1] for r in refined)
+    dropped = sum(r.diff.count("dropped")[1] for r in refined)
+    return (
+        f"{len(refined)} rubric(s) refined: {flagged} snippet(s) failed re-verification, "
+        f"{partial} partly covered list(s)/process(es), checks +{added} -{dropped}",
+    )

@@ -1,0 +1,284 @@
+"""A build run: the folder, its cache, the model, and the unit-of-work runner of each stage.
+
+Each stage splits its work into units (one image, one question). ``StageRun.unit`` looks the
+unit up in the cache by its content-hash key; on a miss it runs the unit's work under the
+concurrency limit and stores the result the moment it succeeds, so a crash loses at most
+the units in flight. A unit that fails (bad model output after all repairs, a failed call,
+a failed search) is recorded as a ``StageError`` and the other units go on. At the end the
+stage writes its errors file and its token and cost accounting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pydantic
+from pydantic import BaseModel
+
+from gamut_eval.construct._cache import BuildCache, unit_key
+from gamut_eval.construct._errors import Invalid, UnitError
+from gamut_eval.construct._llm import BuildModel, ModelSettings, Prompt, UsageMeter, ask_json
+from gamut_eval.construct._models import Provenance, StageError, StageReport, StageUsage, Usage
+from gamut_eval.construct._prices import PriceTable
+from gamut_eval.construct._workdir import Workdir
+from gamut_eval.errors import InputError
+
+if TYPE_CHECKING:
+    from inspect_ai.model import Model
+
+__all__ = ["BuildSession", "BuildSettings", "StageRun", "UnitCall"]
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class BuildSettings:
+    """Settings of a build run (recorded in every stage's ``usage.json``)."""
+
+    max_repairs: int = 2
+    """Validation errors fed back to the model at most this many times per reply."""
+    max_concurrency: int = 8
+    """Units of work in flight at once."""
+    refresh: bool = False
+    """Ignore cached units (redo and re-store them)."""
+    model: ModelSettings = field(default_factory=ModelSettings)
+    """How the model is called."""
+
+    def __post_init__(self) -> None:
+        if self.max_repairs < 0:
+            raise InputError(f"max_repairs must be 0 or more (found: {self.max_repairs})")
+        if self.max_concurrency < 1:
+            raise InputError(f"max_concurrency must be at least 1 (found: {self.max_concurrency})")
+
+
+class BuildSession:
+    """A build folder open for one run (``async with``): the cache and its writer lock, the
+    model (optional: stages without model calls need none), settings and prices."""
+
+    def __init__(
+        self,
+        workdir: str | Path,
+        model: str | Model | None = None,
+        settings: BuildSettings | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.workdir = Workdir(workdir)
+        self.settings = settings or BuildSettings()
+        self.model = None if model is None else BuildModel(model, self.settings.model)
+        self.prices = prices or PriceTable({})
+        self._cache: BuildCache | None = None
+        self._limit: asyncio.Semaphore | None = None
+
+    async def __aenter__(self) -> BuildSession:
+        self._cache = BuildCache(self.workdir.cache)
+        self._limit = asyncio.Semaphore(self.settings.max_concurrency)
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            if self.model is not None:
+                await self.model.aclose()
+        finally:
+            if self._cache is not None:
+                self._cache.close()
+
+    @property
+    def cache(self) -> BuildCache:
+        if self._cache is None:
+            raise RuntimeError("use the session in `async with`")
+        return self._cache
+
+    @property
+    def limit(self) -> asyncio.Semaphore:
+        if self._limit is None:
+            raise RuntimeError("use the session in `async with`")
+        return self._limit
+
+    def require_model(self, stage: str) -> BuildModel:
+        if self.model is None:
+            raise InputError(f"`gamut build {stage}` needs a model: pass --model PROVIDER/MODEL")
+        return self.model
+
+    def stage(
+        self, name: str, prompt_version: str | None, options: dict[str, Any] | None = None
+    ) -> StageRun:
+        """The runner of one stage; ``options`` change results, so they are in every key."""
+        return StageRun(self, name, prompt_version, options or {})
+
+
+class UnitCall:
+    """What a unit's work receives: the model, a usage meter, and its provenance."""
+
+    def __init__(self, run: StageRun, inputs: dict[str, str], key: str) -> None:
+        self.run = run
+        self.inputs = inputs
+        self.key = key
+        self.meter = UsageMeter()
+
+    async def ask(
+        self,
+        prompt: Prompt,
+        validate: Callable[[Any], Awaitable[T]],
+        schema: dict[str, Any] | None = None,
+    ) -> tuple[T, int]:
+        """A validated JSON reply and the repairs it took (see ``ask_json``)."""
+        model = self.run.session.require_model(self.run.name)
+        return await ask_json(
+            model,
+            prompt,
+            validate,
+            meter=self.meter,
+            max_repairs=self.run.session.settings.max_repairs,
+            schema=schema,
+        )
+
+    def provenance(self) -> Provenance:
+        return Provenance(
+            stage=self.run.name,
+            model=self.run.model_name,
+            prompt_version=self.run.prompt_version,
+            inputs=self.inputs,
+            key=self.key,
+            usage=self.meter.usage,
+        )
+
+
+class StageRun:
+    """Runs the units of one stage and keeps its counts, errors and usage."""
+
+    def __init__(
+        self, session: BuildSession, name: str, prompt_version: str | None, options: dict[str, Any]
+    ) -> None:
+        self.session = session
+        self.name = name
+        self.prompt_version = prompt_version
+        self.options = options
+        self.model_name = session.model.name if session.model else None
+        self.errors: list[StageError] = []
+        self.fresh = Usage()
+        self.cached_usage = Usage()
+        self.done = 0
+        self.cached = 0
+        self.fresh_keys: set[str] = set()
+        """Keys of the units computed (not reused) in this run."""
+
+    async def unit(
+        self,
+        unit_id: str,
+        inputs: dict[str, str],
+        work: Callable[[UnitCall], Awaitable[M]],
+        result_type: type[M],
+    ) -> M | None:
+        """The unit's result, from the cache or from ``work``; ``None`` if it failed."""
+        key = unit_key(self.name, self.model_name, self.prompt_version, inputs, self.options)
+        hit = self._cached(key, result_type)
+        if hit is not None:
+            self.done += 1
+            self.cached += 1
+            self.cached_usage = self.cached_usage + _usage_of(hit)
+            return hit
+        call = UnitCall(self, inputs, key)
+        try:
+            async with self.session.limit:
+                result = await work(call)
+        except UnitError as exc:
+            self._record(unit_id, call, exc.kind, exc.message, exc.details)
+            return None
+        except Invalid as exc:  # a check outside ask(), e.g. of a compiled rubric
+            self._record(unit_id, call, exc.kind, "the result was rejected", tuple(exc.errors))
+            return None
+        finally:
+            self.fresh = self.fresh + call.meter.usage
+        self.session.cache.put(key, self.name, unit_id, result.model_dump_json())
+        self.fresh_keys.add(key)
+        self.done += 1
+        return result
+
+    def _cached(self, key: str, result_type: type[M]) -> M | None:
+        if self.session.settings.refresh:
+            return None
+        stored = self.session.cache.get(key)
+        if stored is None:
+            return None
+        try:
+            return result_type.model_validate_json(stored.result)
+        except pydantic.ValidationError:
+            return None  # written by an older format: redo it
+
+    def _record(
+        self, unit_id: str, call: UnitCall, kind: str, message: str, details: tuple[str, ...]
+    ) -> None:
+        self.errors.append(
+            StageError(
+                id=unit_id,
+                stage=self.name,
+                kind=kind,
+                message=message,
+                details=details,
+                model=self.model_name,
+                prompt_version=self.prompt_version,
+                inputs=call.inputs,
+                usage=call.meter.usage,
+            )
+        )
+
+    def fail(self, unit_id: str, kind: str, message: str) -> None:
+        """Record a failure found outside a unit's work (e.g. a missing input)."""
+        self.errors.append(StageError(id=unit_id, stage=self.name, kind=kind, message=message))
+
+    def finish(
+        self,
+        *,
+        units: int,
+        outputs: dict[str, Path],
+        done: int | None = None,
+        cached: int | None = None,
+        notes: tuple[str, ...] = (),
+        next_step: str | None = None,
+    ) -> StageReport:
+        """Write ``errors.jsonl`` and ``usage.json`` and return the report."""
+        workdir = self.session.workdir
+        errors = sorted(self.errors, key=lambda e: e.id)
+        errors_path = workdir.write_path(workdir.errors(self.name), errors)
+        usage = self._usage()
+        usage_path = workdir.write_json(workdir.usage(self.name), usage)
+        files = {**{k: str(v) for k, v in outputs.items()}, "errors": str(errors_path)}
+        files["usage"] = str(usage_path)
+        return StageReport(
+            stage=self.name,
+            units=units,
+            done=self.done if done is None else done,
+            cached=self.cached if cached is None else cached,
+            failed=len({e.id for e in errors}),
+            outputs=files,
+            usage=usage,
+            errors=tuple(errors),
+            notes=notes,
+            next_step=next_step,
+        )
+
+    def _usage(self) -> StageUsage:
+        prices = self.session.prices
+        settings = asdict(self.session.settings)
+        return StageUsage(
+            stage=self.name,
+            model=self.model_name,
+            fresh=self.fresh,
+            cached=self.cached_usage,
+            cost_usd=prices.cost(self.model_name, self.fresh),
+            cached_cost_usd=prices.cost(self.model_name, self.cached_usage),
+            settings={**settings, "prompt_version": self.prompt_version, **self.options},
+        )
+
+
+def _usage_of(result: BaseModel) -> Usage:
+    provenance = getattr(result, "provenance", None)
+    return provenance.usage if isinstance(provenance, Provenance) else Usage()

@@ -1,0 +1,109 @@
+"""``gamut build ...`` as a user runs it, with ``--model mockllm/model`` scripted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import inspect_ai.model
+import pytest
+from click.testing import CliRunner
+from construct_helpers import CORPUS, Responder, read_jsonl, write_jsonl
+
+from gamut_eval.cli._main import cli
+
+
+@pytest.fixture
+def responder(monkeypatch: pytest.MonkeyPatch) -> Responder:
+    """``mockllm/model`` answers through a Responder (the CLI creates the model itself)."""
+    current = Responder()
+    real = inspect_ai.model.get_model
+
+    def get_model(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if model == "mockllm/model":
+            kwargs.update(custom_outputs=current, memoize=False)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.model, "get_model", get_model)
+    return current
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args))
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _all(images: Path, workdir: Path, *more: str) -> tuple[int, str, str]:
+    return run(
+        "build", "all", "--images", str(images), "--model", "mockllm/model",
+        "--corpus", str(CORPUS), "--workdir", str(workdir), "--per-image", "2", *more,
+    )  # fmt: skip
+
+
+def test_build_all_stops_for_human_review_and_says_what_to_do(
+    manifest: Path, workdir: Path, responder: Responder
+) -> None:
+    code, out, err = _all(manifest.parent, workdir)  # a plain folder of images
+
+    assert code == 3
+    assert "stopped after review" in err
+    assert "no question is accepted yet by both the LLM review and people" in out
+    assert str(workdir / "review" / "to_annotate.jsonl") in out
+    assert "--decisions" in out
+    assert {c.kind for c in responder.calls} == {"questions", "review"}
+    assert len(read_jsonl(workdir / "review" / "to_annotate.jsonl")) == 4
+    assert not (workdir / "evidence").exists()
+
+
+def test_build_all_with_decisions_builds_a_valid_dataset_and_resumes_for_free(
+    manifest: Path, workdir: Path, responder: Responder, tmp_path: Path
+) -> None:
+    assert _all(manifest, workdir)[0] == 3
+    tasks = read_jsonl(workdir / "review" / "to_annotate.jsonl")
+    firsts = {t["image_id"]: t["candidate_id"] for t in reversed(tasks)}
+    decisions = write_jsonl(
+        tmp_path / "decisions.jsonl",
+        [{"candidate_id": cid, "decision": "accept"} for cid in firsts.values()],
+    )
+
+    code, out, err = _all(manifest, workdir, "--decisions", str(decisions))
+    assert code == 0, err
+    for stage in ("questions", "review", "evidence", "draft", "refine", "text-only"):
+        assert f"{stage}:" in err
+    assert "2 question(s) in" in err
+    code, out, _ = run("validate", str(workdir / "dataset.jsonl"))
+    assert code == 0
+    assert "2 questions" in out
+
+    responder.forbid = True
+    responder.calls.clear()
+    code, _, err = _all(manifest, workdir, "--decisions", str(decisions))
+    assert code == 0, err
+    assert responder.calls == []
+    assert "review: 2 of 2 done (2 from the cache)" in err
+
+
+def test_stage_commands_chain_and_report_errors(
+    manifest: Path, workdir: Path, responder: Responder, tmp_path: Path
+) -> None:
+    base = ("--workdir", str(workdir), "--model", "mockllm/model")
+    code, _, err = run("build", "draft", *base)
+    assert code == 2
+    assert "run `gamut build review` first" in err
+
+    responder.handlers["questions"] = lambda call: "not json"
+    code, _, err = run("build", "questions", "--images", str(manifest), *base, "--max-repairs", "0")
+    assert code == 1
+    assert "[not-json]" in err
+    assert "errors recorded in" in err
+
+    bad = write_jsonl(tmp_path / "d.jsonl", [{"candidate_id": "x", "decision": "maybe"}])
+    code, _, err = run("build", "review", *base, "--decisions", str(bad))
+    assert code == 2
+    assert "d.jsonl:1:decision" in err
+
+    code, _, err = run("build", "evidence", *base, "--search", "tavily")
+    assert code == 2
+    assert "TAVILY_API_KEY" in err

@@ -1,0 +1,334 @@
+"""The shape of the code base, read from the sources with ``ast`` (nothing is imported).
+
+* No import cycle between modules. Module-level and function-level imports both count (an
+  import moved into a function still makes the two modules depend on each other); imports
+  under ``if TYPE_CHECKING:`` do not, since they never run. Importing ``a.b.c`` from
+  outside ``a.b`` runs ``a/b/__init__.py`` first, so it counts as importing ``a.b`` too.
+* Imports point down ``LAYERS``: a module may import its own layer and the layers below
+  it, never one above.
+* No module is over ``MAX_LINES`` lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = "gamut_eval"
+MAX_LINES = 400
+
+LAYERS: list[tuple[str, list[str]]] = [
+    ("base", ["errors", "_files", "data"]),
+    ("rubric", ["rubric"]),
+    ("scoring", ["scoring"]),
+    # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).
+    ("dataset / responses", ["dataset", "responses", ""]),
+    ("judge", ["judge"]),
+    # The fake servers shipped for tests: they may use the judge, nothing above it.
+    ("testing", ["testing"]),
+    # _registry is Inspect AI's entry point into the task and scorer of generate.
+    ("generate / run", ["generate", "run", "_registry"]),
+    ("construct / analysis", ["construct", "analysis"]),
+    ("annotate / quality", ["annotate", "quality"]),
+    ("cli", ["cli", "__main__"]),
+]
+"""Lowest first, as (name, modules or packages under ``gamut_eval``). A module is in the
+layer of the longest entry that is it or a package holding it."""
+
+LIGHT_MODULES = {
+    f"{PACKAGE}.cli._build": [f"{PACKAGE}.construct", "aiohttp", "pandas", "inspect_ai"],
+}
+"""Modules the ``gamut`` command imports on every start, and what they must not import at
+module level (their commands import it when they run)."""
+
+
+@dataclass(frozen=True)
+class Import:
+    target: str
+    line: int
+    in_function: bool
+    via: str | None = None
+    """The module actually named, when ``target`` is a package whose ``__init__`` it runs."""
+
+    def where(self) -> str:
+        text = f"line {self.line}"
+        if self.in_function:
+            text += ", in a function"
+        if self.via:
+            text += f", importing {self.via} runs the package"
+        return text
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted((ROOT / PACKAGE).rglob("*.py"))}
+
+
+MODULES = _sources()
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _resolve(name: str) -> str:
+    """The module ``name`` lands in: itself, or the closest enclosing module we have."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name
+
+
+def _raw_imports(
+    tree: ast.AST, *, in_function: bool = False
+) -> Iterator[tuple[ast.Import | ast.ImportFrom, bool]]:
+    """Every import statement, and whether it is inside a function; ``if TYPE_CHECKING:``
+    blocks are skipped (their ``else:`` is not)."""
+    for node in ast.iter_child_nodes(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node, in_function
+        elif isinstance(node, ast.If) and _is_type_checking(node.test):
+            for child in node.orelse:
+                yield from _raw_imports(
+                    ast.Module(body=[child], type_ignores=[]), in_function=in_function
+                )
+        else:
+            nested = in_function or isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+            )
+            yield from _raw_imports(node, in_function=nested)
+
+
+def imports_of(module: str) -> list[Import]:
+    """The modules of this package that ``module`` imports, with where it does."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    is_package = path.name == "__init__.py"
+    found: list[Import] = []
+    for node, in_function in _raw_imports(tree):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = module.split(".")
+                if not is_package:
+                    anchor = anchor[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join([*anchor, base] if base else anchor)
+            # ``from package import submodule`` imports the submodule.
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in MODULES else base
+                for alias in node.names
+            ]
+        for target in targets:
+            if target == PACKAGE or target.startswith(PACKAGE + "."):
+                resolved = _resolve(target)
+                if resolved and resolved != module:
+                    found.append(Import(resolved, node.lineno, in_function))
+                    found += _packages_run(module, resolved, node.lineno, in_function)
+    return found
+
+
+def _packages_run(module: str, target: str, line: int, in_function: bool) -> list[Import]:
+    """Importing ``a.b.c`` first runs ``a.b``'s ``__init__``, unless ``module`` is inside it."""
+    own = {module} | {module.rsplit(".", n)[0] for n in range(1, module.count(".") + 1)}
+    parts = target.split(".")
+    return [
+        Import(package, line, in_function, via=target)
+        for package in (".".join(parts[:n]) for n in range(2, len(parts)))
+        if package not in own and package in MODULES
+    ]
+
+
+def _imports_named(module: str, prefixes: list[str]) -> list[tuple[str, int]]:
+    """Module-level (not TYPE_CHECKING, not in a function) imports of anything in ``prefixes``."""
+    path = MODULES[module]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    hits = []
+    for node, in_function in _raw_imports(tree):
+        if in_function:
+            continue
+        names = (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or ""]
+        )
+        for name in names:
+            if any(name == p or name.startswith(p + ".") for p in prefixes):
+                hits.append((name, node.lineno))
+    return hits
+
+
+GRAPH: dict[str, list[Import]] = {module: imports_of(module) for module in MODULES}
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(rank, layer name) of the longest listed prefix of ``module``."""
+    relative = module.removeprefix(PACKAGE).removeprefix(".")
+    best: tuple[int, int, str] | None = None  # (prefix length, rank, name)
+    for rank, (name, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            matches = relative == prefix or (prefix != "" and relative.startswith(prefix + "."))
+            if matches and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), rank, name)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add it to LAYERS in {__file__}")
+    return best[1], best[2]
+
+
+def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively; components of more than one module."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            for child in children:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                    break
+                if child in on_stack:
+                    low[node] = min(low[node], index[child])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        components.append(sorted(component))
+    return components
+
+
+def _a_cycle(graph: dict[str, set[str]], members: list[str]) -> list[str]:
+    """One shortest cycle through the first member, inside the component (for the message)."""
+    start = members[0]
+    inside = set(members)
+    paths = {start: [start]}
+    frontier = [start]
+    while frontier:
+        following = []
+        for node in frontier:
+            for child in sorted(graph[node] & inside):
+                if child == start:
+                    return [*paths[node], start]
+                if child not in paths:
+                    paths[child] = [*paths[node], child]
+                    following.append(child)
+        frontier = following
+    raise AssertionError("not a cycle")  # pragma: no cover
+
+
+def _describe(edge_from: str, edge_to: str) -> str:
+    where = [imp.where() for imp in GRAPH[edge_from] if imp.target == edge_to]
+    return f"{edge_from} -> {edge_to} ({'; '.join(dict.fromkeys(where))})"
+
+
+def test_every_module_is_parsed_and_placed() -> None:
+    assert len(MODULES) > 50
+    for module in MODULES:
+        layer_of(module)
+
+
+def test_no_import_cycles() -> None:
+    graph = {module: {imp.target for imp in imports} for module, imports in GRAPH.items()}
+    problems = []
+    for members in strongly_connected(graph):
+        cycle = _a_cycle(graph, members)
+        steps = "\n      ".join(_describe(a, b) for a, b in itertools.pairwise(cycle))
+        problems.append(f"cycle among {', '.join(members)}:\n      {steps}")
+    assert not problems, "import cycles:\n  " + "\n  ".join(problems)
+
+
+def test_imports_point_down_the_layers() -> None:
+    problems = []
+    for module, imports in GRAPH.items():
+        rank, layer = layer_of(module)
+        for imp in imports:
+            target_rank, target_layer = layer_of(imp.target)
+            if target_rank > rank:
+                problems.append(
+                    f"{module} ({layer}) imports {imp.target} ({target_layer}), {imp.where()}"
+                )
+    table = " -> ".join(
+        f"{name} [{', '.join(p or '<package>' for p in ps)}]" for name, ps in LAYERS
+    )
+    assert not problems, f"upward imports (layers: {table}):\n  " + "\n  ".join(problems)
+
+
+def test_the_import_reader_skips_type_checking_and_marks_functions() -> None:
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "import a\n"
+        "if TYPE_CHECKING:\n    import b\nelse:\n    import c\n"
+        "def f():\n    import d\n"
+        "class K:\n    def g(self):\n        from e import x\n"
+    )
+    found = {
+        (node.names[0].name if isinstance(node, ast.Import) else str(node.module), nested)
+        for node, nested in _raw_imports(tree)
+    }
+    assert found == {("typing", False), ("a", False), ("c", False), ("d", True), ("e", True)}
+
+
+def test_cycles_are_found_and_shown() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert strongly_connected(graph) == [["a", "b", "c"]]
+    assert _a_cycle(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
+
+
+def test_modules_are_short() -> None:
+    long = {}
+    for module, path in MODULES.items():
+        with path.open(encoding="utf-8") as handle:
+            count = sum(1 for _ in handle)
+        if count > MAX_LINES:
+            long[module] = count
+    assert not long, f"modules over {MAX_LINES} lines: " + ", ".join(
+        f"{module} ({count})" for module, count in sorted(long.items())
+    )
+
+
+@pytest.mark.parametrize("module", sorted(LIGHT_MODULES))
+def test_cli_modules_import_heavy_packages_lazily(module: str) -> None:
+    hits = _imports_named(module, LIGHT_MODULES[module])
+    assert not hits, f"{module} imports at module level: " + ", ".join(
+        f"{name} (line {line})" for name, line in hits
+    )
