@@ -18,9 +18,9 @@ from typing import Any
 
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.judge import (
+    BackendOptions,
     FastExecutor,
     JudgeReport,
-    BackendOptions,
     JudgeSettings,
     judge_key,
     judge_responses,

@@ -504,7 +504,10 @@ async def test_how_the_openai_provider_surfaces_faults(
 
 
 def test_importing_the_executor_does_not_import_inspect() -> None:
-    code = "import sys, gamut_eval.judge.backends._inspect; sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
+    code = (
+        "import sys, gamut_eval.judge.backends._inspect; "
+        "sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
+    )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0
 
 

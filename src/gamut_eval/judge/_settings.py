@@ -104,9 +104,9 @@ class BatchSettings(BaseModel):
     directory: Annotated[Path | None, Field(json_schema_extra=_cli("--batch-dir"))] = None
     """Batch files folder [default: <store>.batches/]. Request files stay until their batch
     is ingested, so a restart can read them."""
-    max_requests: Annotated[
-        int, Field(ge=1, json_schema_extra=_cli("--batch-max-requests"))
-    ] = OPENAI_BATCH_MAX_REQUESTS
+    max_requests: Annotated[int, Field(ge=1, json_schema_extra=_cli("--batch-max-requests"))] = (
+        OPENAI_BATCH_MAX_REQUESTS
+    )
     """Requests per batch file."""
     max_mb: Annotated[float, Field(ge=0.01, json_schema_extra=_cli("--batch-max-mb"))] = (
         OPENAI_BATCH_MAX_BYTES / 1e6

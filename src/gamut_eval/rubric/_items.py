@@ -1,5 +1,5 @@
-"""The parts of a meta-rubric (docs/method.md [R1]-[R10]): tiers, evidence and the six item types, as
-frozen Pydantic models.
+"""The parts of a meta-rubric (docs/method.md [R1]-[R10]): tiers, evidence and the six item
+types, as frozen Pydantic models.
 
 Structural rules (types, required fields, unknown fields, patterns, lengths) live on the
 models; the document that holds them, and the rules that span fields, are ``_model.py``
@@ -53,7 +53,7 @@ class Tier(StrEnum):
     CONTEXT = "context"
 
     def lower(self) -> Tier:
-        """One tier down; Context has no tier beneath it, so it stays Context (docs/method.md [C1])."""
+        """One tier down; Context has none beneath it, so it stays Context (method.md [C1])."""
         if self is Tier.ANSWER_CRITICAL:
             return Tier.VALUABLE
         return Tier.CONTEXT

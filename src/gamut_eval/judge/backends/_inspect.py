@@ -316,5 +316,3 @@ def _refusal_detail(output: ModelOutput) -> str:
     details = None if output.empty else output.choices[0].stop_details
     explanation = getattr(details, "explanation", None)
     return str(explanation or output.error or output.completion or "refused")[:300]
-
-

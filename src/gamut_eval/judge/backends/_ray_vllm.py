@@ -36,6 +36,7 @@ from gamut_eval.judge.backends._ray_setup import RAY_EXTRA
 
 __all__ = ["judge_vllm", "vllm_outcome", "vllm_row", "vllm_sampling_params"]
 
+
 @dataclass(frozen=True, slots=True)
 class _Check:
     key: str
