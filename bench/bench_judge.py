@@ -32,16 +32,15 @@ from _common import paper_rubric, peak_rss_mb, verdict_line
 from gamut_eval import compile_rubric, load_dataset
 from gamut_eval.judge import (
     RESPONSE_FORMAT,
-    FastConfig,
     FastExecutor,
+    JudgePlan,
     JudgeSettings,
-    JudgeStats,
     VerdictStore,
-    judge_planned,
-    plan_responses,
+    make_backend,
     render_messages,
     render_response,
     resolve_endpoint,
+    run_pass,
 )
 from gamut_eval.testing import start_fake_server_process, stop_fake_server_process
 
@@ -98,7 +97,7 @@ def requests_for(dataset: Path, responses: Path, limit: int) -> list[list[dict[s
     data = load_dataset(dataset)
     settings = JudgeSettings(judge=JUDGE)
     out: list[list[dict[str, Any]]] = []
-    for plan in plan_responses(data, responses, settings):
+    for plan in JudgePlan(data, responses, settings):
         rendered = render_response(plan.question, plan.row.response)
         out += [render_messages(rendered, c.text) for c in plan.checks]
         if len(out) >= limit:
@@ -133,7 +132,9 @@ async def fast_executor(
     base_url: str, requests: list[list[dict[str, Any]]], concurrency: int
 ) -> float:
     os.environ["FAKE_BASE_URL"] = base_url
-    executor = FastExecutor(resolve_endpoint(JUDGE), FastConfig(concurrency=concurrency))
+    executor = FastExecutor(
+        resolve_endpoint(JUDGE), JudgeSettings(judge=JUDGE, concurrency=concurrency)
+    )
     queue = iter(requests)
 
     async def worker() -> None:
@@ -177,16 +178,11 @@ async def engine(
 ) -> tuple[float, int]:
     os.environ["FAKE_BASE_URL"] = base_url
     settings = JudgeSettings(judge=JUDGE, concurrency=concurrency)
-    data = load_dataset(dataset)
-    stats = JudgeStats()
-    executor = FastExecutor(resolve_endpoint(JUDGE), FastConfig(concurrency=concurrency))
+    plan = JudgePlan(load_dataset(dataset), responses, settings)
     with VerdictStore(store) as verdicts:
         start = time.perf_counter()
-        await judge_planned(
-            plan_responses(data, responses, settings), executor, verdicts, settings, stats
-        )
+        stats = await run_pass(plan, make_backend(settings), verdicts)
         elapsed = time.perf_counter() - start
-    await executor.aclose()
     return stats.judged / elapsed, stats.judged
 
 

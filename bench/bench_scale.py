@@ -13,7 +13,6 @@ Usage: python bench/bench_scale.py [--quick]
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import tempfile
@@ -26,55 +25,43 @@ from _common import verdict_line
 from bench_judge import write_data
 from gamut_eval import load_dataset
 from gamut_eval.judge import (
-    FastConfig,
-    FastExecutor,
+    BackendOptions,
+    BatchSettings,
+    JudgePlan,
     JudgeSettings,
-    JudgeStats,
+    RaySettings,
     VerdictStore,
-    judge_planned,
-    plan_responses,
-    resolve_endpoint,
+    judge_pass,
+    make_backend,
 )
-from gamut_eval.judge._ray import judge_ray_into_store
-from gamut_eval.judge._scale_run import write_batch_requests
-from gamut_eval.judge._scale_settings import BatchSettings, RaySettings
+from gamut_eval.judge.backends._batch import BatchBackend
 from gamut_eval.testing import start_fake_server_process, stop_fake_server_process
 
 JUDGE = "openai-api/fake/fake-judge"
 
 
-def fast_pass(dataset: Path, responses: Path, store: Path) -> tuple[float, int]:
-    settings = JudgeSettings(judge=JUDGE, concurrency=64)
-    data = load_dataset(dataset)
-
-    async def run() -> JudgeStats:
-        stats = JudgeStats()
-        executor = FastExecutor(resolve_endpoint(JUDGE), FastConfig(concurrency=64))
-        with VerdictStore(store) as verdicts:
-            await judge_planned(
-                plan_responses(data, responses, settings), executor, verdicts, settings, stats
-            )
-        await executor.aclose()
-        return stats
-
+def timed_pass(
+    dataset: Path, responses: Path, store: Path, settings: JudgeSettings, **options: object
+) -> tuple[float, int]:
+    """A whole judge pass on the backend ``settings`` names; (checks/s, checks judged)."""
+    plan = JudgePlan(load_dataset(dataset), responses, settings)
+    backend = make_backend(settings, BackendOptions(**options))  # type: ignore[arg-type]
     start = time.perf_counter()
-    stats = asyncio.run(run())
+    with VerdictStore(store) as verdicts:
+        stats = judge_pass(plan, backend, verdicts)
     return stats.judged / (time.perf_counter() - start), stats.judged
+
+
+def fast_pass(dataset: Path, responses: Path, store: Path) -> tuple[float, int]:
+    return timed_pass(dataset, responses, store, JudgeSettings(judge=JUDGE, concurrency=64))
 
 
 def ray_pass(dataset: Path, responses: Path, store: Path, actors: int) -> tuple[float, int]:
-    settings = JudgeSettings(judge=JUDGE)
     ray_settings = RaySettings(
         workers=actors, worker_concurrency=128 // actors, responses_per_batch=32
     )
-    data = load_dataset(dataset)
-    stats = JudgeStats()
-    start = time.perf_counter()
-    with VerdictStore(store) as verdicts:
-        judge_ray_into_store(
-            plan_responses(data, responses, settings), verdicts, settings, ray_settings, stats
-        )
-    return stats.judged / (time.perf_counter() - start), stats.judged
+    settings = JudgeSettings(judge=JUDGE, backend="ray")
+    return timed_pass(dataset, responses, store, settings, ray=ray_settings)
 
 
 def same_verdicts(a: Path, b: Path) -> bool:
@@ -133,14 +120,20 @@ def ray_vs_fast(folder: Path, n: int) -> None:
 def batch_write(folder: Path, n: int) -> None:
     os.environ.setdefault("FAKE_BASE_URL", "http://127.0.0.1:9/v1")  # never contacted
     dataset, responses = write_data(folder, questions=n // 240 + 1, models=8, seed=3)
-    data = load_dataset(dataset)
-    data.checklists()  # compile the rubrics outside the timing (a run loads them once)
-    settings = JudgeSettings(judge=JUDGE)
-    start = time.perf_counter()
-    report = write_batch_requests(
-        data, responses, settings, BatchSettings(directory=folder / "batches"), folder / "s.sqlite"
+    settings = JudgeSettings(judge=JUDGE, backend="batch")
+    # the rubrics are compiled outside the timing (a run loads them once)
+    plan = JudgePlan(load_dataset(dataset), responses, settings)
+    options = BackendOptions(
+        batch=BatchSettings(directory=folder / "batches"), batch_write_only=True
     )
+    backend = make_backend(settings, options)
+    assert isinstance(backend, BatchBackend)
+    start = time.perf_counter()
+    with VerdictStore(folder / "s.sqlite") as verdicts:
+        judge_pass(plan, backend, verdicts)
     elapsed = time.perf_counter() - start
+    assert backend.written is not None
+    report = backend.written
     size = sum(f.bytes for f in report.files)
     print(
         f"batch files: {report.requests:,} requests in {len(report.files)} files "
