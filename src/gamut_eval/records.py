@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval.judge._records import VerdictName
 from gamut_eval.rubric._model import TIERS, Tier
 from gamut_eval.scoring import ScoringParams
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = ["RunManifest", "ScoreRow", "score_rows"]
 
 _RECORD = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-VerdictName = Literal["meets", "partially_meets", "missing", "contradicts"]
 
 
 class ScoreRow(BaseModel):

@@ -96,7 +96,7 @@ def _manifest(
         questions=len(dataset),
         models=list(models),
         responses_from=str(responses) if responses else "generated",
-        setting=setting,  # type: ignore[arg-type]
+        setting=setting,
         prompt_version=PROMPT_VERSION,
         judges=[j.model_dump(mode="json") for j in judges],
         scoring=params,

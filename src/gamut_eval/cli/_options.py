@@ -177,13 +177,17 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
         raise ValidationError(
             [ErrorDetail("$", "mapping", "a config file holds option names and values", data)]
         )
-    known = {p.name for p in ctx.command.params if isinstance(p, click.Option)}
-    unknown = sorted(k for k in data if str(k).replace("-", "_") not in known)
+    names: dict[str, str] = {}
+    for param in ctx.command.params:
+        if isinstance(param, click.Option) and param.name and param.expose_value:
+            for option in (*param.opts, param.name):
+                names[option.removeprefix("--").replace("_", "-")] = param.name
+    unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
         rule = "not an option of this command"
         details = [ErrorDetail(k, "known-option", rule, k).in_file(str(value)) for k in unknown]
         raise ValidationError(details)
-    given = {str(k).replace("-", "_"): v for k, v in data.items()}
+    given = {names[str(k).replace("_", "-")]: v for k, v in data.items()}
     ctx.default_map = {**(ctx.default_map or {}), **given}
     return value
 

@@ -189,19 +189,21 @@ class JudgeWork:
     def pending(self, *, count_cached: bool = True) -> Iterator[Pending]:
         """Stream the plan's answers with the checks still to judge.
 
-        A check is skipped when the store holds its verdict, when it was settled earlier in
-        this pass, or when identical content (same key) was already taken in this stream:
-        two models giving the same empty answer are judged once. Skipped checks count as
-        cached (``count_cached=False`` for a backend's later rounds over the same plan).
+        A check is skipped when the store holds its verdict, when it was settled in an
+        earlier round of this pass, or when identical content (same key) was already taken
+        in this stream: two models giving the same empty answer are judged once. Skipped
+        checks count as cached, except those settled earlier in the pass, which counted as
+        judged then (``count_cached=False`` for a backend's later rounds over the plan).
         """
         taken = KeySet()
         for plan in self.plan:
             done = self.store.done(plan.keys)
             todo = []
             for key, check in zip(plan.keys, plan.checks, strict=True):
-                if key in self.settled:
-                    continue
-                if key in done or not taken.add(key):
+                repeat = not taken.add(key)
+                if not repeat and key in self.settled:
+                    continue  # settled in an earlier round of this pass: counted then
+                if repeat or key in done:
                     if count_cached:
                         self.stats.cached += 1
                     continue

@@ -7,9 +7,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.scoring import Verdict
+__all__ = ["Status", "VerdictName", "VerdictRow"]
 
-__all__ = ["VerdictRow"]
+VerdictName = Literal["meets", "partially_meets", "missing", "contradicts"]
+"""The four verdicts as they are written in files."""
+Status = Literal["ok", "unscored"]
 
 
 class VerdictRow(BaseModel):
@@ -27,9 +29,9 @@ class VerdictRow(BaseModel):
     """The judge model, as named on the command line."""
     check_id: str
     """Id of the check in the question's checklist (``core/item-1``...)."""
-    verdict: Verdict | None
+    verdict: VerdictName | None
     """The verdict; ``null`` when the check is unscored (the judge could not grade it)."""
-    status: Literal["ok", "unscored"]
+    status: Status
     """``ok`` with a verdict, ``unscored`` without."""
     reason: str | None
     """Why the check is unscored (``null`` when it has a verdict)."""

@@ -15,14 +15,14 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._pass import Backend, JudgeStats, OnEvent, judge_pass
 from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._records import VerdictRow
+from gamut_eval.judge._records import Status, VerdictName, VerdictRow
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
 from gamut_eval.judge.backends import make_backend
@@ -73,8 +73,8 @@ def verdict_rows(plan: JudgePlan, store: Store) -> Iterator[VerdictRow]:
                 setting=row.setting,
                 judge=judge,
                 check_id=check.id,
-                verdict=found.verdict if found else None,
-                status=found.status if found else "unscored",
+                verdict=cast("VerdictName | None", found.verdict if found else None),
+                status=cast("Status", found.status if found else "unscored"),
                 reason=found.reason if found else NOT_JUDGED,
                 explanation=found.explanation if found else "",
                 attempts=found.attempts if found else 0,

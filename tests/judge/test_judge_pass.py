@@ -1,0 +1,252 @@
+"""The judge pass as its callers see it: a backend is one small class, the pass plans,
+de-duplicates, stores and reports for it; settings become options in one place; the
+files a pass writes are the typed records they claim to be."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from judge_helpers import JUDGE, Workspace, response_row, settings, store_rows
+
+from gamut_eval.cli._main import cli
+from gamut_eval.judge import (
+    BACKENDS,
+    JudgePlan,
+    JudgeSettings,
+    JudgeWork,
+    PassEvent,
+    VerdictRow,
+    VerdictStore,
+    judge_pass,
+    judge_responses,
+    settle,
+)
+from gamut_eval.judge._store import StoredVerdict
+from gamut_eval.judge._types import Completion
+from gamut_eval.judge.backends import BackendOptions, backend_name, make_backend
+
+
+@dataclass
+class CannedBackend:
+    """A backend in a dozen lines: every check gets the verdict its text asks for."""
+
+    replies: dict[str, str]
+    name: str = "canned"
+    writes_store: bool = True
+    exports_rows: bool = True
+    seen: list[tuple[str, str]] = field(default_factory=list)
+
+    async def run(self, work: JudgeWork) -> None:
+        for answer in work.pending():
+            for key, check in answer.checks:
+                self.seen.append((answer.plan.row.model, check.id))
+                verdict = self.replies.get(check.id)
+                outcome: Completion | str = (
+                    Completion(json.dumps({"verdict": verdict, "explanation": "canned"}))
+                    if verdict
+                    else "no canned reply"
+                )
+                row = settle(key, outcome, None, work.settings)
+                assert isinstance(row, StoredVerdict)
+                work.record(row)
+
+
+def test_a_new_backend_gets_planning_dedup_storage_and_export_from_the_pass(
+    small: Workspace,
+) -> None:
+    # Two models give the same answer to one question: its checks are sent once.
+    small.responses.append(response_row("q-panda", "copycat", small.responses[0]["response"]))
+    small.write()
+    backend = CannedBackend({"identity": "meets", "diet": "contradicts"})
+    events: list[PassEvent] = []
+    report = judge_responses(
+        small.dataset(),
+        small.responses_path,
+        settings(max_unscored_rate=1.0),
+        small.store,
+        small.out,
+        backend=backend,
+        on_event=events.append,
+    )
+    rows = small.rows()
+    assert len(rows) == small.n_checks == 13
+    assert len(backend.seen) == 10  # the copy's three checks were taken from the first
+    assert report.stats.cached == 3
+    by_id = {(r["model"], r["check_id"]): r for r in rows}
+    assert by_id[("copycat", "identity")]["verdict"] == "meets"
+    assert by_id[("copycat", "diet")]["verdict"] == "contradicts"
+    unscored = [r for r in rows if r["verdict"] is None]
+    assert {r["reason"] for r in unscored} == {"no canned reply"}
+    assert report.unscored == len(unscored)
+    assert events[0].kind == "start"
+    assert events[-1].kind == "done"
+    assert events[-1].stats.done == 13
+    # A second pass over the same store sends only what is not yet a verdict.
+    again = CannedBackend({})
+    judge_responses(
+        small.dataset(),
+        small.responses_path,
+        settings(max_unscored_rate=1.0),
+        small.store,
+        small.out,
+        backend=again,
+    )
+    assert sorted(again.seen) == [
+        ("lab/alpha", "range"),
+        ("lab/alpha", "steam"),
+        ("lab/beta", "range"),
+        ("lab/beta", "steam"),
+    ]
+
+
+def test_rows_recorded_before_a_crash_are_in_the_store(small: Workspace) -> None:
+    class Crashing(CannedBackend):
+        async def run(self, work: JudgeWork) -> None:
+            for answer in work.pending():
+                key, _check = answer.checks[0]
+                outcome = Completion('{"verdict": "meets", "explanation": ""}')
+                work.record(settle(key, outcome, None, work.settings))  # type: ignore[arg-type]
+                raise RuntimeError("the backend died")
+
+    with VerdictStore(small.store) as store:
+        plan = JudgePlan(small.dataset(), small.responses_path, settings())
+        with pytest.raises(RuntimeError, match="died"):
+            judge_pass(plan, Crashing({}), store)
+    assert len(store_rows(small.store)) == 1
+
+
+def test_every_backend_in_the_registry_can_be_made() -> None:
+    judge = JudgeSettings(judge=JUDGE)
+    for name in BACKENDS:
+        backend = make_backend(judge, BackendOptions(), name=name)
+        assert backend.name == name
+        assert isinstance(backend.writes_store, bool)
+        assert isinstance(backend.exports_rows, bool)
+
+
+def test_auto_picks_offline_fast_or_inspect_by_the_judge_name() -> None:
+    assert backend_name(JudgeSettings(judge="gamut/offline")) == "offline"
+    assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini")) == "fast"
+    assert backend_name(JudgeSettings(judge="anthropic/claude-sonnet-4-5")) == "inspect"
+    assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini"), dry_run=True) == "dry-run"
+    assert backend_name(JudgeSettings(judge="x/y", backend="batch")) == "batch"
+
+
+# -- settings declared once -----------------------------------------------------------------
+
+
+def help_text(command: str) -> str:
+    result = CliRunner().invoke(cli, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command", ["judge", "run", "stability", "audit-judge"])
+def test_every_judge_setting_is_an_option_with_the_models_default(command: str) -> None:
+    from gamut_eval.cli._options import option_name
+
+    text = help_text(command).split("Options:", 1)[1]
+    for name, info in JudgeSettings.model_fields.items():
+        flag = option_name(name, info)
+        if flag is None:
+            continue
+        assert flag in text, f"{command}: {flag} missing"
+        if info.default not in (None, False, True):
+            segment = text.split(flag, 1)[1].split(" --", 1)[0]
+            shown = re.search(rf"\[default: {re.escape(str(info.default))}[;\]]", segment)
+            assert shown, f"{command}: {flag} shows no default {info.default}"
+
+
+def test_judge_help_has_the_model_help_and_run_only_online_backends() -> None:
+    text = help_text("judge")
+    assert "Re-asks after a malformed verdict before a check is unscored." in text
+    assert "[auto|fast|inspect|batch|ray]" in text
+    assert "[auto|fast|inspect]" in help_text("run")
+
+
+def test_a_config_file_sets_options_and_flags_win_over_it(
+    small: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: dict[str, Any] = {}
+
+    def capture(dataset: Any, responses: Any, judge: JudgeSettings, *args: Any, **kw: Any) -> Any:
+        seen["settings"] = judge
+        raise SystemExit(0)
+
+    monkeypatch.setattr("gamut_eval.judge._run.judge_responses", capture)
+    config = tmp_path / "judge.yaml"
+    config.write_text("max_reasks: 5\nconcurrency: 3\njudge-temperature: 0.5\n")
+    argv = ["judge", "--dataset", str(small.dataset_path), "--responses"]
+    argv += [str(small.responses_path), "--judge", JUDGE, "--config", str(config)]
+    result = CliRunner().invoke(cli, [*argv, "--concurrency", "7"])
+    assert result.exit_code == 0, result.output
+    chosen = seen["settings"]
+    assert (chosen.max_reasks, chosen.concurrency, chosen.temperature) == (5, 7, 0.5)
+
+
+def test_an_unknown_config_key_is_refused_naming_file_and_key(
+    small: Workspace, tmp_path: Path
+) -> None:
+    config = tmp_path / "judge.yaml"
+    config.write_text("max_reask: 5\n")
+    argv = ["judge", "--dataset", str(small.dataset_path), "--responses"]
+    argv += [str(small.responses_path), "--judge", JUDGE, "--config", str(config)]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2
+    assert str(config) in result.output
+    assert "max_reask" in result.output
+    assert not small.store.exists()
+
+
+# -- typed records --------------------------------------------------------------------------
+
+
+def test_a_runs_files_are_the_records_they_claim_to_be(tmp_path: Path) -> None:
+    from gamut_eval.records import RunManifest, ScoreRow
+
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    verdicts = [json.loads(x) for x in (out / "verdicts.jsonl").read_text().splitlines()]
+    assert verdicts
+    for row in verdicts:
+        VerdictRow.model_validate(row)
+    scores = [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()]
+    for row in scores:
+        ScoreRow.model_validate(row)
+    manifest = RunManifest.model_validate_json((out / "run.json").read_text())
+    assert manifest.judges[0]["judge"] == "gamut/offline"
+    assert JudgeSettings.model_validate(manifest.judges[0]) == JudgeSettings(judge="gamut/offline")
+
+
+def test_a_pass_without_a_terminal_prints_progress_lines(
+    small: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from rich.console import Console
+
+    import gamut_eval.cli._progress as progress_module
+
+    buffer = io.StringIO()
+    monkeypatch.setattr(progress_module, "err_console", Console(file=buffer, width=300))
+    backend = CannedBackend({"identity": "meets"})
+    with progress_module.PassProgress(terminal=False) as progress:
+        judge_responses(
+            small.dataset(),
+            small.responses_path,
+            settings(),
+            small.store,
+            small.out,
+            backend=backend,
+            on_event=progress,
+        )
+    lines = buffer.getvalue().splitlines()
+    assert lines[0] == f"judging with {JUDGE}: 10 checks"
+    assert lines[-1].startswith(f"judging with {JUDGE}: 10/10 checks (0 cached, 6 unscored")
