@@ -1,4 +1,5 @@
-"""The one judge prompt every backend sends (SPEC section 4; RELIABILITY section A).
+"""The one judge prompt every backend sends (docs/method.md [J2], [J4], [J5];
+docs/reliability.md A1, A2).
 
 Layout, chosen so all checks of one response share a byte-identical prefix and providers'
 prompt caches hit:

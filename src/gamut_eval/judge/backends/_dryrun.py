@@ -5,7 +5,7 @@ renders each response's shared prefix once to measure it. Tokens are estimated a
 characters / 4 and 1,000 per image, the same estimate the fast executor's rate limiter
 uses; output tokens as ``output_tokens`` per request (a verdict reply is a sentence or
 two of JSON), with ``max_tokens`` per request as the ceiling. Re-asks are not counted:
-they are a few percent of calls at most (RELIABILITY B5 bounds them).
+they are a few percent of calls at most (docs/reliability.md B5 bounds them).
 
 Costs come from a user-supplied price table, never from prices built into the code, which
 would be stale by the time anyone reads them::

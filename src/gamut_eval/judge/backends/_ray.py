@@ -1,7 +1,7 @@
 """The ``ray`` judge backend (extra ``gamut-eval[ray]``): Ray Data does the distribution.
 
 Past one machine a pass is a data job, so it runs on an existing engine rather than a
-home-made scheduler (ARCHITECTURE.md, scale-out). The driver plans the checks the store
+home-made scheduler (docs/architecture.md, backends). The driver plans the checks the store
 lacks and hands Ray Data one row per *response* (its question, text, keys and checks), so
 every check of a response travels in one block to one actor, which sends them back to
 back to one replica: the shared prefix (system prompt, question, response) is then in
