@@ -2,10 +2,10 @@
 
 A benchmark pass is 0.5-1 million judge calls per judge, so client CPU per call matters
 (docs/architecture.md, decisions: Inspect's model layer ~20 ms of CPU per call, a plain
-aiohttp client a fraction of a millisecond). Hence: one ``ClientSession`` whose connector is sized to the
-concurrency and keeps connections alive, headers, URL and timeout built once, the body
-serialised once per call (retries resend the same bytes), and no allocation on the success
-path beyond the reply itself.
+aiohttp client a fraction of a millisecond). Hence: one ``ClientSession`` whose connector is
+sized to the concurrency and keeps connections alive, headers, URL and timeout built once,
+the body serialised once per call (retries resend the same bytes), and no allocation on the
+success path beyond the reply itself.
 
 Transport policy (docs/reliability.md B6-B8):
 

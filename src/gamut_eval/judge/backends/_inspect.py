@@ -4,7 +4,8 @@ The same rendered requests the fast OpenAI-compatible executor sends, for every 
 Inspect supports (Anthropic and Google natively, Bedrock, Azure, ...), with Inspect's own
 provider features: retries with backoff, per-provider connection limits, and prompt caching
 (``cache_prompt``). Inspect costs ~20 ms of client CPU per call (docs/architecture.md,
-decisions), so this is the fallback for providers without an OpenAI-compatible endpoint, not the default.
+decisions), so this is the fallback for providers without an OpenAI-compatible endpoint, not
+the default.
 
 Event loops: Inspect's provider clients (httpx, the vendor SDKs) bind to the loop they first
 run in, so an executor creates its ``Model`` lazily, inside the first ``complete()`` (or
