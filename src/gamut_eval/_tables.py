@@ -20,8 +20,9 @@ Row numbers are the line for JSONL and the 1-based position in the array or file
 and Parquet; callers put them in messages as ``f"{path}:{number}"``.
 
 Parquet stores a column per field: nested objects whose keys differ between rows come
-back with null for the keys a row lacked, and a null means "no value" everywhere else in
-gamut-eval. Records with free-form nested data (datasets) are safest in JSONL.
+back with null for the keys a row lacked, and a field that is ``{}`` in every row is not
+stored at all (Parquet has no empty struct). Records with free-form nested data (datasets,
+answers with metadata) are safest in JSONL.
 
 pyarrow is imported only when a Parquet file is read or written, so importing this module
 stays cheap.
@@ -226,12 +227,24 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _without_empty_objects(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop fields that are ``{}`` in every row that has them: Parquet has no empty struct
+    (readers then see the field absent, and row models give their default ``{}``)."""
+    fields = {k for r in records for k, v in r.items() if v == {}}
+    empty = {k for k in fields if all(r.get(k, {}) in ({}, None) for r in records)}
+    if not empty:
+        return records
+    return [{k: v for k, v in r.items() if k not in empty} for r in records]
+
+
 def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
     """Write ``rows`` to ``path`` in the format its extension names; return how many.
 
     Atomic: a temporary file beside ``path`` is written, fsynced and renamed over it, so
     a crash leaves the old file or the new one, never half of one. The extension is
-    checked before anything is written. Float NaN is written as null.
+    checked before anything is written. Float NaN is written as null. In Parquet, a field
+    that is an empty object (or null) in every row is left out: Parquet cannot store an
+    empty struct.
     """
     path = Path(path)
     fmt = table_format(path)
@@ -240,9 +253,13 @@ def write_rows(path: str | Path, rows: Iterable[Mapping[str, Any]]) -> int:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
-        records = [_plain(dict(r)) for r in rows]
+        records = _without_empty_objects([_plain(dict(r)) for r in rows])
+        try:
+            table = pa.Table.from_pylist(records)
+        except (pa.ArrowException, ValueError, TypeError) as exc:
+            raise InputError(f"{path}: these rows cannot be stored as Parquet ({exc})") from None
         with atomic_writer(path, "wb") as handle:
-            pq.write_table(pa.Table.from_pylist(records), handle)
+            pq.write_table(table, handle)
         return len(records)
     with atomic_writer(path) as handle:
         if fmt == "json":

@@ -117,8 +117,8 @@ def summary_table(
 
     A key column with one value throughout (one judge, one setting) moves into the title.
     Each row gives the responses averaged and those left unscored (no Gamut score); a row
-    that lacks questions another model of its setting and judge is scored on is marked
-    with ``*`` and the number of such questions (its mean is over different questions).
+    that lacks k questions another model of its setting and judge is scored on shows
+    ``*-k`` under "paired" (its mean is over different questions).
     """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
     constant = [k for k in keys[1:] if summary[k].nunique() == 1]
@@ -127,8 +127,8 @@ def summary_table(
         title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
     paired = "missing_questions" in summary.columns
     table = Table(title=title)
-    columns = [*keys, "averaged", "unscored", "gamut", "AC", "V", "C", "unscored checks"]
-    for column in columns + (["questions"] if paired else []):
+    columns = [*keys, "n", "unscored", "gamut", "AC", "V", "C", "unsc. checks"]
+    for column in columns + (["paired"] if paired else []):
         table.add_column(column, justify="left" if column in keys else "right")
     unpaired = False
     for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
@@ -142,12 +142,13 @@ def summary_table(
             f"[bold]{_fmt(values['gamut'])}[/bold]",
             *(_fmt(values[t.value]) for t in Tier),
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
-            *([f"* {missing} missing" if missing else "same"] if paired else []),
+            *([f"*-{missing}" if missing else "yes"] if paired else []),
         )
+    table.caption = "n: responses averaged; unscored: responses without a Gamut score"
     if unpaired:
-        table.caption = (
-            "* scored on fewer questions than another model of its setting and judge: "
-            "the means are not over the same questions"
+        table.caption += (
+            "; *-k: k questions fewer than another model of its setting and judge "
+            "(the means are not over the same questions)"
         )
     return table
 
