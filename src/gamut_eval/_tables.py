@@ -63,8 +63,10 @@ def table_format(path: str | Path) -> TableFormat:
 
 
 def _error(path: Path, where: str, rule: str, message: str, value: Any = None) -> ValidationError:
-    detail = ErrorDetail(where, rule, message) if value is None else ErrorDetail(
-        where, rule, message, value
+    detail = (
+        ErrorDetail(where, rule, message)
+        if value is None
+        else ErrorDetail(where, rule, message, value)
     )
     return ValidationError([detail.in_file(path)])
 
@@ -195,16 +197,16 @@ def _json_rows(
             yield index + 1, row
 
 
-def _parquet_rows(
-    path: Path, handle: IO[bytes], what: str
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _parquet_rows(path: Path, handle: IO[bytes], what: str) -> Iterator[tuple[int, dict[str, Any]]]:
     import pyarrow  # type: ignore[import-untyped]  # pyarrow ships no type stubs
     import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
     try:
         reader = pq.ParquetFile(handle)
     except (pyarrow.ArrowException, OSError) as exc:
-        raise _error(path, "$", "parquet", f"not a readable Parquet file of {what}: {exc}") from None
+        raise _error(
+            path, "$", "parquet", f"not a readable Parquet file of {what}: {exc}"
+        ) from None
     number = 0
     try:
         for batch in reader.iter_batches():

@@ -213,9 +213,7 @@ def complete_responses(
         else:
             kept[key] = row
     models = list(dict.fromkeys(k.model for k in kept)) if models is None else list(models)
-    settings = (
-        list(dict.fromkeys(k.setting for k in kept)) if settings is None else list(settings)
-    )
+    settings = list(dict.fromkeys(k.setting for k in kept)) if settings is None else list(settings)
     grid = [
         ResponseKey(q, m, s) for q in dict.fromkeys(question_ids) for m in models for s in settings
     ]

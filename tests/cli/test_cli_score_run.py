@@ -14,7 +14,13 @@ from gamut_eval._tables import read_rows, write_rows
 from gamut_eval.cli._main import cli
 
 # Checks of each question: identity (AC), toppings/min-2 (V), toppings/option-1..3 (C).
-CHECKS = ["identity", "toppings/min-2", "toppings/option-1", "toppings/option-2", "toppings/option-3"]
+CHECKS = [
+    "identity",
+    "toppings/min-2",
+    "toppings/option-1",
+    "toppings/option-2",
+    "toppings/option-3",
+]
 
 
 def _record(qid: str) -> dict[str, object]:
@@ -129,9 +135,7 @@ def test_verdicts_for_only_some_checks_are_an_error_naming_them(
     assert not out.exists()
 
 
-def test_unknown_questions_and_checks_are_errors_naming_them(
-    dataset: Path, tmp_path: Path
-) -> None:
+def test_unknown_questions_and_checks_are_errors_naming_them(dataset: Path, tmp_path: Path) -> None:
     verdicts = tmp_path / "verdicts.jsonl"
     stray = _rows("q-9", "a", ["meets"] * 5)
     odd = {**GOOD[0], "check_id": "toppings/option-9"}
@@ -141,7 +145,7 @@ def test_unknown_questions_and_checks_are_errors_naming_them(
     text = " ".join(stderr.split())
     assert "1 question id(s) of the verdict rows have no checklist" in text
     assert '["q-9"]' in text
-    assert 'no such check in question \'q-1\' [known-check] (found: "toppings/option-9")' in text
+    assert "no such check in question 'q-1' [known-check] (found: \"toppings/option-9\")" in text
 
 
 def test_two_differing_rows_for_one_check_are_an_error_identical_ones_are_not(
@@ -158,9 +162,7 @@ def test_two_differing_rows_for_one_check_are_an_error_identical_ones_are_not(
     assert f"{verdicts}:row 21: differs from row 1" in text
 
 
-def test_an_unknown_output_format_is_refused_before_any_work(
-    dataset: Path, tmp_path: Path
-) -> None:
+def test_an_unknown_output_format_is_refused_before_any_work(dataset: Path, tmp_path: Path) -> None:
     verdicts = tmp_path / "verdicts.jsonl"
     write_rows(verdicts, GOOD)
     code, _, stderr = _score(dataset, verdicts, "--out", str(tmp_path / "scores.csv"))

@@ -20,7 +20,9 @@ from gamut_eval.responses import (
 QUESTIONS = ["q1", "q2", "q3"]
 
 
-def _row(qid: str, model: str, setting: str = "multimodal", text: str = "An answer.") -> ResponseRow:
+def _row(
+    qid: str, model: str, setting: str = "multimodal", text: str = "An answer."
+) -> ResponseRow:
     return ResponseRow(question_id=qid, model=model, setting=setting, response=text)  # type: ignore[arg-type]
 
 
@@ -35,7 +37,9 @@ def test_missing_cells_are_counted_and_the_first_few_named() -> None:
     # Grid 3 questions x 2 models x 2 settings = 12 cells; 5 answered, so 7 missing.
     rows = [_row("q1", "a"), _row("q1", "b"), _row("q2", "a"), _row("q3", "a"), _row("q3", "b")]
     with pytest.raises(ValidationError) as info:
-        complete_responses(rows, QUESTIONS, ["a", "b"], ["multimodal", "text_only"], source="r.jsonl")
+        complete_responses(
+            rows, QUESTIONS, ["a", "b"], ["multimodal", "text_only"], source="r.jsonl"
+        )
     (detail,) = info.value.details
     assert detail.rule == "response-present"
     assert detail.file == "r.jsonl"
@@ -71,8 +75,12 @@ def test_unknown_questions_and_conflicting_rows_are_reported_together() -> None:
     rules = [d.rule for d in info.value.details]
     assert rules == ["known-question", "unique-response"]
     text = str(info.value)
-    assert "2 answer(s) are for questions not in the dataset: ('q9', 'a', 'multimodal'); ('q8'" in text
-    assert "1 (question, model, setting) have two rows that differ: ('q1', 'a', 'multimodal')" in text
+    assert (
+        "2 answer(s) are for questions not in the dataset: ('q9', 'a', 'multimodal'); ('q8'" in text
+    )
+    assert (
+        "1 (question, model, setting) have two rows that differ: ('q1', 'a', 'multimodal')" in text
+    )
 
 
 def test_models_and_settings_default_to_those_the_rows_name() -> None:

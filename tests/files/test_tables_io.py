@@ -67,7 +67,7 @@ def test_parquet_content_under_a_json_name_is_an_error(tmp_path: Path, suffix: s
     write_rows(tmp_path / "rows.parquet", ROWS)
     path = tmp_path / f"rows{suffix}"
     os.replace(tmp_path / "rows.parquet", path)
-    with pytest.raises(ValidationError, match="is a Parquet file; rename it .parquet") as info:
+    with pytest.raises(ValidationError, match=r"is a Parquet file; rename it \.parquet") as info:
         list(read_rows(path))
     assert info.value.details[0].file == str(path)
 

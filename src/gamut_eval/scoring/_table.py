@@ -210,7 +210,9 @@ def _missing_details(
         for check in checklists[names["question_id"]].checks:
             if check.id not in present:
                 details.append(
-                    ErrorDetail("check_id", "verdict-present", f"no verdict row ({where})", check.id)
+                    ErrorDetail(
+                        "check_id", "verdict-present", f"no verdict row ({where})", check.id
+                    )
                 )
                 if len(details) == _LISTED:
                     return details
@@ -379,10 +381,11 @@ def _missing_questions(scores: pd.DataFrame, by: list[str], out: pd.DataFrame) -
     scored = scores.loc[scores["gamut"].notna(), [*by, "question_id"]]
     peers = [k for k in by if k != "model"]
     own = scored.groupby(by, observed=True, dropna=False)["question_id"].nunique()
-    own_counts = out.set_index(by).index.map(own).fillna(0).to_numpy(dtype=np.int64)
+    own_counts = own.reindex(out.set_index(by).index).fillna(0).to_numpy(dtype=np.int64)
     if peers:
         union = scored.groupby(peers, observed=True, dropna=False)["question_id"].nunique()
-        union_counts = out.set_index(peers).index.map(union).fillna(0).to_numpy(dtype=np.int64)
+        union_index = out.set_index(peers).index
+        union_counts = union.reindex(union_index).fillna(0).to_numpy(dtype=np.int64)
     else:
         union_counts = np.full(len(out), scored["question_id"].nunique(), dtype=np.int64)
     return pd.Series(union_counts - own_counts, index=out.index, dtype=np.int64)
