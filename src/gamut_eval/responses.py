@@ -142,7 +142,6 @@ def _grid_errors(
     missing: Sequence[ResponseKey],
     unknown: Sequence[ResponseKey],
     conflicting: Sequence[ResponseKey],
-    source: str | None,
 ) -> list[ErrorDetail]:
     errors = []
     if missing:
@@ -173,7 +172,7 @@ def _grid_errors(
                 f"{_listed(conflicting)}; keep one answer per cell",
             )
         )
-    return [e.in_file(source) for e in errors] if source else errors
+    return errors
 
 
 def complete_responses(
@@ -190,7 +189,8 @@ def complete_responses(
     The grid is ``question_ids`` x ``models`` x ``settings`` (``None``: the models or the
     settings the rows name). Raises one ``ValidationError`` that gives the count and the
     first few of each problem: cells without an answer (unless ``fill_missing``), answers
-    to questions not in ``question_ids``, and two rows for one cell that differ. Identical
+    to questions not in ``question_ids``, answers for models or settings outside the grid,
+    and two rows for one cell that differ. Identical
     rows for one cell are kept once. With ``fill_missing`` a missing cell gets an empty
     answer (the model said nothing: it scores as missing, never as unscored), marked with
     ``metadata[FILLED_KEY] = True`` and listed in ``filled``. ``source`` names the file in
@@ -218,17 +218,22 @@ def complete_responses(
         ResponseKey(q, m, s) for q in dict.fromkeys(question_ids) for m in models for s in settings
     ]
     missing = [k for k in grid if k not in kept]
-    if (missing and not fill_missing) or unknown or conflicting:
-        raise ValidationError(
-            _grid_errors([] if fill_missing else missing, unknown, list(conflicting), _str(source))
-        )
+    outside = [k for k in kept if k.model not in models or k.setting not in settings]
+    if (missing and not fill_missing) or unknown or conflicting or outside:
+        errors = _grid_errors([] if fill_missing else missing, unknown, list(conflicting))
+        if outside:
+            errors.append(
+                ErrorDetail(
+                    "$",
+                    "in-grid",
+                    f"{len(outside)} answer(s) are for a model or setting not asked for: "
+                    f"{_listed(outside)}",
+                )
+            )
+        raise ValidationError([e.in_file(source) for e in errors] if source else errors)
     filled = tuple(missing)
     extra = tuple(
         ResponseRow.model_validate({**k._asdict(), "response": "", "metadata": {FILLED_KEY: True}})
         for k in filled
     )
     return CompleteResponses(rows=(*kept.values(), *extra), filled=filled, collapsed=collapsed)
-
-
-def _str(source: str | Path | None) -> str | None:
-    return None if source is None else str(source)

@@ -98,3 +98,9 @@ def test_answers_are_read_from_every_table_format(tmp_path: Path, suffix: str) -
     write_rows(path, [r.model_dump() for r in rows])
     assert check_responses(path, set(QUESTIONS)) == {"q1": 1, "q2": 1}
     assert [r for _, r in iter_responses(path)] == rows
+
+
+def test_answers_outside_the_grid_are_an_error() -> None:
+    rows = [_row(q, "a") for q in QUESTIONS] + [_row("q1", "z")]
+    with pytest.raises(ValidationError, match=r"1 answer\(s\) are for a model or setting not"):
+        complete_responses(rows, QUESTIONS, ["a"], ["multimodal"])
