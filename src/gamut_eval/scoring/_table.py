@@ -173,11 +173,13 @@ def _check_complete(
     group: IntArray,
     key_codes: Sequence[IntArray],
     checklists: Mapping[str, Checklist],
+    rows: IntArray,
 ) -> None:
     """Refuse responses that lack a verdict row for some check of their checklist.
 
-    Runs after the duplicate and known-check tests, so a response has all its checks
-    exactly when its row count equals its checklist's size (one bincount, no set work).
+    ``rows`` is each response's number of verdict rows. This runs after the duplicate
+    and known-check tests, so a response has all its checks exactly when that number
+    equals its checklist's size (no pass over the rows, no set work).
     """
     if "question_id" not in keys:
         return
@@ -185,7 +187,7 @@ def _check_complete(
     q_uniques = columns.codes("question_id")[1]
     sizes = np.array([len(checklists[q].checks) for q in q_uniques], dtype=np.int64)
     expected = sizes[q_codes]
-    shortfall = expected - np.bincount(group, minlength=len(expected))
+    shortfall = expected - rows
     short = np.flatnonzero(shortfall > 0)
     if len(short):
         missing = _missing_details(columns, keys, group, key_codes, checklists, short)
@@ -297,15 +299,13 @@ def score_table(
     group, key_codes = columns.groups(keys)
     out = pd.DataFrame({k: columns.codes(k)[1][c] for k, c in zip(keys, key_codes, strict=True)})
     _check_duplicates(columns, keys, group, len(out))
-    tier_codes = _tier_codes(columns, checklists)
-    verdict_codes = _verdict_codes(columns)
-    if checklists is not None and require_all_checks and "tier" not in verdicts.columns:
-        _check_complete(columns, keys, group, key_codes, checklists)
-    cell = (group * len(TIERS) + tier_codes) * len(_VERDICTS)
-    counts = np.bincount(cell + verdict_codes, minlength=len(out) * len(COUNT_COLUMNS))
+    cell = (group * len(TIERS) + _tier_codes(columns, checklists)) * len(_VERDICTS)
+    counts = np.bincount(cell + _verdict_codes(columns), minlength=len(out) * len(COUNT_COLUMNS))
     counts = counts.reshape(len(out), len(TIERS), len(_VERDICTS))
+    if checklists is not None and require_all_checks and "tier" not in verdicts.columns:
+        _check_complete(columns, keys, group, key_codes, checklists, counts.sum(axis=(1, 2)))
     tier_scores = _tier_scores(counts, params)
-    out["gamut"] = np.where(_void(counts, params), np.nan, _gamut(tier_scores, params))
+    out["gamut"] = np.where(_void(counts, tier_scores, params), np.nan, _gamut(tier_scores, params))
     for i, tier in enumerate(TIERS):
         out[tier.value] = tier_scores[:, i]
     flat = counts.reshape(len(out), -1)
@@ -314,12 +314,17 @@ def score_table(
     return out
 
 
-def _void(counts: IntArray, params: ScoringParams) -> npt.NDArray[np.bool_]:
-    """Responses with no Gamut score: a weighted tier has checks but none scored."""
-    has_checks = counts.sum(axis=2) > 0
-    scored = counts[:, :, :_UNSCORED].sum(axis=2) > 0
+def _void(
+    counts: IntArray, tier_scores: npt.NDArray[np.float64], params: ScoringParams
+) -> npt.NDArray[np.bool_]:
+    """Responses with no Gamut score: a weighted tier has checks but none scored.
+
+    A tier score is NaN exactly when the tier has no scored check (|mu| > 0), so such a
+    tier "has checks" when it has unscored ones.
+    """
     weighted = np.array([params.weights[t] > 0 for t in TIERS])
-    return np.asarray((has_checks & ~scored & weighted).any(axis=1))
+    ungraded = np.isnan(tier_scores) & (counts[:, :, _UNSCORED] > 0)
+    return np.asarray((ungraded & weighted).any(axis=1))
 
 
 def _tier_scores(counts: IntArray, params: ScoringParams) -> npt.NDArray[np.float64]:
@@ -380,8 +385,12 @@ def _missing_questions(scores: pd.DataFrame, by: list[str], out: pd.DataFrame) -
     """
     scored = scores.loc[scores["gamut"].notna(), [*by, "question_id"]]
     peers = [k for k in by if k != "model"]
-    own = scored.groupby(by, observed=True, dropna=False)["question_id"].nunique()
-    own_counts = own.reindex(out.set_index(by).index).fillna(0).to_numpy(dtype=np.int64)
+    keys = [k for k in RESPONSE_KEYS if k in scores.columns]
+    if sorted([*by, "question_id"]) == sorted(keys):
+        own_counts = out["scored"].to_numpy(dtype=np.int64)  # one row per question already
+    else:
+        own = scored.groupby(by, observed=True, dropna=False)["question_id"].nunique()
+        own_counts = own.reindex(out.set_index(by).index).fillna(0).to_numpy(dtype=np.int64)
     if peers:
         union = scored.groupby(peers, observed=True, dropna=False)["question_id"].nunique()
         union_index = out.set_index(peers).index
