@@ -4,13 +4,14 @@ The table functions need pandas and numpy; they are imported on first use, so im
 this package (and the CLI that only shows ``--help``) stays cheap.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score
 from gamut_eval.scoring._verdict import Verdict, parse_verdict, verdict_value
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from gamut_eval.scoring._table import (
         COUNT_COLUMNS,
         RESPONSE_KEYS,
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 _TABLE_NAMES = ("COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores")
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name in _TABLE_NAMES:
         from gamut_eval.scoring import _table
 
