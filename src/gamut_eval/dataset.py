@@ -1,4 +1,5 @@
-"""Datasets: one JSONL record per question, with its meta-rubric and optional revised checklist."""
+"""Datasets: one record per question (a JSONL, JSON or Parquet table, see ``_tables``), with its
+meta-rubric and optional revised checklist."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any, Literal
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval._files import read_jsonl
+from gamut_eval._tables import read_rows
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric._checklist import Checklist, CompileConfig
 from gamut_eval.rubric._compile import compile_rubric
@@ -152,12 +153,13 @@ def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
 
 
 def load_dataset(path: str | Path) -> Dataset:
-    """Load and validate a dataset JSONL file; every problem of every line is reported."""
+    """Load and validate a dataset (``.jsonl``, ``.json`` or ``.parquet``); every problem of
+    every row is reported."""
     path = Path(path)
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
     first_line: dict[str, int] = {}
-    for line, data in read_jsonl(path, errors):
+    for line, data in read_rows(path, what="dataset", errors=errors):
         record, problems = _record(data, path.parent)
         errors += [p.in_file(f"{path}:{line}") for p in problems]
         if record is None:

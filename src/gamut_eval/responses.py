@@ -1,20 +1,30 @@
-"""Candidate answers: one JSONL row per (question, model, setting)."""
+"""Candidate answers: one row per (question, model, setting), in a JSONL, JSON or Parquet table."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import pydantic
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval._files import read_jsonl
+from gamut_eval._tables import read_rows
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric._load import pydantic_details
 
-__all__ = ["SETTINGS", "ResponseRow", "check_responses", "iter_responses"]
+__all__ = [
+    "FILLED_KEY",
+    "SETTINGS",
+    "CompleteResponses",
+    "ResponseKey",
+    "ResponseRow",
+    "check_responses",
+    "complete_responses",
+    "iter_responses",
+]
 
 SETTINGS = ("multimodal", "text_only")
 
@@ -40,7 +50,7 @@ class ResponseRow(BaseModel):
 
 def iter_responses(path: str | Path) -> Iterator[tuple[int, ResponseRow]]:
     """Stream ``(line, row)``; assumes ``check_responses`` passed."""
-    for line, data in read_jsonl(path):
+    for line, data in read_rows(path, what="responses"):
         yield line, ResponseRow.model_validate(data)
 
 
@@ -53,7 +63,7 @@ def check_responses(path: str | Path, question_ids: set[str]) -> Counter[str]:
     errors: list[ErrorDetail] = []
     seen: dict[tuple[str, str, str], int] = {}
     count: Counter[str] = Counter()
-    for line, data in read_jsonl(path, errors):
+    for line, data in read_rows(path, what="responses", errors=errors):
         where = f"{path}:{line}"
         try:
             row = ResponseRow.model_validate(data)
@@ -88,3 +98,142 @@ def check_responses(path: str | Path, question_ids: set[str]) -> Counter[str]:
             [ErrorDetail("$", "non-empty", "the responses file has no rows").in_file(path)]
         )
     return count
+
+
+class ResponseKey(NamedTuple):
+    """What identifies one response: question, model, setting."""
+
+    question_id: str
+    model: str
+    setting: str
+
+
+FILLED_KEY = "filled_missing"
+"""``metadata`` key set to true on an empty answer put in for a response that was absent."""
+
+_LISTED = 5
+"""How many offending responses an error names (the count is always given)."""
+
+
+@dataclass(frozen=True)
+class CompleteResponses:
+    """The responses of a run checked against its grid (questions x models x settings)."""
+
+    rows: tuple[ResponseRow, ...]
+    """One row per cell of the grid: the rows given (identical duplicates once), in their
+    order, then the filled ones in grid order."""
+    filled: tuple[ResponseKey, ...]
+    """Cells that had no answer and were filled with an empty one (``fill_missing``)."""
+    collapsed: int
+    """Rows dropped because an identical row for the same cell came earlier."""
+
+
+def _key(row: ResponseRow) -> ResponseKey:
+    return ResponseKey(row.question_id, row.model, row.setting)
+
+
+def _listed(keys: Sequence[ResponseKey]) -> str:
+    shown = "; ".join(f"({k.question_id!r}, {k.model!r}, {k.setting!r})" for k in keys[:_LISTED])
+    more = f" and {len(keys) - _LISTED} more" if len(keys) > _LISTED else ""
+    return shown + more
+
+
+def _grid_errors(
+    missing: Sequence[ResponseKey],
+    unknown: Sequence[ResponseKey],
+    conflicting: Sequence[ResponseKey],
+) -> list[ErrorDetail]:
+    errors = []
+    if missing:
+        errors.append(
+            ErrorDetail(
+                "$",
+                "response-present",
+                f"{len(missing)} (question, model, setting) of the grid have no answer: "
+                f"{_listed(missing)}; rerun generation for them, or fill them as empty "
+                "answers (the model said nothing)",
+            )
+        )
+    if unknown:
+        errors.append(
+            ErrorDetail(
+                "question_id",
+                "known-question",
+                f"{len(unknown)} answer(s) are for questions not in the dataset: "
+                f"{_listed(unknown)}",
+            )
+        )
+    if conflicting:
+        errors.append(
+            ErrorDetail(
+                "$",
+                "unique-response",
+                f"{len(conflicting)} (question, model, setting) have two rows that differ: "
+                f"{_listed(conflicting)}; keep one answer per cell",
+            )
+        )
+    return errors
+
+
+def complete_responses(
+    rows: Iterable[ResponseRow],
+    question_ids: Collection[str],
+    models: Sequence[str] | None = None,
+    settings: Sequence[str] | None = None,
+    *,
+    fill_missing: bool = False,
+    source: str | Path | None = None,
+) -> CompleteResponses:
+    """Check that ``rows`` answer every (question, model, setting) exactly once.
+
+    The grid is ``question_ids`` x ``models`` x ``settings`` (``None``: the models or the
+    settings the rows name). Raises one ``ValidationError`` that gives the count and the
+    first few of each problem: cells without an answer (unless ``fill_missing``), answers
+    to questions not in ``question_ids``, answers for models or settings outside the grid,
+    and two rows for one cell that differ. Identical
+    rows for one cell are kept once. With ``fill_missing`` a missing cell gets an empty
+    answer (the model said nothing: it scores as missing, never as unscored), marked with
+    ``metadata[FILLED_KEY] = True`` and listed in ``filled``. ``source`` names the file in
+    messages.
+    """
+    kept: dict[ResponseKey, ResponseRow] = {}
+    unknown: list[ResponseKey] = []
+    conflicting: dict[ResponseKey, None] = {}
+    collapsed = 0
+    known = set(question_ids)
+    for row in rows:
+        key = _key(row)
+        if row.question_id not in known:
+            unknown.append(key)
+        elif key in kept:
+            if kept[key] == row:
+                collapsed += 1
+            else:
+                conflicting[key] = None
+        else:
+            kept[key] = row
+    models = list(dict.fromkeys(k.model for k in kept)) if models is None else list(models)
+    settings = list(dict.fromkeys(k.setting for k in kept)) if settings is None else list(settings)
+    grid = [
+        ResponseKey(q, m, s) for q in dict.fromkeys(question_ids) for m in models for s in settings
+    ]
+    missing = [k for k in grid if k not in kept]
+    outside = [k for k in kept if k.model not in models or k.setting not in settings]
+    if (missing and not fill_missing) or unknown or conflicting or outside:
+        errors = _grid_errors([] if fill_missing else missing, unknown, list(conflicting))
+        if outside:
+            errors.append(
+                ErrorDetail(
+                    "$",
+                    "in-grid",
+                    f"{len(outside)} answer(s) are for a model or setting not asked for: "
+                    f"{_listed(outside)}",
+                )
+            )
+        raise ValidationError([e.in_file(source) for e in errors] if source else errors)
+    filled = tuple(missing)
+    extra = tuple(
+        ResponseRow.model_validate({**k._asdict(), "response": "", "metadata": {FILLED_KEY: True}})
+        for k in filled
+    )
+    return CompleteResponses(rows=(*kept.values(), *extra), filled=filled, collapsed=collapsed)

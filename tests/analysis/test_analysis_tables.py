@@ -196,3 +196,34 @@ def test_duplicate_score_rows_are_refused() -> None:
     rows = [{"question_id": "q", "model": "m", "setting": "s", "judge": "j", "gamut": 0.1}] * 2
     with pytest.raises(ValidationError, match="two score rows for one response"):
         cube_from_scores(pd.DataFrame(rows))
+
+
+def test_leaderboard_counts_unscored_responses_and_flags_unpaired_rows() -> None:
+    def score(q: str, model: str, gamut: float, judge: str = "j") -> dict:
+        return {"question_id": q, "model": model, "setting": "multimodal", "judge": judge,
+                "gamut": gamut, "answer_critical": gamut, **_counts(1, 0, 0, 0, 0)}  # fmt: skip
+
+    nan = float("nan")
+    scores = pd.DataFrame(
+        [
+            score("q1", "a", 0.5), score("q2", "a", 0.3), score("q3", "a", 0.1),
+            # b's q2 has no Gamut score (a tier was ungraded); b has no answer to q3.
+            score("q1", "b", 0.9), score("q2", "b", nan),
+            # Judge k sees only model c, on q1 and q2: nothing to compare it against.
+            score("q1", "c", 0.2, "k"), score("q2", "c", 0.4, "k"),
+        ]
+    )  # fmt: skip
+    cube = cube_from_scores(scores)
+    boot = Bootstrap.draw(len(cube.questions), 50, seed=0, confidence=0.95)
+    rows = {(r.judge, r.model): r for r in leaderboard_rows(cube, boot.means(cube.gamut), boot)}
+    a, b, c = rows[("j", "a")], rows[("j", "b")], rows[("k", "c")]
+    # a: (0.5 + 0.3 + 0.1) / 3 = 0.3 over q1, q2, q3; b: 0.9 over q1 alone.
+    assert a.gamut == pytest.approx(0.3)
+    assert b.gamut == pytest.approx(0.9)
+    assert (a.responses, a.scored, a.unscored, a.missing_questions, a.paired) == (3, 3, 0, 0, True)
+    # b lacks q2 (unscored) and q3 (no answer), both scored for a.
+    assert (b.responses, b.scored, b.unscored, b.missing_questions, b.paired) == (
+        2, 1, 1, 2, False,
+    )  # fmt: skip
+    # The questions of judge j do not count against judge k's rows.
+    assert (c.scored, c.missing_questions, c.paired) == (2, 0, True)

@@ -94,14 +94,54 @@ def test_contradiction_costs_more_than_omission() -> None:
     assert cautious.gamut > wrong.gamut
 
 
-def test_only_answer_critical_scored_takes_all_weight() -> None:
+def test_unscored_answer_critical_is_never_free() -> None:
+    # The judge failed on all three AC checks; V and C are met. Renormalising over V and C
+    # would give (0.3 * 1 + 0.1 * 1) / 0.4 = 1.0, a perfect score for an ungraded answer.
+    verdicts = {**_all("meets"), "a1": None, "a2": None, "a3": None}
+    card = score_response(CHECKLIST, verdicts)
+    assert card.gamut is None
+    assert card.unscored_tiers == (AC,)
+    # The tiers that were graded still get their own scores, and the counts are reported.
+    assert card.tiers == {V: 1.0, C: 1.0}
+    assert card.counts[AC] == TierCounts(unscored=3)
+
+
+def test_one_unscored_tier_voids_the_score_whichever_it_is() -> None:
+    # AC = 1/3 (M=1, S=2), but V's two checks and C's two checks are all unscored.
     verdicts = {**_all(None), "a1": "meets", "a2": "missing", "a3": "missing"}
     card = score_response(CHECKLIST, verdicts)
-    # AC = 1/3 and it is the only tier with a scored check.
     assert card.tiers == {AC: pytest.approx(1 / 3)}
-    assert card.gamut == pytest.approx(1 / 3)
-    assert card.counts[V].unscored == 2
-    assert card.counts[C].unscored == 2
+    assert card.gamut is None
+    assert card.unscored_tiers == (V, C)
+    # Only context unscored: still no score.
+    assert score_response(CHECKLIST, {**_all("meets"), "c1": None, "c2": None}).gamut is None
+
+
+def test_one_scored_check_in_a_tier_is_enough() -> None:
+    # AC: a1 meets, a2 and a3 unscored -> T_AC = 1/1 = 1.0; V: v1 missing, v2 unscored -> 0.
+    # C all met -> 1.0. Gamut = 0.6 * 1 + 0.3 * 0 + 0.1 * 1 = 0.7 (weights sum to 1).
+    verdicts = {**_all("meets"), "a2": None, "a3": None, "v1": "missing", "v2": None}
+    card = score_response(CHECKLIST, verdicts)
+    assert card.gamut == pytest.approx(0.7)
+    assert card.unscored_tiers == ()
+
+
+def test_a_tier_with_no_weight_does_not_void_the_score() -> None:
+    params = ScoringParams(weights={AC: 0.5, V: 0.5, C: 0.0})
+    verdicts = {**_all("meets"), "v1": "missing", "c1": None, "c2": None}
+    # C weighs nothing, so its being ungraded changes nothing:
+    # AC = 1.0, V = 1/2; (0.5 * 1 + 0.5 * 0.5) / (0.5 + 0.5) = 0.75.
+    card = score_response(CHECKLIST, verdicts, params)
+    assert card.gamut == pytest.approx(0.75)
+    assert card.unscored_tiers == (C,)
+
+
+def test_a_tier_without_checks_still_gives_its_weight_away() -> None:
+    checklist = _checklist({"a1": AC, "v1": V})
+    # No context checks at all: AC = 1, V = 0 -> (0.6 * 1 + 0.3 * 0) / (0.6 + 0.3) = 2/3.
+    card = score_response(checklist, {"a1": "meets", "v1": "missing"})
+    assert card.gamut == pytest.approx(0.6 / 0.9)
+    assert C not in card.counts
 
 
 def test_answer_critical_and_context_only_redistributes() -> None:
@@ -195,7 +235,11 @@ def test_scores_stay_in_range(verdicts: list[str | None], lam: float, mu: float)
         assert -1.0 - 1e-12 <= value <= 1.0 + 1e-12
     if card.gamut is not None:
         assert -1.0 - 1e-12 <= card.gamut <= 1.0 + 1e-12
-    assert (card.gamut is None) == all(v is None for v in verdicts)
+    by_tier: dict[Tier, list[str | None]] = {}
+    for check, verdict in zip(CHECKLIST.checks, verdicts, strict=True):
+        by_tier.setdefault(check.tier, []).append(verdict)
+    void = any(all(v is None for v in tier) for tier in by_tier.values())
+    assert (card.gamut is None) == void
 
 
 def test_tier_score_of_no_scored_checks_is_none() -> None:

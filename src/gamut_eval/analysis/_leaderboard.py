@@ -5,6 +5,10 @@ bootstrap interval over questions. Beside it: tier scores, how its scored checks
 over the four verdicts, and the unscored rate. The contradiction and omission rates are
 given separately, with intervals, because they tell apart two models the score can place
 together: a confident-but-wrong one (contradicts) and a cautious one (missing).
+
+Models are meant to be compared on the same questions. Each row says how many responses
+were averaged and how many have no score, and a row is flagged (``paired`` false) when
+another model of the same setting and judge is scored on a question it is not.
 """
 
 from __future__ import annotations
@@ -47,7 +51,15 @@ class LeaderboardRow(Row):
     responses: Count
     """Responses the run has for this model."""
     scored: Count
-    """Responses with at least one scored check (only these count in the means)."""
+    """Responses with a Gamut score: the ones averaged (only these count in the means)."""
+    unscored: Count
+    """Responses without a Gamut score: a weighted tier had checks but none was graded."""
+    missing_questions: Count
+    """Questions another model of this setting and judge is scored on and this one is not."""
+    paired: bool
+    """Whether this row is scored on every question any model of its setting and judge is
+    scored on (``missing_questions`` is 0). When not, its mean is over other questions
+    than its neighbours' and comparing the two is not like for like."""
     gamut: Score
     """Mean Gamut score over questions (raw scale [-1, 1]; reports show it x100)."""
     gamut_low: Score
@@ -126,6 +138,9 @@ def leaderboard_rows(cube: ScoreCube, means: Means, boot: Bootstrap) -> list[Lea
     share_means = nanmean(np.moveaxis(shares, -1, 0))
     tier_means = nanmean(np.moveaxis(cube.tiers, -1, 0))
     totals = cube.counts.sum(axis=-2)
+    scored = ~np.isnan(cube.gamut)
+    peers = scored.any(axis=2, keepdims=True)  # scored for some model of the setting, judge
+    missing_questions = (peers & ~scored).sum(axis=-1)
     rows = []
     for s, setting in enumerate(cube.settings):
         for j, judge in enumerate(cube.judges):
@@ -142,7 +157,10 @@ def leaderboard_rows(cube: ScoreCube, means: Means, boot: Bootstrap) -> list[Lea
                         model=cube.models[m],
                         rank=int(rank[m]),
                         responses=int(cube.present[cell].sum()),
-                        scored=int((~np.isnan(cube.gamut[cell])).sum()),
+                        scored=int(scored[cell].sum()),
+                        unscored=int((cube.present[cell] & ~scored[cell]).sum()),
+                        missing_questions=int(missing_questions[cell]),
+                        paired=bool(missing_questions[cell] == 0),
                         gamut=number(means.point[cell]),
                         gamut_low=number(low[cell]),
                         gamut_high=number(high[cell]),

@@ -1,30 +1,30 @@
-"""``gamut score``: score cards from verdicts."""
+"""``gamut score``: score cards from verdicts.
+
+Kept cheap to import (``gamut --help`` loads every command module): pandas and the table
+code are imported inside the command that scores a run.
+"""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-import pandas as pd
 import pydantic
 from rich.table import Table
 
-from gamut_eval._files import read_document, read_jsonl
-from gamut_eval.cli._common import console, dump_json, out_option, write_output
+from gamut_eval._files import read_document
+from gamut_eval._tables import table_format, write_rows
+from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import Checklist, Tier
 from gamut_eval.rubric._load import pydantic_details
-from gamut_eval.run import score_rows
-from gamut_eval.scoring import (
-    ScoreCard,
-    ScoringParams,
-    score_response,
-    score_table,
-    summarise_scores,
-)
+from gamut_eval.scoring import ScoreCard, ScoringParams, score_response
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _TIER_ALIASES = {"ac": Tier.ANSWER_CRITICAL, "v": Tier.VALUABLE, "c": Tier.CONTEXT} | {
     t.value: t for t in Tier
@@ -102,24 +102,12 @@ def _card_table(card: ScoreCard) -> Table:
             ),
         )
     table.add_section()
-    table.add_row("[bold]gamut[/bold]", f"[bold]{_fmt(card.gamut)}[/bold]")
+    gamut = _fmt(card.gamut)
+    if card.gamut is None and card.unscored_tiers:
+        gamut = "unscored (no scored check in " + ", ".join(t.value for t in card.unscored_tiers)
+        gamut += ")"
+    table.add_row("[bold]gamut[/bold]", f"[bold]{gamut}[/bold]")
     return table
-
-
-def _load_verdict_rows(path: Path) -> pd.DataFrame:
-    rows = [row for _, row in read_jsonl(path)]
-    frame = pd.DataFrame(rows)
-    needed = ["question_id", "check_id", "verdict"]
-    missing = [c for c in needed if c not in frame.columns]
-    if missing or frame.empty:
-        raise ValidationError(
-            [
-                ErrorDetail(
-                    "$", "required", f"verdict rows need the fields {', '.join(needed)}", missing
-                ).in_file(path)
-            ]
-        )
-    return frame
 
 
 def summary_table(
@@ -128,22 +116,39 @@ def summary_table(
     """Per-(model, setting, judge) means as a rich table, best first.
 
     A key column with one value throughout (one judge, one setting) moves into the title.
+    Each row gives the responses averaged and those left unscored (no Gamut score); a row
+    that lacks k questions another model of its setting and judge is scored on shows
+    ``*-k`` under "paired" (its mean is over different questions).
     """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
     constant = [k for k in keys[1:] if summary[k].nunique() == 1]
     keys = [k for k in keys if k not in constant]
     if constant:
         title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
+    paired = "missing_questions" in summary.columns
     table = Table(title=title)
-    for column in [*keys, "n", "gamut", "AC", "V", "C", "unscored"]:
+    columns = [*keys, "n", "unscored", "gamut", "AC", "V", "C", "unsc. checks"]
+    for column in columns + (["paired"] if paired else []):
         table.add_column(column, justify="left" if column in keys else "right")
+    unpaired = False
     for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
+        missing = int(values["missing_questions"]) if paired else 0
+        unpaired |= missing > 0
+        rate = values["unscored_rate"]
         table.add_row(
             *(str(values[k]) for k in keys),
-            str(values["responses"]),
+            str(values["scored"]),
+            str(values["responses"] - values["scored"]),
             f"[bold]{_fmt(values['gamut'])}[/bold]",
             *(_fmt(values[t.value]) for t in Tier),
-            f"{100 * values['unscored_rate']:.1f}%",
+            "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
+            *([f"*-{missing}" if missing else "yes"] if paired else []),
+        )
+    table.caption = "n: responses averaged; unscored: responses without a Gamut score"
+    if unpaired:
+        table.caption += (
+            "; *-k: k questions fewer than another model of its setting and judge "
+            "(the means are not over the same questions)"
         )
     return table
 
@@ -158,12 +163,13 @@ def summary_table(
     "--verdicts",
     type=click.Path(dir_okay=False, path_type=Path),
     required=True,
-    help="With --checklist: {check_id: verdict or null}. With --dataset: verdict rows (JSONL).",
+    help="With --checklist: {check_id: verdict or null}. With --dataset: verdict rows "
+    "(.jsonl, .json or .parquet).",
 )
 @click.option(
     "--dataset",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="A dataset JSONL; scores every response in a verdict-rows file.",
+    help="A dataset (.jsonl, .json or .parquet); scores every response in a verdict-rows file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
@@ -200,7 +206,10 @@ def score(
     One response:   gamut score --checklist C.json --verdicts V.json
     A whole run:    gamut score --dataset D.jsonl --verdicts VERDICTS.jsonl [--out SCORES.jsonl]
     Verdicts are meets, partially_meets, missing, contradicts, or null (unscored: left out of
-    the score and reported). Unknown or missing check ids are errors (exit 2).
+    the score and reported). A response with a tier whose checks are all unscored gets no
+    score. Unknown or missing check ids, questions not in the dataset and two differing
+    rows for one check are errors (exit 2, nothing written). Tables are .jsonl, .json or
+    .parquet, by extension.
     """
     params = _params(lam, mu, weights)
     if (checklist is None) == (dataset is None):
@@ -228,14 +237,21 @@ def _score_one(
 def _score_run(
     dataset_path: Path, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval._verdict_table import read_verdict_table
+    from gamut_eval.run import score_rows
+    from gamut_eval.scoring import score_table, summarise_scores
+
+    if out is not None:
+        table_format(out)  # an unknown extension is refused before any work
     checklists = load_dataset(dataset_path).checklists()
+    verdict_rows = read_verdict_table(path)
     try:
-        scores = score_table(_load_verdict_rows(path), checklists, params)
+        scores = score_table(verdict_rows, checklists, params)
     except ValidationError as exc:
         raise ValidationError([d.in_file(path) for d in exc.details]) from None
-    rows = score_rows(scores)
     if out is not None:
-        write_output("".join(dump_json(r, indent=None) + "\n" for r in rows), out)
+        write_rows(out, score_rows(scores))
+        err_console.print(f"wrote {out}")
     summary = summarise_scores(scores)
     if as_json:
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")

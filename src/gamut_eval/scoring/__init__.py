@@ -1,9 +1,36 @@
-"""Verdicts, tier scores and the Gamut score (docs/method.md [S1]-[S9]). Pure: no I/O or network."""
+"""Verdicts, tier scores and the Gamut score (docs/method.md [S1]-[S9]). Pure: no I/O, no network.
+
+The table functions need pandas and numpy; they are imported on first use, so importing
+this package (and the CLI that only shows ``--help``) stays cheap.
+"""
+
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score
-from gamut_eval.scoring._table import COUNT_COLUMNS, RESPONSE_KEYS, score_table, summarise_scores
 from gamut_eval.scoring._verdict import Verdict, parse_verdict, verdict_value
+
+if _TYPE_CHECKING:
+    from gamut_eval.scoring._table import (
+        COUNT_COLUMNS,
+        RESPONSE_KEYS,
+        score_table,
+        summarise_scores,
+    )
+
+_TABLE_NAMES = ("COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores")
+
+
+def __getattr__(name: str) -> _Any:
+    if name in _TABLE_NAMES:
+        from gamut_eval.scoring import _table
+
+        value = getattr(_table, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "COUNT_COLUMNS",

@@ -42,11 +42,17 @@ class ScoreCard(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     gamut: float | None
-    """Weighted mean of tier scores, in [-1, 1]; ``None`` when no check was scored."""
+    """Weighted mean of tier scores, in [-1, 1]; ``None`` (the response is unscored) when a
+    tier that has checks, and a positive weight, has none of them scored."""
     tiers: dict[Tier, float]
     """Tier score per tier that has at least one scored check."""
     counts: dict[Tier, TierCounts]
     """Verdict counts per tier (every tier of the checklist), unscored included."""
+
+    @property
+    def unscored_tiers(self) -> tuple[Tier, ...]:
+        """Tiers that have checks but none scored (any of them with weight voids ``gamut``)."""
+        return tuple(tier for tier, counts in self.counts.items() if counts.scored == 0)
 
 
 def tier_score(counts: TierCounts, params: ScoringParams) -> float | None:
@@ -59,7 +65,11 @@ def tier_score(counts: TierCounts, params: ScoringParams) -> float | None:
 
 
 def gamut_score(tiers: Mapping[Tier, float], params: ScoringParams) -> float | None:
-    """Weighted mean of the tier scores present; absent tiers' weight is redistributed."""
+    """Weighted mean of the tier scores given; other tiers' weight is redistributed.
+
+    Only tiers without checks may be left out: ``score_response`` gives no score at all
+    when a tier has checks but none of them was scored (unscored is never free).
+    """
     numerator = 0.0
     total = 0.0
     for tier in TIERS:
@@ -100,6 +110,10 @@ def score_response(
 
     Every check of the checklist needs an entry; unknown ids and unknown verdict strings are
     errors. ``None`` means the judge could not grade that check: it is reported, not scored.
+    When every check of a tier is ``None`` (and the tier's weight is positive) the response
+    gets no Gamut score (``gamut`` is ``None``): renormalising over the other tiers would
+    score it as if the missing tier did not exist. A tier without checks in the checklist
+    still gives its weight to the others.
     """
     params = params or ScoringParams()
     errors = _verdict_errors(checklist, verdicts)
@@ -117,4 +131,6 @@ def score_response(
         value = tier_score(tier_counts, params)
         if value is not None:
             tiers[tier] = value
-    return ScoreCard(gamut=gamut_score(tiers, params), tiers=tiers, counts=counts)
+    void = any(params.weights[t] > 0 and c.scored == 0 for t, c in counts.items())
+    gamut = None if void else gamut_score(tiers, params)
+    return ScoreCard(gamut=gamut, tiers=tiers, counts=counts)

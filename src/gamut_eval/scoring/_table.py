@@ -100,6 +100,10 @@ def _dense_groups(codes: list[IntArray], sizes: list[int]) -> tuple[IntArray, li
     return compact[combined], keys[::-1]
 
 
+_LISTED = 5
+"""How many offending rows an error lists by name (the count is always given)."""
+
+
 def _tier_codes(columns: _Columns, checklists: Mapping[str, Checklist] | None) -> IntArray:
     """Tier index (0 AC, 1 V, 2 C) per row, from a ``tier`` column or the checklists."""
     index: dict[str, int] = {tier: i for i, tier in enumerate(TIERS)}
@@ -120,15 +124,113 @@ def _tier_codes(columns: _Columns, checklists: Mapping[str, Checklist] | None) -
     c_values = columns.codes("check_id")[1][pair_c]
     lookup = {qid: {c.id: index[c.tier] for c in cl.checks} for qid, cl in checklists.items()}
     tiers = np.empty(len(pair_q), dtype=np.int64)
+    unknown_questions: dict[str, None] = {}
+    unknown_checks: list[tuple[str, str]] = []
     for i, (qid, check_id) in enumerate(zip(q_values, c_values, strict=True)):
-        if qid not in lookup:
-            raise _row_error("question_id", "known-question", "no checklist for this question", qid)
-        if check_id not in lookup[qid]:
-            raise _row_error(
-                "check_id", "known-check", f"no such check in question {qid!r}", check_id
-            )
-        tiers[i] = lookup[qid][check_id]
+        known = lookup.get(qid)
+        if known is None:
+            unknown_questions[qid] = None
+        elif check_id not in known:
+            unknown_checks.append((qid, check_id))
+        else:
+            tiers[i] = known[check_id]
+    if unknown_questions or unknown_checks:
+        raise ValidationError(_unknown_details(list(unknown_questions), unknown_checks))
     return tiers[pair]
+
+
+def _unknown_details(questions: list[str], checks: list[tuple[str, str]]) -> list[ErrorDetail]:
+    details = []
+    if questions:
+        details.append(
+            ErrorDetail(
+                "question_id",
+                "known-question",
+                f"{len(questions)} question id(s) of the verdict rows have no checklist in the "
+                f"dataset; the first {min(len(questions), _LISTED)} are given",
+                questions[:_LISTED],
+            )
+        )
+    if checks:
+        details.append(
+            ErrorDetail(
+                "check_id",
+                "known-check",
+                f"{len(checks)} (question, check id) pair(s) of the verdict rows name no check "
+                f"of that question's checklist; the first {min(len(checks), _LISTED)} follow",
+            )
+        )
+        details += [
+            ErrorDetail("check_id", "known-check", f"no such check in question {q!r}", c)
+            for q, c in checks[:_LISTED]
+        ]
+    return details
+
+
+def _check_complete(
+    columns: _Columns,
+    keys: Sequence[str],
+    group: IntArray,
+    key_codes: Sequence[IntArray],
+    checklists: Mapping[str, Checklist],
+    rows: IntArray,
+) -> None:
+    """Refuse responses that lack a verdict row for some check of their checklist.
+
+    ``rows`` is each response's number of verdict rows. This runs after the duplicate
+    and known-check tests, so a response has all its checks exactly when that number
+    equals its checklist's size (no pass over the rows, no set work).
+    """
+    if "question_id" not in keys:
+        return
+    q_codes = key_codes[list(keys).index("question_id")]
+    q_uniques = columns.codes("question_id")[1]
+    sizes = np.array([len(checklists[q].checks) for q in q_uniques], dtype=np.int64)
+    expected = sizes[q_codes]
+    shortfall = expected - rows
+    short = np.flatnonzero(shortfall > 0)
+    if len(short):
+        missing = _missing_details(columns, keys, group, key_codes, checklists, short)
+        raise ValidationError(_missing_summary(int(shortfall[short].sum()), len(short)) + missing)
+
+
+def _missing_details(
+    columns: _Columns,
+    keys: Sequence[str],
+    group: IntArray,
+    key_codes: Sequence[IntArray],
+    checklists: Mapping[str, Checklist],
+    short: IntArray,
+) -> list[ErrorDetail]:
+    """The first few missing (response, check) pairs, by name."""
+    details: list[ErrorDetail] = []
+    check_codes, check_ids = columns.codes("check_id")
+    for g in short:
+        names = {k: columns.codes(k)[1][codes[g]] for k, codes in zip(keys, key_codes, strict=True)}
+        present = set(check_ids[check_codes[group == g]])
+        where = ", ".join(f"{k} {v!r}" for k, v in names.items())
+        for check in checklists[names["question_id"]].checks:
+            if check.id not in present:
+                details.append(
+                    ErrorDetail(
+                        "check_id", "verdict-present", f"no verdict row ({where})", check.id
+                    )
+                )
+                if len(details) == _LISTED:
+                    return details
+    return details
+
+
+def _missing_summary(total: int, responses: int) -> list[ErrorDetail]:
+    return [
+        ErrorDetail(
+            "check_id",
+            "verdict-present",
+            f"{total} check(s) have no verdict row, in {responses} response(s): every check "
+            "of a response's checklist needs a row (verdict null when the judge could not "
+            f"grade it); the first {min(total, _LISTED)} follow",
+        )
+    ]
 
 
 def _verdict_codes(columns: _Columns) -> IntArray:
@@ -173,6 +275,8 @@ def score_table(
     checklists: Mapping[str, Checklist] | None = None,
     params: ScoringParams | None = None,
     keys: Sequence[str] | None = None,
+    *,
+    require_all_checks: bool = True,
 ) -> pd.DataFrame:
     """Per-response scores from verdict rows.
 
@@ -180,7 +284,14 @@ def score_table(
     ``check_id``, ``verdict`` (a verdict string or null for unscored) and either ``tier`` or
     ``checklists`` (question id -> checklist) to look tiers up. Returns one row per response:
     the keys, ``gamut``, one column per tier (NaN where the tier has no scored check) and
-    the ``COUNT_COLUMNS``. Numbers equal ``score_response``'s exactly.
+    the ``COUNT_COLUMNS``. Numbers equal ``score_response``'s exactly, including its rule
+    that a response with a (weighted) tier whose checks are all unscored has no ``gamut``.
+
+    With ``checklists``, every check of a response's checklist needs a row (null verdict
+    for unscored), as ``score_response`` demands; ``require_all_checks=False`` scores
+    partial tables (for example gold labels of a sample of checks), and then a tier
+    "has checks" when the rows give it some. Unknown questions and check ids, duplicate
+    rows and missing rows raise one ``ValidationError`` giving the count and the first few.
     """
     params = params or ScoringParams()
     keys = list(keys) if keys is not None else [k for k in RESPONSE_KEYS if k in verdicts.columns]
@@ -191,14 +302,29 @@ def score_table(
     cell = (group * len(TIERS) + _tier_codes(columns, checklists)) * len(_VERDICTS)
     counts = np.bincount(cell + _verdict_codes(columns), minlength=len(out) * len(COUNT_COLUMNS))
     counts = counts.reshape(len(out), len(TIERS), len(_VERDICTS))
+    if checklists is not None and require_all_checks and "tier" not in verdicts.columns:
+        _check_complete(columns, keys, group, key_codes, checklists, counts.sum(axis=(1, 2)))
     tier_scores = _tier_scores(counts, params)
-    out["gamut"] = _gamut(tier_scores, params)
+    out["gamut"] = np.where(_void(counts, tier_scores, params), np.nan, _gamut(tier_scores, params))
     for i, tier in enumerate(TIERS):
         out[tier.value] = tier_scores[:, i]
     flat = counts.reshape(len(out), -1)
     for j, name in enumerate(COUNT_COLUMNS):
         out[name] = flat[:, j]
     return out
+
+
+def _void(
+    counts: IntArray, tier_scores: npt.NDArray[np.float64], params: ScoringParams
+) -> npt.NDArray[np.bool_]:
+    """Responses with no Gamut score: a weighted tier has checks but none scored.
+
+    A tier score is NaN exactly when the tier has no scored check (|mu| > 0), so such a
+    tier "has checks" when it has unscored ones.
+    """
+    weighted = np.array([params.weights[t] > 0 for t in TIERS])
+    ungraded = np.isnan(tier_scores) & (counts[:, :, _UNSCORED] > 0)
+    return np.asarray((ungraded & weighted).any(axis=1))
 
 
 def _tier_scores(counts: IntArray, params: ScoringParams) -> npt.NDArray[np.float64]:
@@ -226,9 +352,12 @@ def _gamut(tier_scores: npt.NDArray[np.float64], params: ScoringParams) -> npt.N
 def summarise_scores(scores: pd.DataFrame, by: Sequence[str] | None = None) -> pd.DataFrame:
     """Per-(model, setting, judge) means of a ``score_table`` result.
 
-    ``gamut`` and tier columns are means over the responses that have a value (a response
-    with no scored check counts in ``responses`` but not in the mean); ``unscored_rate`` is
-    the share of all checks that the judge could not grade.
+    ``gamut`` and tier columns are means over the responses that have a value. Per row:
+    ``responses`` (all), ``scored`` (those with a Gamut score: the ones averaged),
+    ``unscored`` (those without one), ``unscored_rate`` (the share of all checks the judge
+    could not grade) and, when ``model`` and ``question_id`` are columns,
+    ``missing_questions``: how many questions some other model of the same setting and
+    judge has a Gamut score for and this row has not (0: the comparison is paired).
     """
     by = list(by) if by is not None else [k for k in RESPONSE_KEYS[1:] if k in scores.columns]
     unscored = [c for c in COUNT_COLUMNS if c.endswith(".unscored")]
@@ -239,6 +368,33 @@ def summarise_scores(scores: pd.DataFrame, by: Sequence[str] | None = None) -> p
     out = grouped[["gamut", *(t.value for t in TIERS)]].mean()
     out.insert(0, "responses", grouped.size())
     out.insert(1, "scored", grouped["gamut"].count())
+    out.insert(2, "unscored", out["responses"] - out["scored"])
     totals = grouped[["_unscored", "_checks"]].sum()
     out["unscored_rate"] = totals["_unscored"] / totals["_checks"].where(totals["_checks"] > 0)
-    return out.reset_index()
+    out = out.reset_index()
+    if "model" in by and "question_id" in scores.columns:
+        out["missing_questions"] = _missing_questions(scores, by, out)
+    return out
+
+
+def _missing_questions(scores: pd.DataFrame, by: list[str], out: pd.DataFrame) -> pd.Series:
+    """Per summary row: questions scored for some model of its peer group, not for it.
+
+    Its own scored questions are a subset of its peer group's union, so the difference of
+    the two distinct counts is the size of the set difference.
+    """
+    scored = scores.loc[scores["gamut"].notna(), [*by, "question_id"]]
+    peers = [k for k in by if k != "model"]
+    keys = [k for k in RESPONSE_KEYS if k in scores.columns]
+    if sorted([*by, "question_id"]) == sorted(keys):
+        own_counts = out["scored"].to_numpy(dtype=np.int64)  # one row per question already
+    else:
+        own = scored.groupby(by, observed=True, dropna=False)["question_id"].nunique()
+        own_counts = own.reindex(out.set_index(by).index).fillna(0).to_numpy(dtype=np.int64)
+    if peers:
+        union = scored.groupby(peers, observed=True, dropna=False)["question_id"].nunique()
+        union_index = out.set_index(peers).index
+        union_counts = union.reindex(union_index).fillna(0).to_numpy(dtype=np.int64)
+    else:
+        union_counts = np.full(len(out), scored["question_id"].nunique(), dtype=np.int64)
+    return pd.Series(union_counts - own_counts, index=out.index, dtype=np.int64)
