@@ -24,7 +24,7 @@ PACKAGE = "gamut_eval"
 MAX_LINES = 400
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["errors", "_files", "data"]),
+    ("base", ["errors", "_files", "_tables", "_verdict_table", "data"]),
     ("rubric", ["rubric"]),
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).
@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # The fake servers shipped for tests: they may use the judge, nothing above it.
     ("testing", ["testing"]),
     # _registry is Inspect AI's entry point into the task and scorer of generate.
-    ("generate / run", ["generate", "run", "records", "_registry"]),
+    ("generate / run", ["generate", "run", "records", "_folder", "_registry"]),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
     ("cli", ["cli", "__main__"]),

@@ -19,7 +19,7 @@ from gamut_eval.scoring import ScoringParams
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["RunManifest", "ScoreRow", "score_rows"]
+__all__ = ["FilledAnswer", "RunIdentity", "RunManifest", "ScoreRow", "score_rows"]
 
 _RECORD = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
@@ -46,11 +46,53 @@ class ScoreRow(BaseModel):
     """Verdict counts per tier that has checks, unscored included."""
 
 
+class RunIdentity(BaseModel):
+    """What makes two runs the same run: a rerun with the same identity continues the run
+    in its folder; a different one is refused there (``--overwrite`` replaces it)."""
+
+    model_config = _RECORD
+
+    dataset_sha256: str
+    """SHA-256 of the dataset file's bytes."""
+    responses_sha256: str | None
+    """SHA-256 of the given answers file's bytes; ``null`` when answers are generated."""
+    models: list[str]
+    """Models that generate answers (empty when answers are given)."""
+    setting: Literal["multimodal", "text_only", "both"]
+    """The setting(s) run."""
+    judges: list[dict[str, Any]]
+    """Per judge, the settings that can change a verdict (model, temperature, max tokens,
+    structured output, image shown)."""
+    prompt_version: str
+    """Version of the judge prompt."""
+    scoring: ScoringParams
+    """Verdict values and tier weights."""
+    fill_missing: bool = False
+    """Whether missing answers are scored as empty answers."""
+
+    def differences(self, other: RunIdentity) -> list[str]:
+        """The fields in which ``other`` differs from this identity."""
+        mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
+        return [name for name in mine if mine[name] != theirs.get(name)]
+
+
+class FilledAnswer(BaseModel):
+    """An answer that was missing and was scored as an empty answer (``--fill-missing``)."""
+
+    model_config = _RECORD
+
+    question_id: str
+    model: str
+    setting: str
+
+
 class RunManifest(BaseModel):
     """What a run folder holds and how it was made (``run.json``)."""
 
     model_config = _RECORD
 
+    identity: RunIdentity
+    """What makes this run this run (see ``RunIdentity``)."""
     gamut_eval_version: str
     """The version of gamut-eval that made the run."""
     python: str
@@ -73,6 +115,10 @@ class RunManifest(BaseModel):
     """The settings of each judge (``JudgeSettings``), as used."""
     scoring: ScoringParams
     """Verdict values and tier weights used for the scores."""
+    filled_missing: list[FilledAnswer] = []
+    """Answers that were missing and were scored as empty answers (the model said
+    nothing): they count against the model, and are listed here and under the
+    leaderboard."""
 
 
 def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:

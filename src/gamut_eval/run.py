@@ -1,15 +1,18 @@
 """A whole evaluation as a user runs it: answers, verdicts from each judge, scores.
 
+    RUN_DIR/run.json          the manifest: what makes this run this run, and how it was made
     RUN_DIR/responses.jsonl   one row per (question, model, setting)
-    RUN_DIR/verdicts.jsonl    one row per (response, check, judge), as `gamut judge` writes
-    RUN_DIR/scores.jsonl      one row per (response, judge): gamut, tiers, counts
-    RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored rate
-    RUN_DIR/run.json          the configuration, recorded for reproducibility
     RUN_DIR/store.sqlite      the verdict store (what makes a rerun continue, not restart)
     RUN_DIR/logs/             Inspect logs of the generation (`inspect view`)
+    RUN_DIR/verdicts.jsonl    one row per (response, check, judge), as `gamut judge` writes
+    RUN_DIR/scores.jsonl      one row per (response, judge): gamut, tiers, counts
+    RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored counts
 
-Interrupted and rerun with the same arguments, it continues where it stopped: the eval
-set keeps finished samples and the store keeps finished verdicts.
+The folder is owned by one run (``_folder.py``): rerun with the same inputs, it continues
+where it stopped (the eval set keeps finished samples, the store finished verdicts); a
+different run into it is refused unless ``overwrite``. Every expected answer must be
+there (questions x models x settings) unless ``fill_missing`` scores a missing one as an
+empty answer, recorded in run.json.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from typing import Any
 import pandas as pd
 
 from gamut_eval import __version__
-from gamut_eval._files import atomic_writer, read_jsonl
+from gamut_eval._files import atomic_writer
+from gamut_eval._folder import DERIVED, claim_folder, file_sha256
+from gamut_eval._tables import write_rows
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge._pass import OnEvent, judge_pass
@@ -42,8 +47,14 @@ from gamut_eval.judge._run import (
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import VerdictStore
 from gamut_eval.judge.backends import make_backend
-from gamut_eval.records import RunManifest, score_rows
-from gamut_eval.responses import check_responses
+from gamut_eval.records import FilledAnswer, RunIdentity, RunManifest, score_rows
+from gamut_eval.responses import (
+    SETTINGS,
+    CompleteResponses,
+    ResponseRow,
+    complete_responses,
+    iter_responses,
+)
 from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 __all__ = ["RunResult", "run_benchmark", "score_rows"]
@@ -54,17 +65,38 @@ class RunResult:
     out_dir: Path
     summary: pd.DataFrame
     reports: dict[str, JudgeReport] = field(default_factory=dict)
+    filled: tuple[FilledAnswer, ...] = ()
+    """Answers that were missing and were scored as empty answers."""
 
 
-def _copy_responses(source: Path, target: Path, setting: str, question_ids: set[str]) -> None:
-    """Use an existing responses file: validated, filtered to the setting, copied in."""
-    check_responses(source, question_ids)
-    if setting == "both" and source.resolve() == target.resolve():
-        return
-    with atomic_writer(target) as handle:
-        for _, row in read_jsonl(source):
-            if setting == "both" or row.get("setting") == setting:
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+def _settings_of(setting: str) -> list[str]:
+    return list(SETTINGS) if setting == "both" else [setting]
+
+
+def _complete(
+    rows: list[ResponseRow],
+    dataset: Dataset,
+    models: Sequence[str] | None,
+    setting: str,
+    fill_missing: bool,
+    source: Path,
+) -> CompleteResponses:
+    """The answers checked against the grid (dataset questions x models x settings)."""
+    wanted = _settings_of(setting)
+    kept = [r for r in rows if r.setting in wanted]
+    return complete_responses(
+        kept, [r.id for r in dataset], models, wanted, fill_missing=fill_missing, source=source
+    )
+
+
+def _given_answers(source: Path, dataset: Dataset, setting: str, fill: bool) -> CompleteResponses:
+    """An answers file (JSONL, JSON or Parquet), validated and checked against the grid of
+    the models it names, before anything is written."""
+    from gamut_eval.responses import check_responses
+
+    check_responses(source, set(dataset.by_id()))
+    rows = [row for _, row in iter_responses(source)]
+    return _complete(rows, dataset, None, setting, fill, source)
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -80,26 +112,48 @@ def _write_json(path: Path, data: Any) -> None:
         handle.write("\n")
 
 
-def _manifest(
+def _identity(
     dataset: Dataset,
     models: Sequence[str],
     responses: Path | None,
     setting: str,
     judges: Sequence[JudgeSettings],
     params: ScoringParams,
+    fill_missing: bool,
+) -> RunIdentity:
+    return RunIdentity(
+        dataset_sha256=file_sha256(dataset.path),
+        responses_sha256=file_sha256(responses) if responses else None,
+        models=list(models),
+        setting=setting,
+        judges=[j.verdict_identity() for j in judges],
+        prompt_version=PROMPT_VERSION,
+        scoring=params,
+        fill_missing=fill_missing,
+    )
+
+
+def _manifest(
+    identity: RunIdentity,
+    dataset: Dataset,
+    responses: Path | None,
+    judges: Sequence[JudgeSettings],
+    filled: Sequence[FilledAnswer] = (),
 ) -> RunManifest:
     return RunManifest(
+        identity=identity,
         gamut_eval_version=__version__,
         python=platform.python_version(),
         started_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         dataset=str(dataset.path),
         questions=len(dataset),
-        models=list(models),
+        models=identity.models,
         responses_from=str(responses) if responses else "generated",
-        setting=setting,
+        setting=identity.setting,
         prompt_version=PROMPT_VERSION,
         judges=[j.model_dump(mode="json") for j in judges],
-        scoring=params,
+        scoring=identity.scoring,
+        filled_missing=list(filled),
     )
 
 
@@ -115,8 +169,16 @@ def run_benchmark(
     on_event: OnEvent | None = None,
     max_connections: int | None = None,
     wait_for_store_s: float = 0.0,
+    fill_missing: bool = False,
+    overwrite: bool = False,
 ) -> RunResult:
-    """Generate (or take) answers, judge them with every judge, score, write RUN_DIR."""
+    """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
+
+    Everything that can be checked before work starts is: the dataset, the answers given
+    (every expected answer present, unless ``fill_missing``), and that ``out_dir`` is
+    empty, holds this same run (which then continues), or ``overwrite`` is given.
+    Refused input raises ``InputError`` with the folder untouched.
+    """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
         raise InputError(
@@ -126,13 +188,13 @@ def run_benchmark(
     if not judges:
         raise InputError("give at least one --judge")
     dataset = load_dataset(dataset_path)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    manifest = _manifest(dataset, models, responses, setting, judges, params)
+    given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
+    identity = _identity(dataset, models, responses, setting, judges, params, fill_missing)
+    claim_folder(out_dir, identity, overwrite=overwrite)
+    manifest = _manifest(identity, dataset, responses, judges)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
-    if responses is not None:
-        _copy_responses(responses, answers, setting, set(dataset.by_id()))
-    else:
+    if given is None:
         from gamut_eval.generate import generate_responses
 
         generate_responses(
@@ -143,8 +205,15 @@ def run_benchmark(
             answers,
             max_connections=max_connections,
         )
+        generated = [row for _, row in iter_responses(answers)]
+        given = _complete(generated, dataset, models, setting, fill_missing, answers)
+    write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
+    filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
+    if filled:
+        manifest = _manifest(identity, dataset, responses, judges, filled)
+        _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s)
-    return RunResult(out_dir, _score(dataset, out_dir, params), reports)
+    return RunResult(out_dir, _score(dataset, out_dir, params), reports, filled)
 
 
 def _judge_all(
@@ -161,6 +230,8 @@ def _judge_all(
     reports: dict[str, JudgeReport] = {}
     with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
         passes = [judge_pass(p, make_backend(p.settings), store, on_event) for p in plans]
+        for name in DERIVED:  # about to be older than the verdicts: never left so
+            (out_dir / name).unlink(missing_ok=True)
         with atomic_writer(out_dir / "verdicts.jsonl") as handle:
             for judge_plan, stats in zip(plans, passes, strict=True):
                 count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
@@ -172,7 +243,6 @@ def _judge_all(
         except UnscoredRateExceeded as exc:
             failures.append(str(exc))
     if failures:
-        (out_dir / "scores.jsonl").unlink(missing_ok=True)
         raise UnscoredRateExceeded("\n".join(failures))
     return reports
 

@@ -101,12 +101,18 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
 
 
 @click.command()
-@click.option("--dataset", type=_file, required=True, help="Dataset JSONL (questions and rubrics).")
+@click.option(
+    "--dataset",
+    default="sample",
+    show_default=True,
+    help="Dataset (JSONL, JSON or Parquet), or `sample` for the bundled sample benchmark.",
+)
 @click.option(
     "--responses",
     type=_file,
     required=True,
-    help="Responses JSONL: question_id, model, setting, response.",
+    help="Answers (JSONL, JSON or Parquet): question_id, model, setting, response. Every "
+    "model must answer every question in each setting it answers.",
 )
 @click.option(
     "--judge",
@@ -119,11 +125,15 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
     type=_file,
     help="Verdict store (SQLite). Default: verdicts.sqlite beside --out, else here.",
 )
-@click.option("--out", type=_file, help="Verdict rows JSONL (default: standard output).")
+@click.option(
+    "--out",
+    type=_file,
+    help="Verdict rows: .jsonl, .json or .parquet (default: JSONL on standard output).",
+)
 @judge_options()
 @_scale_options
 def judge(
-    dataset: Path,
+    dataset: str,
     responses: Path,
     judge: str,
     store: Path | None,
@@ -138,6 +148,7 @@ def judge(
     check re-sends only that check. Checks the judge cannot grade are recorded as unscored
     with a reason, never as a model failure; past --max-unscored-rate the run fails (exit 1).
     """
+    from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
     from gamut_eval.judge._run import judge_responses
     from gamut_eval.judge.backends import backend_name, make_backend
@@ -150,7 +161,7 @@ def judge(
     label = "judging with {label}" + (f" ({name})" if name in ("batch", "ray") else "")
     with PassProgress(label) as progress:
         report = judge_responses(
-            load_dataset(dataset),
+            load_dataset(resolve_dataset_path(dataset)),
             responses,
             settings,
             store,
@@ -158,6 +169,7 @@ def judge(
             backend=backend,
             wait_for_store_s=wait_for_store,
             on_event=progress,
+            complete=True,
         )
     _report(backend, report, store)
 

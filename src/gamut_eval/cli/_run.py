@@ -36,6 +36,13 @@ def _print_result(result: RunResult) -> None:
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
         if len(part):
             console.print(summary_table(part, "Leaderboard (Gamut score x100)"))
+    if result.filled:
+        shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
+        more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""
+        console.print(
+            f"[yellow]{len(result.filled)} missing answer(s) were scored as empty answers "
+            f"(--fill-missing):[/yellow] {shown}{more}; listed in run.json"
+        )
     for judge, report in result.reports.items():
         stats = report.stats
         warn_flagged(stats)
@@ -110,7 +117,9 @@ def generate(
     help="Model to answer with (repeatable); or give --responses.",
 )
 @click.option(
-    "--responses", type=_file, help="Existing answers (JSONL) instead of generating them."
+    "--responses",
+    type=_file,
+    help="Existing answers (JSONL, JSON or Parquet) instead of generating them.",
 )
 @click.option(
     "--judge",
@@ -129,6 +138,18 @@ def generate(
 @click.option(
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per answering model."
 )
+@click.option(
+    "--fill-missing",
+    is_flag=True,
+    help="Score an answer that is missing as an empty answer (the model said nothing) "
+    "instead of refusing the run; recorded in run.json and shown under the leaderboard.",
+)
+@click.option(
+    "--overwrite",
+    is_flag=True,
+    help="Replace the run in --out if it holds a different one (the verdict store, a "
+    "content-addressed cache, is kept).",
+)
 @judge_options(choices=ONLINE_BACKENDS)
 def run(
     dataset: str,
@@ -138,6 +159,8 @@ def run(
     setting: str,
     out: Path,
     max_connections: int | None,
+    fill_missing: bool,
+    overwrite: bool,
     wait_for_store: float,
     **options: Any,
 ) -> None:
@@ -145,7 +168,10 @@ def run(
 
     \b
     Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json.
-    Interrupted and rerun with the same arguments, it continues where it stopped.
+    Interrupted and rerun with the same arguments, it continues where it stopped; a
+    different run into a used folder is refused (exit 2) unless --overwrite. Every
+    question must have an answer from every model in every setting run, unless
+    --fill-missing.
     """
     from gamut_eval.run import run_benchmark
 
@@ -161,13 +187,16 @@ def run(
             on_event=progress,
             max_connections=max_connections,
             wait_for_store_s=wait_for_store,
+            fill_missing=fill_missing,
+            overwrite=overwrite,
         )
     _print_result(result)
 
 
 @click.command()
 @click.option("--out", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder.")
-def demo(out: Path) -> None:
+@click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
+def demo(out: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
 
     Scores the sample's recorded answers of three illustrative systems in both settings
@@ -185,6 +214,7 @@ def demo(out: Path) -> None:
             [JudgeSettings(judge=OFFLINE_JUDGE)],
             responses=sample_dir() / "responses.jsonl",
             on_event=progress,
+            overwrite=overwrite,
         )
     _print_result(result)
     write_html_report(out)

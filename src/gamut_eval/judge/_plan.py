@@ -105,3 +105,19 @@ class JudgePlan:
             checks = self._checklists[row.question_id].checks
             keys = tuple(check_key(digest, c.text) for c in checks)
             yield PlannedResponse(row, question, checks, keys, image)
+
+
+def complete_answers(plan: JudgePlan) -> None:
+    """Refuse a plan whose answers leave a gap: for every (model, setting) the answers
+    name, every question of the dataset must be answered (an ``InputError`` naming the
+    count and the first few missing)."""
+    from gamut_eval.responses import complete_responses
+
+    rows = list(plan._answers())
+    by_setting: dict[str, set[str]] = {}
+    for row in rows:
+        by_setting.setdefault(row.setting, set()).add(row.model)
+    questions = [record.id for record in plan.dataset]
+    for setting, models in sorted(by_setting.items()):
+        kept = [r for r in rows if r.setting == setting]
+        complete_responses(kept, questions, sorted(models), [setting], source=plan.path)

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, cast
 
-from gamut_eval._files import atomic_writer
+from gamut_eval._tables import table_format, write_rows
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._pass import Backend, JudgeStats, OnEvent, judge_pass
-from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._plan import JudgePlan, complete_answers
 from gamut_eval.judge._records import Status, VerdictName, VerdictRow
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
@@ -91,6 +91,22 @@ def write_verdict_rows(rows: Iterator[VerdictRow], handle: IO[str]) -> tuple[int
     return count, unscored
 
 
+def export_verdict_rows(rows: Iterator[VerdictRow], out: Path | None) -> tuple[int, int]:
+    """Rows to ``out`` in the format its extension names (JSONL on standard output when
+    None); return (rows, unscored rows)."""
+    if out is None:
+        return write_verdict_rows(rows, sys.stdout)
+    unscored = 0
+
+    def counted() -> Iterator[dict[str, object]]:
+        nonlocal unscored
+        for row in rows:
+            unscored += row.verdict is None
+            yield row.__dict__
+
+    return write_rows(out, counted()), unscored
+
+
 def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
     """Raise ``UnscoredRateExceeded`` when too many checks could not be graded."""
     if report.unscored_rate <= settings.max_unscored_rate:
@@ -130,6 +146,7 @@ def judge_responses(
     backend: Backend | None = None,
     wait_for_store_s: float = 0.0,
     on_event: OnEvent | None = None,
+    complete: bool = False,
 ) -> JudgeReport:
     """Judge every check of every answer not already in the store, then export the rows
     to ``out`` (standard output when None).
@@ -137,20 +154,20 @@ def judge_responses(
     ``backend`` defaults to the one ``settings`` asks for. A backend that produces no
     verdicts (a dry run, write-only batch files) exports no rows; a pass left unfinished
     (re-asks awaiting a batch round) exports its rows but is not yet held to the unscored
-    rate.
+    rate. ``complete``: refuse answers files that lack an answer of a model to a question
+    (for every model and setting the file names), as ``gamut judge`` does.
     """
+    if out is not None:
+        table_format(out)  # an unknown extension is refused before any work
     plan = JudgePlan(dataset, responses, settings)  # validates before any store is opened
+    if complete:
+        complete_answers(plan)
     backend = backend or make_backend(settings)
     with open_store(store_path, backend, wait_for_store_s) as store:
         stats = judge_pass(plan, backend, store, on_event)
         if not backend.exports_rows:
             return JudgeReport(stats, 0, 0)
-        rows = verdict_rows(plan, store)
-        if out is None:
-            count, unscored = write_verdict_rows(rows, sys.stdout)
-        else:
-            with atomic_writer(out) as handle:
-                count, unscored = write_verdict_rows(rows, handle)
+        count, unscored = export_verdict_rows(verdict_rows(plan, store), out)
     report = JudgeReport(stats, count, unscored)
     if not stats.unfinished:
         check_unscored_rate(report, settings)

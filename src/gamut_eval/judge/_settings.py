@@ -95,6 +95,15 @@ class JudgeSettings(BaseModel):
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
     """Fail the run if more checks than this share cannot be graded."""
 
+    def verdict_identity(self) -> dict[str, object]:
+        """The settings that can change a verdict (the rest only change how requests
+        travel): what makes two runs the same run."""
+        return {name: getattr(self, name) for name in VERDICT_FIELDS}
+
+
+VERDICT_FIELDS = ("judge", "temperature", "max_tokens", "structured_output", "judge_image")
+"""``JudgeSettings`` fields that can change what a judge answers."""
+
 
 class BatchSettings(BaseModel):
     """How judge requests are written, submitted and collected as provider batch files."""

@@ -1,0 +1,243 @@
+"""``gamut run`` and ``gamut judge`` with a user's own files: a run folder belongs to one
+run, every expected answer is there (or is filled, visibly), and formats are what they
+say. All on the bundled sample with the offline judge: no network."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gamut_eval._tables import read_rows, write_rows
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+from gamut_eval.judge import JudgeSettings
+from gamut_eval.run import run_benchmark
+
+SAMPLE = sample_dir()
+ANSWERS = [row for _, row in read_rows(SAMPLE / "responses.jsonl")]
+OFFLINE = "gamut/offline"
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), terminal_width=200)
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def run_args(out: Path, responses: Path, *extra: str) -> list[str]:
+    return ["run", "--responses", str(responses), "--judge", OFFLINE, "--out", str(out), *extra]
+
+
+def answers_without(tmp_path: Path, *drop: int, name: str = "answers.jsonl") -> Path:
+    path = tmp_path / name
+    write_rows(path, [row for i, row in enumerate(ANSWERS) if i not in drop])
+    return path
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def mean_scores(folder: Path) -> dict[tuple[str, str], float]:
+    """Mean Gamut score per (model, setting), from scores.jsonl."""
+    sums: dict[tuple[str, str], list[float]] = {}
+    for _, row in read_rows(folder / "scores.jsonl"):
+        sums.setdefault((row["model"], row["setting"]), []).append(row["gamut"])
+    return {k: sum(v) / len(v) for k, v in sums.items()}
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("full") / "run"
+    result = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert result.exit_code == 0, result.output
+    return out
+
+
+# -- every expected answer ------------------------------------------------------------------
+
+
+def test_missing_answers_are_refused_naming_them_and_nothing_is_written(tmp_path: Path) -> None:
+    dropped = ANSWERS[5]
+    out = tmp_path / "run"
+    result = invoke(*run_args(out, answers_without(tmp_path, 5)))
+    assert result.exit_code == 2, result.output
+    text = flat(result.output)
+    assert "1 (question, model, setting) of the grid have no answer" in text
+    assert f"({dropped['question_id']!r}, {dropped['model']!r}, {dropped['setting']!r})" in text
+    assert not out.exists()
+
+
+def test_fill_missing_scores_the_gap_as_an_empty_answer_and_says_so(
+    tmp_path: Path, full_run: Path
+) -> None:
+    dropped = ANSWERS[5]
+    out = tmp_path / "run"
+    result = invoke(*run_args(out, answers_without(tmp_path, 5), "--fill-missing"))
+    assert result.exit_code == 0, result.output
+    assert "1 missing answer(s) were scored as empty answers" in flat(result.output)
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["identity"]["fill_missing"] is True
+    assert manifest["filled_missing"] == [
+        {k: dropped[k] for k in ("question_id", "model", "setting")}
+    ]
+    # The empty answer meets no check: its Gamut score is 0, so the model's mean over the
+    # 12 questions loses that answer's whole score, and nothing else moves.
+    full = {
+        (r["question_id"], r["model"], r["setting"]): r["gamut"]
+        for _, r in read_rows(full_run / "scores.jsonl")
+    }
+    key = (dropped["question_id"], dropped["model"], dropped["setting"])
+    cell = (dropped["model"], dropped["setting"])
+    before, after = mean_scores(full_run), mean_scores(out)
+    filled = {
+        (r["question_id"], r["model"], r["setting"]): r for _, r in read_rows(out / "scores.jsonl")
+    }
+    assert filled[key]["gamut"] == 0.0
+    assert after[cell] == pytest.approx(before[cell] - full[key] / 12, abs=1e-12)
+    assert {k: v for k, v in after.items() if k != cell} == {
+        k: v for k, v in before.items() if k != cell
+    }
+
+
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.integers(min_value=0, max_value=len(ANSWERS) - 1))
+def test_removing_any_answer_never_raises_a_score_unflagged(
+    tmp_path_factory: pytest.TempPathFactory, full_run: Path, index: int
+) -> None:
+    folder = tmp_path_factory.mktemp("drop")
+    answers = answers_without(folder, index)
+    dropped = ANSWERS[index]
+    with pytest.raises(Exception, match="have no answer"):
+        run_benchmark(
+            SAMPLE / "dataset.jsonl", folder / "refused", [JudgeSettings(judge=OFFLINE)],
+            responses=answers,
+        )  # fmt: skip
+    result = run_benchmark(
+        SAMPLE / "dataset.jsonl", folder / "run", [JudgeSettings(judge=OFFLINE)],
+        responses=answers, fill_missing=True,
+    )  # fmt: skip
+    assert [(f.question_id, f.model, f.setting) for f in result.filled] == [
+        (dropped["question_id"], dropped["model"], dropped["setting"])
+    ]
+    before, after = mean_scores(full_run), mean_scores(folder / "run")
+    for cell, mean in after.items():
+        assert mean <= before[cell] + 1e-12
+
+
+# -- a folder belongs to one run ------------------------------------------------------------
+
+
+def test_the_same_run_again_continues_from_the_store(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert invoke(*run_args(out, SAMPLE / "responses.jsonl")).exit_code == 0
+    again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert again.exit_code == 0, again.output
+    assert "1272 verdicts (1272 reused from the store, 0 judged now)" in flat(again.output)
+
+
+def test_a_different_run_into_a_used_folder_is_refused_and_the_folder_kept(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "run"
+    assert invoke(*run_args(out, SAMPLE / "responses.jsonl")).exit_code == 0
+    (out / "report.html").write_text("<p>the old report</p>")
+    before = snapshot(out)
+    other = answers_without(tmp_path, 0, 1, 2)
+    result = invoke(*run_args(out, other, "--fill-missing"))
+    assert result.exit_code == 2, result.output
+    text = flat(result.output)
+    assert "holds another run (it differs in: responses_sha256, fill_missing)" in text
+    assert "--overwrite" in text
+    assert snapshot(out) == before
+
+
+def test_overwrite_replaces_the_whole_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert invoke(*run_args(out, SAMPLE / "responses.jsonl")).exit_code == 0
+    (out / "report.html").write_text("<p>the old report</p>")
+    text_only = tmp_path / "text_only.jsonl"
+    write_rows(text_only, [r for r in ANSWERS if r["setting"] == "text_only"])
+    result = invoke(*run_args(out, text_only, "--setting", "text_only", "--overwrite"))
+    assert result.exit_code == 0, result.output
+    assert not (out / "report.html").exists()  # nothing of the old run is left
+    settings_seen = {row["setting"] for _, row in read_rows(out / "verdicts.jsonl")}
+    assert settings_seen == {"text_only"}
+    assert len(list(read_rows(out / "scores.jsonl"))) == 36
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["setting"] == "text_only"
+
+
+def test_a_folder_of_other_files_is_refused(tmp_path: Path) -> None:
+    out = tmp_path / "notes"
+    out.mkdir()
+    (out / "thesis.tex").write_text("precious")
+    result = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert result.exit_code == 2
+    assert "holds files that are not a gamut run (thesis.tex)" in flat(result.output)
+    assert snapshot(out) == {"thesis.tex": b"precious"}
+
+
+def test_rewritten_verdicts_remove_the_report_made_from_the_old_ones(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert invoke("demo", "--out", str(out)).exit_code == 0
+    assert (out / "report.html").is_file()
+    again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))  # the demo's own inputs
+    assert again.exit_code == 0, again.output
+    assert not (out / "report.html").exists()
+
+
+# -- formats are what they say --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".json", ".parquet"])
+def test_judge_writes_and_reads_every_table_format(tmp_path: Path, suffix: str) -> None:
+    answers = tmp_path / f"answers{suffix}"
+    write_rows(answers, ANSWERS)
+    out = tmp_path / f"verdicts{suffix}"
+    args = ["judge", "--dataset", "sample", "--responses", str(answers), "--judge", OFFLINE]
+    result = invoke(*args, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    rows = [row for _, row in read_rows(out, what="verdicts")]
+    assert len(rows) == 1272
+    assert {r["status"] for r in rows} == {"ok"}
+
+
+def test_judge_refuses_an_unknown_output_format_before_any_work(tmp_path: Path) -> None:
+    out = tmp_path / "verdicts.txt"
+    args = ["judge", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", OFFLINE]
+    result = invoke(*args, "--out", str(out))
+    assert result.exit_code == 2
+    assert "unknown table format '.txt'" in flat(result.output)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_judge_refuses_a_file_whose_content_is_not_its_extension(tmp_path: Path) -> None:
+    fake = tmp_path / "answers.parquet"
+    fake.write_bytes((SAMPLE / "responses.jsonl").read_bytes())
+    args = ["judge", "--responses", str(fake), "--judge", OFFLINE, "--out"]
+    result = invoke(*args, str(tmp_path / "v.jsonl"))
+    assert result.exit_code == 2
+    assert str(fake) in flat(result.output)
+    assert not (tmp_path / "v.jsonl").exists()
+
+
+def test_judge_refuses_answers_with_a_gap(tmp_path: Path) -> None:
+    dropped = ANSWERS[7]
+    args = ["judge", "--responses", str(answers_without(tmp_path, 7)), "--judge", OFFLINE]
+    result = invoke(*args, "--out", str(tmp_path / "v.jsonl"))
+    assert result.exit_code == 2
+    text = flat(result.output)
+    assert "have no answer" in text
+    assert repr(dropped["question_id"]) in text
+    assert not (tmp_path / "v.jsonl").exists()
+    assert not (tmp_path / "verdicts.sqlite").exists()
