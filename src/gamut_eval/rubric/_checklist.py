@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -110,7 +110,7 @@ class Checklist(BaseModel):
 
         The compiler's input is a validated meta-rubric, whose rules guarantee what
         validation would check here (ids that match the pattern and are unique, non-blank
-        texts, at least one check); skipping it halves compile time at paper scale.
+        texts, at least one check); skipping it is most of what makes compiling fast.
         Checklists read from files go through ``model_validate``.
         """
         return _trusted(cls, {"rubric_id": rubric_id, "config": config, "checks": checks})
@@ -131,7 +131,10 @@ _set = object.__setattr__
 _new = BaseModel.__new__
 
 
-def _trusted(cls: type[Any], values: dict[str, Any], fields_set: set[str] | None = None) -> Any:
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def _trusted(cls: type[_M], values: dict[str, Any], fields_set: set[str] | None = None) -> _M:
     """What ``cls.model_construct(**values)`` builds when ``values`` names every field (in
     field order), without its per-field Python loop: a compiled checklist has tens of
     thousands of checks at paper scale.
@@ -140,7 +143,7 @@ def _trusted(cls: type[Any], values: dict[str, Any], fields_set: set[str] | None
     in place only on attribute assignment, which a frozen model refuses (``model_copy``
     copies it first).
     """
-    model = cls.__new__(cls)
+    model = _new(cls)
     _set(model, "__dict__", values)
     _set(model, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
     _set(model, "__pydantic_extra__", None)
