@@ -3,44 +3,90 @@
 A meta-rubric of typed items (facts, strict and flexible lists, processes, relationships,
 meta-insights) compiles into a flat list of binary checks; a judge grades each check with
 one of four verdicts; the score penalises a contradiction more than an omission.
+
+The names below are imported on first use (``from gamut_eval import score_table`` works as
+usual): importing ``gamut_eval`` alone, as every ``gamut`` command does, stays cheap, and the
+scoring names do not bring pandas in until they are used.
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+from __future__ import annotations
 
-from gamut_eval.dataset import Dataset, DatasetRecord, load_dataset
+import importlib as _importlib
+import typing as _typing
+
 from gamut_eval.errors import GamutError, InputError, JudgeError, ValidationError
-from gamut_eval.rubric import (
-    Check,
-    CheckKind,
-    Checklist,
-    CompileConfig,
-    MetaRubric,
-    Tier,
-    compile_rubric,
-    load_meta_rubric,
-    meta_rubric_json_schema,
-    validate_meta_rubric,
-)
-from gamut_eval.scoring import ScoreCard, ScoringParams, TierCounts, Verdict, score_response
 
-if _TYPE_CHECKING:
-    from gamut_eval.scoring import score_table, summarise_scores
-
-
-def __getattr__(name: str) -> _Any:
-    # The table functions pull in pandas and numpy: loaded on first use only, so that
-    # `import gamut_eval` (and `gamut --help`) stays cheap.
-    if name in ("score_table", "summarise_scores"):
-        from gamut_eval import scoring
-
-        value = getattr(scoring, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+if _typing.TYPE_CHECKING:
+    from gamut_eval.dataset import Dataset, DatasetRecord, load_dataset
+    from gamut_eval.rubric import (
+        Check,
+        CheckKind,
+        Checklist,
+        CompileConfig,
+        MetaRubric,
+        Tier,
+        compile_rubric,
+        load_meta_rubric,
+        meta_rubric_json_schema,
+        validate_meta_rubric,
+    )
+    from gamut_eval.scoring import (
+        ScoreCard,
+        ScoringParams,
+        TierCounts,
+        Verdict,
+        score_response,
+        score_table,
+        summarise_scores,
+    )
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("Dataset", "DatasetRecord", "load_dataset"), "gamut_eval.dataset"),
+    **dict.fromkeys(
+        (
+            "Check",
+            "CheckKind",
+            "Checklist",
+            "CompileConfig",
+            "MetaRubric",
+            "Tier",
+            "compile_rubric",
+            "load_meta_rubric",
+            "meta_rubric_json_schema",
+            "validate_meta_rubric",
+        ),
+        "gamut_eval.rubric",
+    ),
+    **dict.fromkeys(
+        (
+            "ScoreCard",
+            "ScoringParams",
+            "TierCounts",
+            "Verdict",
+            "score_response",
+            "score_table",
+            "summarise_scores",
+        ),
+        "gamut_eval.scoring",
+    ),
+}
+"""Public name -> the module it comes from, imported when the name is first used."""
+
+
+def __getattr__(name: str) -> _typing.Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "Check",

@@ -104,7 +104,9 @@ def test_compile_json_shape(rubric: Path) -> None:
         "toppings/option-2",
         "toppings/option-3",
     ]
-    assert set(data["checks"][0]) == {"id", "kind", "tier", "text", "item", "secondary", "cites"}
+    assert set(data["checks"][0]) == {
+        "id", "kind", "tier", "text", "item", "secondary", "cites", "target", "options", "at_least",
+    }  # fmt: skip
     assert data["checks"][2]["tier"] == "context"
     assert data["checks"][2]["secondary"] is True
 

@@ -713,7 +713,10 @@ def test_checklist_json_round_trip() -> None:
     assert dumped["rubric_id"] == "q-0001"
     assert dumped["config"] == {"short_list_max": 3, "coverage_fractions": [0.6]}
     for check in dumped["checks"]:
-        assert set(check) == {"id", "kind", "tier", "text", "item", "secondary", "cites"}
+        assert set(check) == {
+            "id", "kind", "tier", "text", "item", "secondary", "cites",
+            "target", "options", "at_least",
+        }  # fmt: skip
     assert dumped["checks"][0] == {
         "id": "identity",
         "kind": "fact",
@@ -722,6 +725,9 @@ def test_checklist_json_round_trip() -> None:
         "item": "identity",
         "secondary": False,
         "cites": ["s1"],
+        "target": "Identifies the dish as bibimbap.",
+        "options": [],
+        "at_least": None,
     }
     # 5 proteins > 3: long, ceil(0.6 * 5) = 3 > 2, at Context.
     assert {
@@ -733,6 +739,9 @@ def test_checklist_json_round_trip() -> None:
         "item": "proteins",
         "secondary": True,
         "cites": [],
+        "target": "common protein toppings",
+        "options": ["beef", "fried egg", "tofu", "chicken", "squid"],
+        "at_least": 3,
     } in dumped["checks"]
     restored = Checklist.model_validate(json.loads(json.dumps(dumped)))
     assert restored == checklist

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gamut_eval.annotate._diff import diff_checklists
+from gamut_eval.annotate._diff import diff_checklists, same_content
 from gamut_eval.rubric import Check, Checklist, MetaRubric
 
 __all__ = ["Carried", "carry_edits"]
@@ -36,7 +36,7 @@ def _next(
     whether a previous edit was re-applied to it."""
     if before is None or edited == before:
         return check, False
-    if check != before:
+    if not same_content(check, before):
         what = "removal" if edited is None else "edit"
         notes.append(
             f"{check.id}: the refinement changed it, so the previous {what} was not re-applied"

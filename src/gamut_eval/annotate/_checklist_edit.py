@@ -2,7 +2,9 @@
 
 The form carries, per existing check, only what a person may edit (text, tier, remove);
 kind, item, secondary flag and citations come from the stored checklist, so a tampered
-form cannot rewrite them. New checks name a meta-rubric item, a kind, a tier and a text.
+form cannot rewrite them. A check whose text is edited loses the compiler's structured
+data (``target``, ``options``, ``at_least``), which described the old text. New checks
+name a meta-rubric item, a kind, a tier and a text.
 Every problem is reported at once, by check id, never as a crash.
 """
 
@@ -106,8 +108,11 @@ def _existing(
         if row.id not in stored:
             errors.append(f"check {row.id!r} is not in this checklist (reload the page)")
         elif not row.remove:
-            data = stored[row.id].model_dump(mode="json")
-            checks.append({**data, "text": row.text, "tier": row.tier})
+            check = stored[row.id]
+            if row.text != _one_line(check.text):
+                # The compiler's data (target, options, threshold) described the old text.
+                check = check.without_structure()
+            checks.append({**check.model_dump(mode="json"), "text": row.text, "tier": row.tier})
     return checks
 
 

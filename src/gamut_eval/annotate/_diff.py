@@ -11,9 +11,12 @@ from typing import Any
 
 from gamut_eval.rubric import Check, Checklist
 
-__all__ = ["CheckChange", "ChecklistDiff", "FieldChange", "diff_checklists"]
+__all__ = ["CheckChange", "ChecklistDiff", "FieldChange", "diff_checklists", "same_content"]
 
 _FIELDS = ("text", "tier", "kind", "item", "secondary", "cites")
+"""What people see and edit. The compiler's structured data (``target``, ``options``,
+``at_least``) follows from these and is left out: a checklist stored before the compiler
+emitted it must not look changed next to a fresh compile."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,11 @@ def _value(check: Check, field: str) -> Any:
         if field in ("tier", "kind")
         else value
     )
+
+
+def same_content(a: Check, b: Check) -> bool:
+    """Whether two checks agree on id and on every field people see."""
+    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in _FIELDS)
 
 
 def diff_checklists(base: Checklist, new: Checklist) -> ChecklistDiff:

@@ -9,8 +9,6 @@ from typing import Any
 import click
 from rich.console import Console
 
-from gamut_eval._files import atomic_writer
-
 __all__ = ["console", "dump_json", "write_output"]
 
 console = Console(highlight=False)
@@ -26,6 +24,8 @@ def write_output(text: str, out: Path | None) -> None:
     if out is None:
         click.echo(text, nl=not text.endswith("\n"))
         return
+    from gamut_eval._files import atomic_writer  # YAML with it: not needed for --help
+
     with atomic_writer(out) as handle:
         handle.write(text if text.endswith("\n") else text + "\n")
     err_console.print(f"wrote {out}")

@@ -1,14 +1,24 @@
-"""Entry point: the command group and the one place where errors become exit codes."""
+"""Entry point: the command group and the one place where errors become exit codes.
+
+The group is lazy (click's documented ``LazyGroup`` pattern): ``COMMANDS`` names each
+command's module, attribute and one-line help, so ``gamut --help`` lists the commands
+without importing any of them, and ``gamut <command>`` imports only that command's module.
+A command module must keep its heavy imports (pandas, Inspect AI, FastAPI...) inside its
+functions for ``gamut <command> --help`` to stay fast as well.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import click
 
 from gamut_eval import __version__
 from gamut_eval.errors import GamutError, InputError
+
+__all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INPUT", "cli", "main"]
 
 EXIT_INPUT = 2
 """Bad input (a file that breaks a rule, an unknown id...): nothing was written."""
@@ -16,8 +26,126 @@ EXIT_FAILURE = 1
 """The work ran but failed (for example a judge backend that could not be used)."""
 
 
+class LazyCommand(NamedTuple):
+    """Where a command lives, and the line ``gamut --help`` shows for it."""
+
+    module: str
+    attribute: str
+    help: str
+
+
+_CLI = "gamut_eval.cli."
+
+COMMANDS: dict[str, LazyCommand] = {
+    "validate": LazyCommand(
+        _CLI + "_rubric",
+        "validate",
+        "Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).",
+    ),
+    "compile": LazyCommand(
+        _CLI + "_rubric",
+        "compile_command",
+        "Compile a meta-rubric into its flat binary checklist.",
+    ),
+    "schema": LazyCommand(
+        _CLI + "_rubric",
+        "schema",
+        "Print the JSON Schema of the meta-rubric format (for editor autocompletion).",
+    ),
+    "generate": LazyCommand(
+        _CLI + "_run",
+        "generate",
+        "Answer every question with each model, through an Inspect eval set.",
+    ),
+    "run": LazyCommand(
+        _CLI + "_run",
+        "run",
+        "Generate answers, judge them with each judge, score, and print the leaderboard.",
+    ),
+    "demo": LazyCommand(
+        _CLI + "_run",
+        "demo",
+        "The whole flow on the bundled sample benchmark, offline: no API key, no network.",
+    ),
+    "judge": LazyCommand(
+        _CLI + "_judge",
+        "judge",
+        "Grade every check of every response independently, with four verdicts.",
+    ),
+    "score": LazyCommand(
+        _CLI + "_score",
+        "score",
+        "Score verdicts: one response against a checklist, or every response of a run.",
+    ),
+    "report": LazyCommand(
+        _CLI + "_report",
+        "report",
+        "Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.",
+    ),
+    "agreement": LazyCommand(
+        _CLI + "_quality",
+        "agreement",
+        "How well a judge agrees with human verdicts, and how far the score moves.",
+    ),
+    "stability": LazyCommand(
+        _CLI + "_quality",
+        "stability",
+        "Judge the same checks N times: flip rate, kappa between repeats, score spread.",
+    ),
+    "audit-judge": LazyCommand(
+        _CLI + "_quality",
+        "audit_judge_command",
+        "Run the shipped adversarial probes against a judge; exit 1 past the thresholds.",
+    ),
+    "build": LazyCommand(
+        _CLI + "_build",
+        "build",
+        "Build a GAMUT-style benchmark over your own images, stage by stage.",
+    ),
+    "annotate": LazyCommand(
+        _CLI + "_annotate",
+        "annotate",
+        "Human review of candidate questions and rubrics, in the browser.",
+    ),
+}
+"""Every ``gamut`` command: name -> module, attribute, one-line help. A new command is
+added here (a test checks that the help lines match the commands' own)."""
+
+
 class _Group(click.Group):
-    """Turns library errors into a clear message on stderr and an exit code."""
+    """Loads commands on demand; turns library errors into a message and an exit code."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = self.commands.get(cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            spec = COMMANDS[cmd_name]
+            command = getattr(importlib.import_module(spec.module), spec.attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{spec.module}.{spec.attribute} is not a click command")
+            self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from ``COMMANDS``, without importing the command modules."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            loaded = self.commands.get(name)
+            if loaded is not None:
+                if loaded.hidden:
+                    continue
+                text = loaded.get_short_help_str(limit)
+            else:
+                text = click.Command(name, help=COMMANDS[name].help).get_short_help_str(limit)
+            rows.append((name, text))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -46,26 +174,6 @@ def cli() -> None:
       gamut judge --dataset D --responses R --judge MODEL --out V.jsonl
       gamut score --dataset D --verdicts V.jsonl
     """
-
-
-def _register() -> None:
-    from gamut_eval.cli import (
-        _annotate,
-        _build,
-        _judge,
-        _quality,
-        _report,
-        _rubric,
-        _run,
-        _score,
-    )
-
-    for module in (_rubric, _run, _judge, _score, _report, _quality, _build, _annotate):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,30 +1,34 @@
-"""``gamut report``: the tables and plots of a finished run, from its stored results."""
+"""``gamut report``: the tables and plots of a finished run, from its stored results.
+
+The analysis package (pandas, pyarrow, Jinja) is imported inside the functions, so that
+``gamut report --help`` and every other command start without it.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from gamut_eval.analysis._export import (
-    FOLDER_FORMATS,
-    FORMATS,
-    default_output,
-    render_text,
-    write_report,
-)
-from gamut_eval.analysis._families import load_families
-from gamut_eval.analysis._report import Report, ReportConfig, report_for_run
-from gamut_eval.analysis._tables import format_cell
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.errors import InputError
+
+if TYPE_CHECKING:
+    from gamut_eval.analysis._report import Report
+
+_FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
+"""``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
+checks that the two agree)."""
 
 __all__ = ["COMMANDS", "report", "summary_tables", "write_html_report"]
 
 
 def _with_interval(value: float | None, low: float | None, high: float | None, unit: str) -> str:
+    from gamut_eval.analysis._tables import format_cell
+
     text = format_cell(value, unit)
     if low is None or high is None:
         return text
@@ -32,6 +36,8 @@ def _with_interval(value: float | None, low: float | None, high: float | None, u
 
 
 def _leaderboard_table(report: Report, setting: str) -> Table:
+    from gamut_eval.analysis._tables import format_cell
+
     judge = report.meta.primary_judge
     table = Table(title=escape(f"Leaderboard (Gamut x100) — {setting}, judge {judge}"))
     for column in ("#", "model", "gamut [95% CI]", "AC", "V", "C", "omits", "contradicts",
@@ -52,6 +58,8 @@ def _leaderboard_table(report: Report, setting: str) -> Table:
 
 
 def _judges_table(report: Report) -> Table:
+    from gamut_eval.analysis._tables import format_cell
+
     table = Table(title="Judge agreement (Kendall tau-b between rankings)")
     for column in ("setting", "judges", "tau-b [95% CI]", "swaps", "largest gap"):
         table.add_column(column, justify="left" if column in ("setting", "judges") else "right")
@@ -67,6 +75,8 @@ def _judges_table(report: Report) -> Table:
 
 
 def _modality_table(report: Report) -> Table:
+    from gamut_eval.analysis._tables import format_cell
+
     table = Table(title="Modality: text-only minus multimodal (x100)")
     for column in ("judge", "tau-b [95% CI]", "mean gap", "gap sd", "corr(gap, multimodal)"):
         table.add_column(column, justify="left" if column == "judge" else "right")
@@ -98,6 +108,9 @@ def _print_plain(text: str) -> None:
 
 def write_html_report(run_dir: Path) -> Path:
     """The demo's last step: RUN_DIR/report.html with default settings; prints its path."""
+    from gamut_eval.analysis._export import default_output, write_report
+    from gamut_eval.analysis._report import report_for_run
+
     path = default_output(run_dir, "html")
     write_report(report_for_run(run_dir), "html", path)
     _print_plain(f"HTML report: {path}")
@@ -109,7 +122,7 @@ def write_html_report(run_dir: Path) -> Path:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(FORMATS),
+    type=click.Choice(_FORMATS),
     default="html",
     show_default=True,
     help="html: one self-contained page; md; json (every table, documented keys); "
@@ -163,6 +176,15 @@ def report(
       gamut report runs/x --format json -o x.json
       gamut report runs/x --format csv -o tables/ # one CSV per table
     """
+    from gamut_eval.analysis._export import (
+        FOLDER_FORMATS,
+        default_output,
+        render_text,
+        write_report,
+    )
+    from gamut_eval.analysis._families import load_families
+    from gamut_eval.analysis._report import ReportConfig, report_for_run
+
     config = ReportConfig(
         seed=seed,
         resamples=resamples,

@@ -1,4 +1,7 @@
-"""``gamut validate``, ``gamut compile``, ``gamut schema``."""
+"""``gamut validate``, ``gamut compile``, ``gamut schema``.
+
+The library is imported inside the commands, so ``--help`` needs click alone.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +10,7 @@ from pathlib import Path
 import click
 
 from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
-from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError, ValidationError
-from gamut_eval.rubric import (
-    CompileConfig,
-    checklist_markdown,
-    compile_rubric,
-    load_meta_rubric,
-    meta_rubric_json_schema,
-)
 
 _path_argument = click.Path(exists=False, dir_okay=False, path_type=Path)
 
@@ -26,6 +21,9 @@ def _is_dataset(path: Path) -> bool:
 
 def _validate_one(path: Path) -> str:
     """A one-line summary of a valid file; raises ``InputError`` otherwise."""
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.rubric import compile_rubric, load_meta_rubric
+
     if _is_dataset(path):
         dataset = load_dataset(path)
         checks = sum(len(c.checks) for c in dataset.checklists().values())
@@ -93,6 +91,14 @@ def compile_command(
     A meta-rubric file gives one checklist; a dataset (.jsonl) gives one checklist per line
     (JSONL), using a record's revised checklist when it has one.
     """
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.rubric import (
+        CompileConfig,
+        checklist_markdown,
+        compile_rubric,
+        load_meta_rubric,
+    )
+
     config = CompileConfig(
         short_list_max=short_list_max, coverage_fractions=fractions or (0.5, 0.75)
     )
@@ -122,6 +128,8 @@ def schema(out: Path | None) -> None:
     With VS Code's YAML extension, put this first line in a rubric file:
     `# yaml-language-server: $schema=path/to/meta-rubric.schema.json`
     """
+    from gamut_eval.rubric import meta_rubric_json_schema
+
     write_output(dump_json(meta_rubric_json_schema()), out)
 
 

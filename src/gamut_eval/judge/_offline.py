@@ -1,9 +1,15 @@
 """The offline judge: deterministic, no network, a low-fidelity stand-in for an LLM judge.
 
-It reads the same rendered request every backend receives and grades the response with the
-structure of the check: for "mentions at least N of the following" it counts the listed
-options the response names; for an ordered sequence it compares the order in which the
-steps are described; for everything else it looks for the check's content words. It
+``grade_check`` grades a response against a ``Check`` with the structure the compiler put on
+it (``target``, ``options``, ``at_least``): for "mentions at least N of the following" it
+counts the listed options the response names; for an ordered sequence it compares the order
+in which the steps are described; for everything else it looks for the content words of
+what the check asks for. A check without that data (written or edited by hand) is graded
+on the content words of its text.
+
+``OfflineExecutor`` still reads the rendered request every backend receives, so it sees
+only the check's text and recovers its structure from the compiler's sentences (``grade``);
+on compiled checks the two give the same verdicts (a test compares them on the sample). It
 cannot know facts, so the only contradiction it finds is steps in the wrong order. Its
 agreement with the hand-labelled gold verdicts of the bundled sample is measured by the
 test suite and stated in the README.
@@ -19,11 +25,14 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamut_eval.judge._types import ChatMessage, Completion
 
-__all__ = ["OFFLINE_JUDGE", "OfflineExecutor", "grade"]
+if TYPE_CHECKING:
+    from gamut_eval.rubric import Check
+
+__all__ = ["OFFLINE_JUDGE", "OfflineExecutor", "grade", "grade_check"]
 
 OFFLINE_JUDGE = "gamut/offline"
 
@@ -128,14 +137,13 @@ def _by_coverage(response: _Response, text: str) -> tuple[str, str]:
     return verdict, f"{covered:.0%} of the key words found"
 
 
-def _threshold(response: _Response, n: int, options: str) -> tuple[str, str]:
-    named = [o for o in options.split("; ") if _present(response, o) >= MEETS_AT]
+def _threshold(response: _Response, n: int, options: Sequence[str]) -> tuple[str, str]:
+    named = [o for o in options if _present(response, o) >= MEETS_AT]
     verdict = "meets" if len(named) >= n else "missing"
     return verdict, f"names {len(named)} listed options (needs {n})"
 
 
-def _sequence(response: _Response, steps_text: str) -> tuple[str, str]:
-    steps = [s.rstrip("; ").strip() for s in _NUMBERED.split(steps_text) if s.strip()]
+def _sequence(response: _Response, steps: Sequence[str]) -> tuple[str, str]:
     keys = [_content(s) for s in steps]
     # Words shared by several steps say nothing about where one step is mentioned.
     counts: dict[str, int] = {}
@@ -159,16 +167,44 @@ def _sequence(response: _Response, steps_text: str) -> tuple[str, str]:
     return "contradicts", "every step found, but not in this order"
 
 
+_THRESHOLDS = frozenset(("list_threshold", "coverage_threshold"))
+_SEQUENCES = frozenset(("sequence", "sequence_full"))
+
+
+def grade_check(response_text: str, check: Check) -> tuple[str, str]:
+    """Verdict and explanation for one check, from its structured data; deterministic.
+
+    A threshold or coverage check counts the ``options`` the response names against
+    ``at_least``; a sequence check compares the order of its ``options`` (the steps); any
+    other check looks for the content words of its ``target``. A check without structured
+    data (a hand-written or edited one) is graded on the content words of its ``text``.
+    """
+    response = _Response.of(response_text)
+    if not response.tokens:
+        return "missing", "empty response"
+    kind = str(check.kind)
+    if kind in _THRESHOLDS and check.options and check.at_least is not None:
+        return _threshold(response, check.at_least, check.options)
+    if kind in _SEQUENCES and check.options:
+        return _sequence(response, check.options)
+    return _by_coverage(response, check.target if check.target is not None else check.text)
+
+
 def grade(response_text: str, check: str) -> tuple[str, str]:
-    """Verdict and explanation for one check; deterministic."""
+    """Verdict and explanation for a check known only by its text; deterministic.
+
+    The structure is recovered from the compiler's sentences. Prefer ``grade_check``, which
+    reads it from the ``Check``; this serves ``OfflineExecutor``, which sees rendered text.
+    """
     response = _Response.of(response_text)
     if not response.tokens:
         return "missing", "empty response"
     check = " ".join(check.split())
     if match := _THRESHOLD.match(check):
-        return _threshold(response, int(match["n"]), match["options"])
+        return _threshold(response, int(match["n"]), match["options"].split("; "))
     if match := _SEQUENCE.match(check):
-        return _sequence(response, match["steps"])
+        steps = [s.rstrip("; ").strip() for s in _NUMBERED.split(match["steps"]) if s.strip()]
+        return _sequence(response, steps)
     for pattern in (_LIST_ITEM, _OPTION, _STEP, _ENTITY, _ASPECT):
         if match := pattern.match(check):
             return _by_coverage(response, match["key"])

@@ -11,9 +11,8 @@ import math
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any
 
-from gamut_eval.rubric._checklist import CheckKind, Checklist, CompileConfig
+from gamut_eval.rubric._checklist import Check, CheckKind, Checklist, CompileConfig, trusted_check
 from gamut_eval.rubric._model import (
     FactItem,
     FlexibleListItem,
@@ -33,12 +32,12 @@ __all__ = ["compile_rubric", "coverage_thresholds"]
 def compile_rubric(meta: MetaRubric, config: CompileConfig | None = None) -> Checklist:
     """Compile ``meta`` into its checklist; deterministic for a given rubric and config."""
     config = config or CompileConfig()
-    checks: list[dict[str, Any]] = []
+    checks: list[Check] = []
     for item in meta.items:
         checks.extend(_compile_item(item, config))
-    # One validation call for the whole checklist runs in pydantic-core, several times
-    # faster than building each Check in Python; compiling is on the hot path of a build.
-    return Checklist.model_validate({"rubric_id": meta.id, "config": config, "checks": checks})
+    # ``meta`` is a validated meta-rubric, so the checks need no validation of their own
+    # (``Checklist.trusted``); compiling is on the hot path of a build and of every score.
+    return Checklist.trusted(meta.id, config, tuple(checks))
 
 
 def coverage_thresholds(item: FlexibleListItem, config: CompileConfig) -> list[int]:
@@ -60,10 +59,11 @@ def _default_thresholds(fractions: tuple[float, ...], n: int) -> tuple[int, ...]
     return tuple(sorted({math.ceil(Fraction(str(f)) * n) for f in fractions}))
 
 
-def _compile_item(item: Item, config: CompileConfig) -> list[dict[str, Any]]:
+def _compile_item(item: Item, config: CompileConfig) -> list[Check]:
     if isinstance(item, FactItem | MetaInsightItem):
         kind = CheckKind.FACT if isinstance(item, FactItem) else CheckKind.META_INSIGHT
-        return [_check(item.id, kind, item.tier, item.statement, item, cites=item.cites)]
+        text = item.statement
+        return [trusted_check(item.id, kind, item.tier, text, item.id, False, item.cites, text)]
     if isinstance(item, StrictListItem):
         return _strict_list(item) + _insights(item)
     if isinstance(item, FlexibleListItem):
@@ -73,107 +73,91 @@ def _compile_item(item: Item, config: CompileConfig) -> list[dict[str, Any]]:
     return _relationship(item)
 
 
-def _check(
-    check_id: str,
-    kind: CheckKind,
-    tier: Tier,
-    text: str,
-    item: Item,
-    *,
-    cites: Sequence[str] = (),
-    secondary: bool = False,
-) -> dict[str, Any]:
-    return {
-        "id": check_id,
-        "kind": kind,
-        "tier": tier,
-        "text": text,
-        "item": item.id,
-        "secondary": secondary,
-        "cites": tuple(cites or item.cites),
-    }
-
-
 def _clause(text: str) -> str:
     """Element text without surrounding space or one final full stop, to embed in a sentence."""
     text = text.strip()
     return text[:-1].rstrip() if text.endswith(".") and not text.endswith("..") else text
 
 
-def _joined(texts: Iterable[str]) -> str:
-    return "; ".join(_clause(t) for t in texts)
-
-
-def _union_cites(groups: Iterable[Sequence[str]]) -> list[str]:
+def _union_cites(groups: Iterable[Sequence[str]]) -> tuple[str, ...]:
     """Cites of several elements, in first-seen order, for checks that span them."""
-    seen: list[str] = []
+    seen: dict[str, None] = {}
     for group in groups:
-        seen.extend(cite for cite in group if cite not in seen)
-    return seen
+        for cite in group:
+            seen[cite] = None
+    return tuple(seen)
 
 
-def _strict_list(item: StrictListItem) -> list[dict[str, Any]]:
-    name = _clause(item.name)
-    return [
-        _check(
-            f"{item.id}/item-{i}",
-            CheckKind.LIST_ITEM,
-            item.tier,
-            f"Mentions {_clause(element.text)} as one of the {name}.",
-            item,
-            cites=element.cites,
+def _strict_list(item: StrictListItem) -> list[Check]:
+    name, stem, tier, cites = _clause(item.name), item.id, item.tier, item.cites
+    checks = []
+    for i, element in enumerate(item.items, start=1):
+        key = _clause(element.text)
+        checks.append(
+            trusted_check(
+                f"{stem}/item-{i}",
+                CheckKind.LIST_ITEM,
+                tier,
+                f"Mentions {key} as one of the {name}.",
+                stem,
+                False,
+                element.cites or cites,
+                key,
+            )
         )
-        for i, element in enumerate(item.items, start=1)
-    ]
+    return checks
 
 
-def _threshold_template(item: FlexibleListItem) -> str:
-    """The threshold text with ``{b}`` left open: options are joined once per list."""
-    options = _joined(o.text for o in item.options).replace("{", "{{").replace("}", "}}")
-    name = _clause(item.name).replace("{", "{{").replace("}", "}}")
-    return f"Mentions at least {{b}} of the following {name}: {options}."
-
-
-def _flexible_list(item: FlexibleListItem, config: CompileConfig) -> list[dict[str, Any]]:
-    pooled = item.cites or tuple(_union_cites(o.cites for o in item.options))
-    template = _threshold_template(item)
+def _flexible_list(item: FlexibleListItem, config: CompileConfig) -> list[Check]:
+    stem, tier = item.id, item.tier
+    pooled = item.cites or _union_cites(o.cites for o in item.options)
+    name = _clause(item.name)
+    options = tuple(_clause(o.text) for o in item.options)
+    # The threshold text is joined once per list, not once per threshold.
+    head, tail = "Mentions at least ", f" of the following {name}: {'; '.join(options)}."
     checks = [
-        _check(
-            f"{item.id}/min-{b}",
+        trusted_check(
+            f"{stem}/min-{b}",
             CheckKind.LIST_THRESHOLD,
-            item.tier,
-            template.format(b=b),
-            item,
-            cites=pooled,
+            tier,
+            f"{head}{b}{tail}",
+            stem,
+            False,
+            pooled,
+            name,
+            options,
+            b,
         )
         for b in item.min_required
     ]
-    lower = item.tier.lower()
-    short = len(item.options) <= config.short_list_max and item.tier is not Tier.CONTEXT
-    if short:
-        name = _clause(item.name)
+    lower = tier.lower()
+    if len(options) <= config.short_list_max and tier is not Tier.CONTEXT:
         checks += [
-            _check(
-                f"{item.id}/option-{i}",
+            trusted_check(
+                f"{stem}/option-{i}",
                 CheckKind.LIST_OPTION,
                 lower,
-                f"Mentions {_clause(option.text)} among the {name}.",
-                item,
-                cites=option.cites,
-                secondary=True,
+                f"Mentions {key} among the {name}.",
+                stem,
+                True,
+                option.cites or item.cites,
+                key,
             )
-            for i, option in enumerate(item.options, start=1)
+            for i, (key, option) in enumerate(zip(options, item.options, strict=True), start=1)
         ]
     else:
         checks += [
-            _check(
-                f"{item.id}/coverage-{t}",
+            trusted_check(
+                f"{stem}/coverage-{t}",
                 CheckKind.COVERAGE_THRESHOLD,
                 lower,
-                template.format(b=t),
-                item,
-                cites=pooled,
-                secondary=True,
+                f"{head}{t}{tail}",
+                stem,
+                True,
+                pooled,
+                name,
+                options,
+                t,
             )
             for t in coverage_thresholds(item, config)
         ]
@@ -181,87 +165,106 @@ def _flexible_list(item: FlexibleListItem, config: CompileConfig) -> list[dict[s
 
 
 def _sequence_text(name: str, steps: Sequence[str]) -> str:
-    ordered = "; ".join(f"({i}) {_clause(s)}" for i, s in enumerate(steps, start=1))
-    return f"Presents these steps of {_clause(name)} in this relative order: {ordered}."
+    ordered = "; ".join(f"({i}) {s}" for i, s in enumerate(steps, start=1))
+    return f"Presents these steps of {name} in this relative order: {ordered}."
 
 
-def _process(item: ProcessItem) -> list[dict[str, Any]]:
-    lower = item.tier.lower()
+def _process(item: ProcessItem) -> list[Check]:
+    stem, tier = item.id, item.tier
+    lower = tier.lower()
     name = _clause(item.name)
+    keys = [_clause(step.text) for step in item.steps]
     checks = [
-        _check(
-            f"{item.id}/step-{i}",
+        trusted_check(
+            f"{stem}/step-{i}",
             CheckKind.STEP,
-            item.tier if step.required else lower,
-            f"Describes this step of {name}: {_clause(step.text)}.",
-            item,
-            cites=step.cites,
-            secondary=not step.required,
+            tier if step.required else lower,
+            f"Describes this step of {name}: {key}.",
+            stem,
+            not step.required,
+            step.cites or item.cites,
+            key,
         )
-        for i, step in enumerate(item.steps, start=1)
+        for i, (key, step) in enumerate(zip(keys, item.steps, strict=True), start=1)
     ]
-    required = [s for s in item.steps if s.required]
+    required = [(key, step) for key, step in zip(keys, item.steps, strict=True) if step.required]
     if len(required) >= 2:
+        steps = tuple(key for key, _ in required)
         checks.append(
-            _check(
-                f"{item.id}/sequence",
+            trusted_check(
+                f"{stem}/sequence",
                 CheckKind.SEQUENCE,
-                item.tier,
-                _sequence_text(item.name, [s.text for s in required]),
-                item,
-                cites=item.cites or _union_cites(s.cites for s in required),
+                tier,
+                _sequence_text(name, steps),
+                stem,
+                False,
+                item.cites or _union_cites(s.cites for _, s in required),
+                name,
+                steps,
             )
         )
     if len(required) < len(item.steps):
         checks.append(
-            _check(
-                f"{item.id}/sequence-full",
+            trusted_check(
+                f"{stem}/sequence-full",
                 CheckKind.SEQUENCE_FULL,
                 lower,
-                _sequence_text(item.name, [s.text for s in item.steps]),
-                item,
-                cites=item.cites or _union_cites(s.cites for s in item.steps),
-                secondary=True,
+                _sequence_text(name, keys),
+                stem,
+                True,
+                item.cites or _union_cites(s.cites for s in item.steps),
+                name,
+                tuple(keys),
             )
         )
     return checks
 
 
-def _relationship(item: RelationshipItem) -> list[dict[str, Any]]:
+def _relationship(item: RelationshipItem) -> list[Check]:
+    stem, tier, cites = item.id, item.tier, item.cites
     entity, relation = _clause(item.entity), _clause(item.relation)
     checks = [
-        _check(
-            f"{item.id}/entity",
+        trusted_check(
+            f"{stem}/entity",
             CheckKind.RELATION_ENTITY,
-            item.tier,
+            tier,
             f"Identifies the related entity {entity} ({relation}).",
-            item,
+            stem,
+            False,
+            cites,
+            entity,
         )
     ]
-    checks += [
-        _check(
-            f"{item.id}/aspect-{i}",
-            CheckKind.RELATION_ASPECT,
-            item.tier,
-            f"About {entity} ({relation}), states that {_clause(aspect.text)}.",
-            item,
-            cites=aspect.cites,
+    for i, aspect in enumerate(item.aspects, start=1):
+        key = _clause(aspect.text)
+        checks.append(
+            trusted_check(
+                f"{stem}/aspect-{i}",
+                CheckKind.RELATION_ASPECT,
+                tier,
+                f"About {entity} ({relation}), states that {key}.",
+                stem,
+                False,
+                aspect.cites or cites,
+                key,
+            )
         )
-        for i, aspect in enumerate(item.aspects, start=1)
-    ]
     return checks
 
 
-def _insights(item: StrictListItem | FlexibleListItem | ProcessItem) -> list[dict[str, Any]]:
+def _insights(item: StrictListItem | FlexibleListItem | ProcessItem) -> list[Check]:
     return [_insight(item, i, insight) for i, insight in enumerate(item.meta_insights, start=1)]
 
 
-def _insight(item: Item, i: int, insight: NestedInsight) -> dict[str, Any]:
-    return _check(
+def _insight(item: Item, i: int, insight: NestedInsight) -> Check:
+    text = insight.statement
+    return trusted_check(
         f"{item.id}/insight-{i}",
         CheckKind.META_INSIGHT,
         insight.tier or item.tier,
-        insight.statement,
-        item,
-        cites=insight.cites,
+        text,
+        item.id,
+        False,
+        insight.cites or item.cites,
+        text,
     )
