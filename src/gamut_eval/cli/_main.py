@@ -16,14 +16,10 @@ from typing import Any, NamedTuple
 import click
 
 from gamut_eval import __version__
+from gamut_eval.cli._exit import EXIT_FAILURE, EXIT_INPUT
 from gamut_eval.errors import GamutError, InputError
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INPUT", "cli", "main"]
-
-EXIT_INPUT = 2
-"""Bad input (a file that breaks a rule, an unknown id...): nothing was written."""
-EXIT_FAILURE = 1
-"""The work ran but failed (for example a judge backend that could not be used)."""
 
 
 class LazyCommand(NamedTuple):

@@ -11,31 +11,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
-import pydantic
 from rich.table import Table
 
 from gamut_eval._files import read_document
-from gamut_eval._tables import table_format, write_rows
 from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
-from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
-from gamut_eval.rubric import Checklist, Tier
-from gamut_eval.rubric._load import pydantic_details
-from gamut_eval.scoring import ScoreCard, ScoringParams, score_response
 
 if TYPE_CHECKING:
     import pandas as pd
 
-_TIER_ALIASES = {"ac": Tier.ANSWER_CRITICAL, "v": Tier.VALUABLE, "c": Tier.CONTEXT} | {
-    t.value: t for t in Tier
+    from gamut_eval.rubric import Checklist
+    from gamut_eval.scoring import ScoreCard, ScoringParams
+
+# The rubric and scoring models are imported inside the functions: building pydantic
+# models costs more than the rest of `gamut score --help` together.
+_TIER_NAMES = ("answer_critical", "valuable", "context")
+_TIER_ALIASES = {"ac": "answer_critical", "v": "valuable", "c": "context"} | {
+    t: t for t in _TIER_NAMES
 }
 
 
 def _params(lam: float, mu: float, weights: tuple[str, ...]) -> ScoringParams:
+    import pydantic
+
+    from gamut_eval.rubric import Tier
+    from gamut_eval.rubric._load import pydantic_details
+    from gamut_eval.scoring import ScoringParams
+
     merged: dict[Tier, float] = dict(ScoringParams().weights)
     for spec in weights:
         name, _, value = spec.partition("=")
-        tier = _TIER_ALIASES.get(name.strip().lower())
+        alias = _TIER_ALIASES.get(name.strip().lower())
+        tier = Tier(alias) if alias else None
         try:
             number = float(value)
         except ValueError:
@@ -55,6 +62,11 @@ def _params(lam: float, mu: float, weights: tuple[str, ...]) -> ScoringParams:
 
 def load_checklist(path: Path) -> Checklist:
     """A checklist JSON file as ``gamut compile`` writes it."""
+    import pydantic
+
+    from gamut_eval.rubric import Checklist
+    from gamut_eval.rubric._load import pydantic_details
+
     try:
         return Checklist.model_validate(read_document(path))
     except pydantic.ValidationError as exc:
@@ -140,7 +152,7 @@ def summary_table(
             str(values["scored"]),
             str(values["responses"] - values["scored"]),
             f"[bold]{_fmt(values['gamut'])}[/bold]",
-            *(_fmt(values[t.value]) for t in Tier),
+            *(_fmt(values[t]) for t in _TIER_NAMES),
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
             *([f"*-{missing}" if missing else "yes"] if paired else []),
         )
@@ -224,6 +236,8 @@ def score(
 def _score_one(
     checklist: Checklist, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval.scoring import score_response
+
     try:
         card = score_response(checklist, _load_verdict_map(path), params)
     except ValidationError as exc:
@@ -237,8 +251,10 @@ def _score_one(
 def _score_run(
     dataset_path: Path, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval._tables import table_format, write_rows
     from gamut_eval._verdict_table import read_verdict_table
-    from gamut_eval.run import score_rows
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.records import score_rows
     from gamut_eval.scoring import score_table, summarise_scores
 
     if out is not None:
