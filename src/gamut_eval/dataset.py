@@ -3,12 +3,13 @@ meta-rubric and optional revised checklist."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from gamut_eval._tables import read_rows
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
@@ -75,6 +76,8 @@ class Dataset(BaseModel):
 
     path: Path
     records: tuple[DatasetRecord, ...]
+    _checklists: dict[str, Checklist] | None = PrivateAttr(default=None)
+    """The default-config checklists, compiled once (a run asks for them several times)."""
 
     def __iter__(self) -> Iterator[DatasetRecord]:  # type: ignore[override]
         return iter(self.records)
@@ -89,7 +92,13 @@ class Dataset(BaseModel):
         return None if record.image is None else self.path.parent / record.image
 
     def checklists(self, config: CompileConfig | None = None) -> dict[str, Checklist]:
-        return {r.id: r.effective_checklist(config) for r in self.records}
+        """Each record's checklist (its revised one, else its meta-rubric compiled with
+        ``config``); with the default config, compiled once per dataset."""
+        if config is not None:
+            return {r.id: r.effective_checklist(config) for r in self.records}
+        if self._checklists is None:
+            self._checklists = {r.id: r.effective_checklist() for r in self.records}
+        return dict(self._checklists)
 
 
 _PLACEHOLDER = MetaRubric.model_validate(
@@ -152,9 +161,16 @@ def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
     return errors
 
 
-def load_dataset(path: str | Path) -> Dataset:
+def load_dataset(path: str | Path, *, long_lived: bool = False) -> Dataset:
     """Load and validate a dataset (``.jsonl``, ``.json`` or ``.parquet``); every problem of
-    every row is reported."""
+    every row is reported.
+
+    ``long_lived``: the caller keeps the dataset until the process ends (a command does).
+    Its objects are then moved out of the cyclic garbage collector's way (``gc.freeze``):
+    at paper scale a full collection that walks them costs more than compiling every
+    rubric, and they would never be freed anyway. Libraries and long-running services
+    leave it off.
+    """
     path = Path(path)
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
@@ -181,4 +197,7 @@ def load_dataset(path: str | Path) -> Dataset:
         raise ValidationError(
             [ErrorDetail("$", "non-empty", "the dataset has no records").in_file(path)]
         )
-    return Dataset(path=path, records=tuple(records))
+    dataset = Dataset(path=path, records=tuple(records))
+    if long_lived:
+        gc.freeze()
+    return dataset

@@ -171,13 +171,15 @@ def run_benchmark(
     wait_for_store_s: float = 0.0,
     fill_missing: bool = False,
     overwrite: bool = False,
+    long_lived: bool = False,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
     Everything that can be checked before work starts is: the dataset, the answers given
     (every expected answer present, unless ``fill_missing``), and that ``out_dir`` is
     empty, holds this same run (which then continues), or ``overwrite`` is given.
-    Refused input raises ``InputError`` with the folder untouched.
+    Refused input raises ``InputError`` with the folder untouched. ``long_lived``: the
+    process ends with the run (a command), see ``load_dataset``.
     """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
@@ -187,7 +189,7 @@ def run_benchmark(
         )
     if not judges:
         raise InputError("give at least one --judge")
-    dataset = load_dataset(dataset_path)
+    dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(dataset, models, responses, setting, judges, params, fill_missing)
     claim_folder(out_dir, identity, overwrite=overwrite)

@@ -16,7 +16,7 @@ import pytest
 from gamut_eval import load_dataset, score_table, summarise_scores
 from gamut_eval.analysis import accuracy, cohen_kappa
 from gamut_eval.data import sample_dir
-from gamut_eval.judge._offline import grade
+from gamut_eval.judge._offline import grade_check
 from gamut_eval.responses import check_responses
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -104,7 +104,7 @@ def test_gold_scores_rank_the_systems_and_show_the_modality_gap(dataset) -> None
 
 
 def _offline_agreement(dataset) -> tuple[float, float]:  # type: ignore[no-untyped-def]
-    texts = {(qid, c.id): c.text for qid, cl in dataset.checklists().items() for c in cl.checks}
+    checks = {(qid, c.id): c for qid, cl in dataset.checklists().items() for c in cl.checks}
     answers = {
         (r["question_id"], r["model"], r["setting"]): r["response"]
         for r in _jsonl("responses.jsonl")
@@ -112,9 +112,9 @@ def _offline_agreement(dataset) -> tuple[float, float]:  # type: ignore[no-untyp
     gold = _jsonl("gold.jsonl")
     human = [g["verdict"] for g in gold]
     offline = [
-        grade(
+        grade_check(
             answers[(g["question_id"], g["model"], g["setting"])],
-            texts[(g["question_id"], g["check_id"])],
+            checks[(g["question_id"], g["check_id"])],
         )[0]
         for g in gold
     ]

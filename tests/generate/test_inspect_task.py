@@ -15,7 +15,7 @@ from inspect_ai.model import ModelOutput, ModelUsage, get_model
 from conftest import Recorder
 from gamut_eval import load_dataset
 from gamut_eval._registry import gamut_scorer
-from gamut_eval.judge._offline import grade
+from gamut_eval.judge._offline import grade_check
 from gamut_eval.testing import FakeOpenAIServer
 
 ANSWER = "It is a red square; the materials are red paint and canvas."
@@ -49,7 +49,7 @@ def test_task_scores_every_check_with_the_offline_judge(dataset: Path, tmp_path:
     verdicts = score.metadata["verdicts"]
     assert set(verdicts) == {c.id for c in checklist.checks}
     for check in checklist.checks:
-        assert verdicts[check.id]["verdict"] == grade(ANSWER, check.text)[0]
+        assert verdicts[check.id]["verdict"] == grade_check(ANSWER, check)[0]
     # identity (AC) "Identifies the red square." is met; both materials (V) are met.
     assert score.value["gamut"] == pytest.approx(1.0)
     # One metric per key: the mean over samples that have a value (no Context checks here).

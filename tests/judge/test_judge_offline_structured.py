@@ -1,5 +1,6 @@
-"""``grade_check`` reads the compiler's structured check data; on compiled checks it gives
-exactly the verdicts of the text-parsing path (``grade``), over every check of the sample."""
+"""``grade_check`` reads the compiler's structured check data: every compiled check of the
+sample carries it, a check without it is graded on its text, and the structure wins over
+what the text would suggest."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.judge._offline import grade, grade_check
+from gamut_eval.judge._offline import grade_check
 from gamut_eval.rubric import Check
 
 
@@ -22,17 +23,16 @@ def _sample() -> tuple[dict[str, list[Check]], list[dict[str, str]]]:
     return checks, rows
 
 
-def test_grade_check_matches_the_text_path_on_every_sample_check() -> None:
-    checks, rows = _sample()
-    compared = 0
-    for row in rows:
-        for check in checks[row["question_id"]]:
+def test_every_compiled_sample_check_carries_its_structure() -> None:
+    checks, _ = _sample()
+    for group in checks.values():
+        for check in group:
             assert check.target is not None, check.id
-            assert grade_check(row["response"], check) == grade(row["response"], check.text), (
-                row["question_id"], row["model"], row["setting"], check.id,
-            )  # fmt: skip
-            compared += 1
-    assert compared > 1000
+            if str(check.kind) in ("list_threshold", "coverage_threshold"):
+                assert check.options, check.id
+                assert check.at_least is not None, check.id
+            if str(check.kind) in ("sequence", "sequence_full"):
+                assert len(check.options) >= 2, check.id
 
 
 def test_every_sample_check_kind_is_covered() -> None:
@@ -68,9 +68,6 @@ def test_structured_data_wins_over_the_text() -> None:
     )
     verdict, why = grade_check("Makes espresso on a stovetop, brewing it fast.", check)
     assert (verdict, why) == ("meets", "names 2 listed options (needs 2)")
-    assert grade("Makes espresso on a stovetop, brewing it fast.", check.text)[1].startswith(
-        "names 3"
-    )
 
 
 @pytest.mark.parametrize("text", ["", "   "])

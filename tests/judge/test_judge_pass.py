@@ -250,3 +250,45 @@ def test_a_pass_without_a_terminal_prints_progress_lines(
     lines = buffer.getvalue().splitlines()
     assert lines[0] == f"judging with {JUDGE}: 10 checks"
     assert lines[-1].startswith(f"judging with {JUDGE}: 10/10 checks (0 cached, 6 unscored")
+
+
+def test_schema_kinds_describe_the_files_a_run_writes(tmp_path: Path) -> None:
+    import jsonschema
+
+    def schema(kind: str) -> dict[str, Any]:
+        result = CliRunner().invoke(cli, ["schema", "--kind", kind])
+        assert result.exit_code == 0, result.output
+        parsed: dict[str, Any] = json.loads(result.stdout)
+        return parsed
+
+    out = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["demo", "--out", str(out)]).exit_code == 0
+    for kind, name in (("verdicts", "verdicts.jsonl"), ("scores", "scores.jsonl")):
+        rows = [json.loads(x) for x in (out / name).read_text().splitlines()]
+        described = schema(kind)
+        for row in rows[:50]:
+            jsonschema.validate(row, described)
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate({**rows[0], "stray": 1}, described)
+    jsonschema.validate(json.loads((out / "run.json").read_text()), schema("run"))
+    example = Path(__file__).resolve().parents[2] / "examples" / "dish_bibimbap.yaml"
+    compiled = CliRunner().invoke(cli, ["compile", str(example)])
+    jsonschema.validate(json.loads(compiled.stdout), schema("checklist"))
+
+
+def test_a_long_lived_dataset_is_frozen_out_of_the_collector() -> None:
+    import gc
+
+    from gamut_eval.data import sample_dir
+    from gamut_eval.dataset import load_dataset
+
+    before = gc.get_freeze_count()
+    load_dataset(sample_dir() / "dataset.jsonl")
+    assert gc.get_freeze_count() == before
+    dataset = load_dataset(sample_dir() / "dataset.jsonl", long_lived=True)
+    try:
+        assert gc.get_freeze_count() > before
+        assert dataset.checklists() == dataset.checklists()  # compiled once, copies handed out
+        assert dataset.checklists() is not dataset.checklists()
+    finally:
+        gc.unfreeze()

@@ -12,7 +12,7 @@ import pytest
 from quality_helpers import fact_record, invoke, write_jsonl
 
 from gamut_eval.data import sample_dir
-from gamut_eval.judge._offline import grade
+from gamut_eval.judge._offline import grade_check
 
 AC, V = "answer_critical", "valuable"
 RECORDS = [
@@ -222,7 +222,7 @@ def test_default_gold_is_the_sample_and_matches_the_readme(tmp_path: Path) -> No
     from gamut_eval.dataset import load_dataset
 
     dataset = load_dataset(sample / "dataset.jsonl")
-    texts = {(q, c.id): c.text for q, cl in dataset.checklists().items() for c in cl.checks}
+    checks = {(q, c.id): c for q, cl in dataset.checklists().items() for c in cl.checks}
     answers = {}
     for line in (sample / "responses.jsonl").read_text().splitlines():
         row = json.loads(line)
@@ -231,7 +231,7 @@ def test_default_gold_is_the_sample_and_matches_the_readme(tmp_path: Path) -> No
     for line in (sample / "gold.jsonl").read_text().splitlines():
         gold = json.loads(line)
         answer = answers[(gold["question_id"], gold["model"], gold["setting"])]
-        verdict, _ = grade(answer, texts[(gold["question_id"], gold["check_id"])])
+        verdict, _ = grade_check(answer, checks[(gold["question_id"], gold["check_id"])])
         rows.append(gold | {"verdict": verdict})
     verdicts = write_jsonl(tmp_path / "offline.jsonl", rows)
     result = invoke("agreement", "--verdicts", str(verdicts), "--json", "--resamples", "100")

@@ -46,7 +46,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "schema": LazyCommand(
         _CLI + "_rubric",
         "schema",
-        "Print the JSON Schema of the meta-rubric format (for editor autocompletion).",
+        "Print the JSON Schema of a file format (meta-rubric, checklist, verdicts, scores, run).",
     ),
     "generate": LazyCommand(
         _CLI + "_run",

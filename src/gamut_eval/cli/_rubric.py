@@ -120,17 +120,51 @@ def compile_command(
     write_output(text, out)
 
 
+SCHEMA_KINDS = {
+    "meta-rubric": "a question's meta-rubric (YAML or JSON)",
+    "checklist": "the compiled binary checklist (gamut compile)",
+    "verdicts": "a verdict row (gamut judge, RUN_DIR/verdicts.jsonl)",
+    "scores": "a score row (RUN_DIR/scores.jsonl)",
+    "run": "the run manifest (RUN_DIR/run.json)",
+}
+
+
+def kind_schema(kind: str) -> dict[str, object]:
+    """The JSON Schema of one of ``SCHEMA_KINDS``."""
+    if kind == "meta-rubric":
+        from gamut_eval.rubric import meta_rubric_json_schema
+
+        return meta_rubric_json_schema()
+    from pydantic import BaseModel
+
+    model: type[BaseModel]
+    if kind == "checklist":
+        from gamut_eval.rubric import Checklist as model
+    elif kind == "verdicts":
+        from gamut_eval.judge._records import VerdictRow as model
+    elif kind == "scores":
+        from gamut_eval.records import ScoreRow as model
+    else:
+        from gamut_eval.records import RunManifest as model
+    return model.model_json_schema()
+
+
 @click.command()
+@click.option(
+    "--kind",
+    type=click.Choice(list(SCHEMA_KINDS)),
+    default="meta-rubric",
+    show_default=True,
+    help="Which format: " + "; ".join(f"{k}: {v}" for k, v in SCHEMA_KINDS.items()) + ".",
+)
 @out_option
-def schema(out: Path | None) -> None:
-    """Print the JSON Schema of the meta-rubric format (for editor autocompletion).
+def schema(kind: str, out: Path | None) -> None:
+    """Print the JSON Schema of a file format (meta-rubric, checklist, verdicts, scores, run).
 
     With VS Code's YAML extension, put this first line in a rubric file:
     `# yaml-language-server: $schema=path/to/meta-rubric.schema.json`
     """
-    from gamut_eval.rubric import meta_rubric_json_schema
-
-    write_output(dump_json(meta_rubric_json_schema()), out)
+    write_output(dump_json(kind_schema(kind)), out)
 
 
 COMMANDS = [validate, compile_command, schema]

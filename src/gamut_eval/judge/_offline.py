@@ -5,42 +5,27 @@ it (``target``, ``options``, ``at_least``): for "mentions at least N of the foll
 counts the listed options the response names; for an ordered sequence it compares the order
 in which the steps are described; for everything else it looks for the content words of
 what the check asks for. A check without that data (written or edited by hand) is graded
-on the content words of its text.
-
-``OfflineExecutor`` still reads the rendered request every backend receives, so it sees
-only the check's text and recovers its structure from the compiler's sentences (``grade``);
-on compiled checks the two give the same verdicts (a test compares them on the sample). It
-cannot know facts, so the only contradiction it finds is steps in the wrong order. Its
-agreement with the hand-labelled gold verdicts of the bundled sample is measured by the
-test suite and stated in the README.
-
-Threat model: the response is read only from between the nonce fences and the check only
-after the last ``# Check`` line, so text in the response cannot change what is graded.
+on the content words of its text. It cannot know facts, so the only contradiction it finds
+is steps in the wrong order. Its agreement with the sample's reference labels is measured
+by the test suite and stated in the README. The ``offline`` backend
+(``backends/_offline.py``) hands it each answer and check directly: no prompt is rendered,
+so nothing in an answer can change which check is graded.
 """
 
 from __future__ import annotations
 
-import json
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
-
-from gamut_eval.judge._types import ChatMessage, Completion
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gamut_eval.rubric import Check
 
-__all__ = ["OFFLINE_JUDGE", "OfflineExecutor", "grade", "grade_check"]
+__all__ = ["OFFLINE_JUDGE", "grade_check"]
 
 OFFLINE_JUDGE = "gamut/offline"
 
-_FENCE = re.compile(
-    r"^<<<RESPONSE (?P<nonce>[0-9a-f]+)>>>\n(?P<body>(?:.*\n)*?)<<<END RESPONSE (?P=nonce)>>>$",
-    re.MULTILINE,
-)
-_CHECK = re.compile(r"^# Check\n", re.MULTILINE)
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 # fmt: off
 _STOP = frozenset((
@@ -56,21 +41,6 @@ _STOP = frozenset((
     "step", "part", "parts",
 ))
 # fmt: on
-
-_THRESHOLD = re.compile(
-    r"^Mentions at least (?P<n>\d+) of the following (?P<name>.+?): (?P<options>.+)\.$", re.S
-)
-_SEQUENCE = re.compile(
-    r"^Presents these steps of (?P<name>.+?) in this relative order: (?P<steps>.+)\.$", re.S
-)
-_LIST_ITEM = re.compile(r"^Mentions (?P<key>.+) as one of the (?P<name>.+)\.$", re.S)
-_OPTION = re.compile(r"^Mentions (?P<key>.+) among the (?P<name>.+)\.$", re.S)
-_STEP = re.compile(r"^Describes this step of (?P<name>.+?): (?P<key>.+)\.$", re.S)
-_ENTITY = re.compile(r"^Identifies the related entity (?P<key>.+) \((?P<relation>.+)\)\.$", re.S)
-_ASPECT = re.compile(
-    r"^About (?P<entity>.+) \((?P<relation>.+)\), states that (?P<key>.+)\.$", re.S
-)
-_NUMBERED = re.compile(r"\(\d+\) ")
 
 MEETS_AT = 0.5
 """Share of a check's content words the response must contain. Chosen on the bundled
@@ -188,59 +158,3 @@ def grade_check(response_text: str, check: Check) -> tuple[str, str]:
     if kind in _SEQUENCES and check.options:
         return _sequence(response, check.options)
     return _by_coverage(response, check.target if check.target is not None else check.text)
-
-
-def grade(response_text: str, check: str) -> tuple[str, str]:
-    """Verdict and explanation for a check known only by its text; deterministic.
-
-    The structure is recovered from the compiler's sentences. Prefer ``grade_check``, which
-    reads it from the ``Check``; this serves ``OfflineExecutor``, which sees rendered text.
-    """
-    response = _Response.of(response_text)
-    if not response.tokens:
-        return "missing", "empty response"
-    check = " ".join(check.split())
-    if match := _THRESHOLD.match(check):
-        return _threshold(response, int(match["n"]), match["options"].split("; "))
-    if match := _SEQUENCE.match(check):
-        steps = [s.rstrip("; ").strip() for s in _NUMBERED.split(match["steps"]) if s.strip()]
-        return _sequence(response, steps)
-    for pattern in (_LIST_ITEM, _OPTION, _STEP, _ENTITY, _ASPECT):
-        if match := pattern.match(check):
-            return _by_coverage(response, match["key"])
-    return _by_coverage(response, check)
-
-
-def _user_text(messages: list[ChatMessage]) -> str:
-    content = messages[-1]["content"] if messages else ""
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict))
-
-
-class OfflineExecutor:
-    """An ``Executor`` that grades locally with ``grade``; no network, instant."""
-
-    judge_id = OFFLINE_JUDGE
-
-    async def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
-    ) -> Completion:
-        start = time.perf_counter()
-        text = _user_text([m for m in messages if m.get("role") == "user"][:1])
-        fence = _FENCE.search(text)
-        checks = list(_CHECK.finditer(text))
-        if fence is None or not checks:
-            verdict, why = "missing", "no fenced response or no check found"
-        else:
-            verdict, why = grade(fence["body"], text[checks[-1].end() :])
-        reply = json.dumps({"explanation": why, "verdict": verdict})
-        return Completion(
-            reply,
-            prompt_tokens=len(text) // 4,
-            completion_tokens=len(reply) // 4,
-            latency_s=time.perf_counter() - start,
-        )
-
-    async def aclose(self) -> None:
-        return None

@@ -7,7 +7,7 @@ on demand. Adding a backend means writing its module and adding one line here.
 =========  ===============================================================================
 fast       online: a lean aiohttp client for OpenAI-compatible endpoints (the default)
 inspect    online: any provider Inspect AI supports, through its model API
-offline    the built-in deterministic judge (``gamut/offline``): no network
+offline    the built-in deterministic judge (``gamut/offline``), graded in process
 batch      provider batch APIs (OpenAI-compatible ``/files`` + ``/batches``), resumable;
            also writes request files for ``vllm run-batch`` and ingests their results
 ray        Ray Data over many OpenAI-compatible replicas, or vLLM engines in the job
@@ -35,7 +35,7 @@ __all__ = ["BACKENDS", "OFFLINE_JUDGE", "BackendOptions", "backend_name", "make_
 BACKENDS: dict[str, str] = {
     "fast": "gamut_eval.judge.backends._online:fast_backend",
     "inspect": "gamut_eval.judge.backends._online:inspect_backend",
-    "offline": "gamut_eval.judge.backends._online:offline_backend",
+    "offline": "gamut_eval.judge.backends._offline:offline_backend",
     "batch": "gamut_eval.judge.backends._batch:batch_backend",
     "ray": "gamut_eval.judge.backends._ray:ray_backend",
     "dry-run": "gamut_eval.judge.backends._dryrun:dry_run_backend",

@@ -1,7 +1,7 @@
 """The online backends: a client answers each request while the pass runs.
 
-``fast`` (aiohttp, OpenAI-compatible), ``inspect`` (Inspect AI's model API) and
-``offline`` (the built-in judge) differ only in the client; the loop is this module's: a
+``fast`` (aiohttp, OpenAI-compatible) and ``inspect`` (Inspect AI's model API) differ
+only in the client; the loop is this module's: a
 bounded queue feeds ``concurrency`` workers, each asks one check at a time (``ask``),
 re-asking a malformed reply at once with the conversation so far, and records the settled
 row. A client is made inside the pass's event loop (clients hold connections bound to one
@@ -28,7 +28,6 @@ __all__ = [
     "fast_backend",
     "inspect_backend",
     "make_client",
-    "offline_backend",
 ]
 
 ClientFactory = Callable[[JudgeSettings], Executor]
@@ -100,15 +99,11 @@ async def _drive(client: Executor, work: JudgeWork) -> None:
 
 
 def make_client(settings: JudgeSettings) -> Executor:
-    """The online client ``settings`` asks for (``auto``: offline for the offline judge,
-    fast where the provider speaks OpenAI, inspect otherwise)."""
+    """The online client ``settings`` asks for (``auto``: fast where the provider speaks
+    OpenAI, inspect otherwise)."""
     from gamut_eval.judge.backends import backend_name
 
     name = backend_name(settings)
-    if name == "offline":
-        from gamut_eval.judge._offline import OfflineExecutor
-
-        return OfflineExecutor()
     if name == "fast":
         from gamut_eval.judge._endpoints import resolve_endpoint
         from gamut_eval.judge.backends._fast import FastExecutor
@@ -131,7 +126,3 @@ def fast_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBack
 
 def inspect_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBackend:
     return _online("inspect", options)
-
-
-def offline_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBackend:
-    return _online("offline", options)
