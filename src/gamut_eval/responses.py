@@ -150,8 +150,8 @@ def _grid_errors(
                 "$",
                 "response-present",
                 f"{len(missing)} (question, model, setting) of the grid have no answer: "
-                f"{_listed(missing)}; rerun generation for them, or fill them as empty "
-                "answers (the model said nothing)",
+                f"{_listed(missing)}; rerun generation for them, or (gamut run) pass "
+                "--fill-missing to score them as empty answers (the model said nothing)",
             )
         )
     if unknown:
