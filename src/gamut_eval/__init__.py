@@ -11,9 +11,9 @@ scoring names do not bring pandas in until they are used.
 
 from __future__ import annotations
 
-import importlib as _importlib
 import typing as _typing
 
+from gamut_eval._lazy import lazy_exports as _lazy_exports
 from gamut_eval.errors import GamutError, InputError, JudgeError, ValidationError
 
 if _typing.TYPE_CHECKING:
@@ -75,17 +75,7 @@ _LAZY: dict[str, str] = {
 """Public name -> the module it comes from, imported when the name is first used."""
 
 
-def __getattr__(name: str) -> _typing.Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(_importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

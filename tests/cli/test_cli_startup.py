@@ -132,4 +132,8 @@ def test_importing_the_package_is_cheap() -> None:
     ).stdout  # fmt: skip
     modules = set(json.loads(out))
     assert not [m for m in modules if m.split(".")[0] in (*HEAVY, "pydantic", "yaml")]
-    assert {m for m in modules if m.startswith("gamut_eval")} == {"gamut_eval", "gamut_eval.errors"}
+    assert {m for m in modules if m.startswith("gamut_eval")} == {
+        "gamut_eval",
+        "gamut_eval._lazy",
+        "gamut_eval.errors",
+    }
