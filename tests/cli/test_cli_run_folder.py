@@ -241,3 +241,14 @@ def test_judge_refuses_answers_with_a_gap(tmp_path: Path) -> None:
     assert repr(dropped["question_id"]) in text
     assert not (tmp_path / "v.jsonl").exists()
     assert not (tmp_path / "verdicts.sqlite").exists()
+
+
+def test_the_report_says_which_answers_were_filled(tmp_path: Path) -> None:
+    dropped = ANSWERS[5]
+    out = tmp_path / "run"
+    assert invoke(*run_args(out, answers_without(tmp_path, 5), "--fill-missing")).exit_code == 0
+    result = invoke("report", str(out), "--format", "md")
+    assert result.exit_code == 0, result.output
+    text = flat((out / "report.md").read_text()).replace("\\", "")  # Markdown escapes
+    assert "1 missing answer(s) were scored as empty answers (--fill-missing)" in text
+    assert f"{dropped['question_id']} / {dropped['model']} / {dropped['setting']}" in text

@@ -129,7 +129,24 @@ def _run_config(run_dir: Path, notes: list[str]) -> dict[str, Any]:
         raise ValidationError(
             [ErrorDetail("$", "run-object", "expected an object", data).in_file(path)]
         )
+    notes += _filled_notes(data.get("filled_missing") or [])
     return data
+
+
+def _filled_notes(filled: list[Any]) -> list[str]:
+    """The answers a run filled as empty ones (``gamut run --fill-missing``), said once."""
+    if not filled:
+        return []
+    named = [
+        f"{a.get('question_id')} / {a.get('model')} / {a.get('setting')}"
+        for a in filled[:5]
+        if isinstance(a, dict)
+    ]
+    more = f" and {len(filled) - 5} more" if len(filled) > 5 else ""
+    return [
+        f"{len(filled)} missing answer(s) were scored as empty answers (--fill-missing): "
+        f"{'; '.join(named)}{more}"
+    ]
 
 
 def _params(config: dict[str, Any], run_dir: Path) -> ScoringParams:
