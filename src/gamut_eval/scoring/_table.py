@@ -254,10 +254,15 @@ def _check_duplicates(
 ) -> None:
     """Refuse two verdict rows for the same response and check (they would count twice)."""
     checks, uniques = columns.codes("check_id")
-    if n_groups * max(len(uniques), 1) <= _DENSE_LIMIT:
-        counts = np.bincount(group * max(len(uniques), 1) + checks)
-        duplicated = counts.max(initial=0) > 1
-        pair = group * max(len(uniques), 1) + checks if duplicated else group
+    width = max(len(uniques), 1)
+    if n_groups * width <= _DENSE_LIMIT:
+        pair = group * width + checks
+        # A bitmap of the (response, check) pairs seen: a byte per possible pair, where a
+        # bincount would write eight, and the rows are distinct iff as many bits are set.
+        seen = np.zeros(n_groups * width, dtype=np.bool_)
+        seen[pair] = True
+        duplicated = int(np.count_nonzero(seen)) < len(pair)
+        counts = np.bincount(pair) if duplicated else np.zeros(0, dtype=np.int64)
     else:
         pair, _ = columns.groups([*keys, "check_id"])
         counts = np.bincount(pair)
