@@ -4,15 +4,47 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
 
-__all__ = ["console", "dump_json", "write_output"]
+if TYPE_CHECKING:
+    from rich.console import Console
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+__all__ = ["console", "dump_json", "err_console", "rich_console", "write_output"]
+
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use: importing ``rich.console`` costs ~30 ms, which
+    ``--help`` does not need. Attribute access goes to the console."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def resolve(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.resolve(), name)
+
+
+if TYPE_CHECKING:
+    console: Console
+    err_console: Console
+else:
+    console = _LazyConsole(highlight=False)
+    err_console = _LazyConsole(stderr=True, highlight=False)
+
+
+def rich_console(console: Console) -> Console:
+    """The ``Console`` object itself behind ``console`` (one of the above, or any console),
+    for code that needs a real one, such as a live display."""
+    return console.resolve() if isinstance(console, _LazyConsole) else console
 
 
 def dump_json(data: Any, *, indent: int | None = 2) -> str:

@@ -1,133 +1,135 @@
 """Command-line options derived from settings models: one source for every default.
 
-``model_options(JudgeSettings)`` turns each field of a pydantic settings model into a
-click option: the name from the field (or its ``cli`` metadata), the type and bounds from
+Each field of a settings model (``JudgeSettings``, ``BatchSettings``, ``RaySettings``)
+is an option: the name from the field (or its ``cli`` metadata), the type and bounds from
 its annotation, the default from the model, the help text from the field's docstring.
-``model_values`` takes the parsed values back out of a command's keyword arguments, and
-the model validates them (so a bound is enforced in one place, with one message).
-``--config FILE`` supplies values from a YAML or JSON file; options given on the command
-line win over it, and it wins over the model's defaults.
+
+Building a pydantic model class costs ~100 ms of start-up, too much for ``--help``, so
+the options are derived ahead of time: ``_option_derive.derive_table()`` computes each
+field's ``OptionSpec`` from the models, and the result is committed as plain literals in
+``_option_table.py`` (a test checks that it matches the models). Regenerate it after
+changing a model::
+
+    python -m gamut_eval.cli._option_derive --write
+
+``model_options("JudgeSettings")`` adds the options of a model to a command, from the
+table; ``model_values`` takes the parsed values back out of the command's keyword
+arguments, and ``settings_from`` has the model validate them when the command runs (so a
+bound is enforced in one place, with one message). ``--config FILE`` supplies values from
+a YAML or JSON file; options given on the command line win over it, and it wins over the
+model's defaults.
 """
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
-import annotated_types
 import click
-import pydantic
-from pydantic import BaseModel
-from pydantic.fields import FieldInfo
 
+from gamut_eval.cli._option_table import OPTION_TABLE
 from gamut_eval.errors import ValidationError
 
-__all__ = ["config_option", "model_options", "model_values", "option_name", "settings_from"]
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic.fields import FieldInfo
+
+    M = TypeVar("M", bound=BaseModel)
+
+__all__ = [
+    "OptionSpec",
+    "config_option",
+    "model_options",
+    "model_values",
+    "option_name",
+    "option_table",
+    "settings_from",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
-M = TypeVar("M", bound=BaseModel)
 
 
-def option_name(name: str, info: FieldInfo) -> str | None:
-    """The option of field ``name`` (``--field-name`` unless its metadata says otherwise);
-    None for a field kept off the command line."""
-    extra = info.json_schema_extra
-    if isinstance(extra, Mapping) and "cli" in extra:
-        value = extra["cli"]
-        return value if isinstance(value, str) else None
-    return "--" + name.replace("_", "-")
+class OptionSpec(NamedTuple):
+    """One field of a settings model as a command-line option."""
+
+    name: str
+    """The field (and the command's keyword argument)."""
+    flag: str
+    """The long option, ``--field-name`` unless the field's ``cli`` metadata names another."""
+    kind: str
+    """int, float, str, path, bool (``--x/--no-x``), choice or multiple (repeatable)."""
+    default: Any
+    """The model's default."""
+    help: str
+    """The field's docstring, on one line."""
+    bounds: dict[str, Any]
+    """``min``, ``max``, ``min_open``, ``max_open`` of an int or float."""
+    choices: tuple[str, ...]
+    """The values of a choice."""
 
 
-def _bounds(info: FieldInfo) -> dict[str, Any]:
-    bounds: dict[str, Any] = {}
-    for item in info.metadata:
-        if isinstance(item, annotated_types.Ge):
-            bounds["min"] = item.ge
-        elif isinstance(item, annotated_types.Gt):
-            bounds["min"], bounds["min_open"] = item.gt, True
-        elif isinstance(item, annotated_types.Le):
-            bounds["max"] = item.le
-        elif isinstance(item, annotated_types.Lt):
-            bounds["max"], bounds["max_open"] = item.lt, True
-    return bounds
+def option_table() -> dict[str, tuple[OptionSpec, ...]]:
+    """The committed table: model name -> its options, in field order."""
+    return {model: _specs(model) for model in OPTION_TABLE}
 
 
-def _strip_optional(annotation: Any) -> Any:
-    if get_origin(annotation) in (typing.Union, types.UnionType):
-        args = [a for a in get_args(annotation) if a is not type(None)]
-        if len(args) == 1:
-            return args[0]
-    return annotation
+def _specs(model: str) -> tuple[OptionSpec, ...]:
+    try:
+        entries = OPTION_TABLE[model]
+    except KeyError:
+        raise KeyError(f"{model} is not one of {', '.join(OPTION_TABLE)}") from None
+    return tuple(OptionSpec(**entry) for entry in entries)
 
 
-def _bounds_of(annotation: Any, info: FieldInfo) -> tuple[Any, dict[str, Any]]:
-    """The bare type, and bounds from the field or from an ``Annotated`` inside Optional."""
-    bounds = _bounds(info)
-    if get_origin(annotation) is typing.Annotated:
-        base, *extras = get_args(annotation)
-        for extra in extras:
-            if isinstance(extra, FieldInfo):
-                bounds |= _bounds(extra)
-        return base, bounds
-    return annotation, bounds
+# -- the options, from the table ------------------------------------------------------------
 
 
-def _click_type(annotation: Any, info: FieldInfo, choices: Iterable[str] | None) -> dict[str, Any]:
-    annotation, bounds = _bounds_of(_strip_optional(annotation), info)
+def _option(spec: OptionSpec, choices: Iterable[str] | None) -> Callable[[F], F]:
+    declarations = [spec.flag, spec.name]
+    kind: dict[str, Any]
     if choices is not None:
-        return {"type": click.Choice(list(choices))}
-    if get_origin(annotation) is Literal:
-        return {"type": click.Choice([str(a) for a in get_args(annotation)])}
-    if annotation is bool:
-        return {"is_flag": True}
-    if annotation is int:
-        return {"type": click.IntRange(**bounds) if bounds else click.INT}
-    if annotation is float:
-        return {"type": click.FloatRange(**bounds) if bounds else click.FLOAT}
-    if annotation is Path:
-        return {"type": click.Path(path_type=Path)}
-    if get_origin(annotation) is tuple:
-        return {"multiple": True, "type": click.STRING}
-    return {"type": click.STRING}
-
-
-def _option(
-    name: str, info: FieldInfo, flag: str, choices: Iterable[str] | None
-) -> Callable[[F], F]:
-    kind = _click_type(info.annotation, info, choices)
-    default = info.get_default(call_default_factory=True)
-    declarations = [flag, name]
-    if kind.pop("is_flag", False):
-        declarations = [f"{flag}/--no-{flag.removeprefix('--')}", name]
-    shown = default is not None and default != ()
+        kind = {"type": click.Choice(list(choices))}
+    elif spec.kind == "choice":
+        kind = {"type": click.Choice(list(spec.choices))}
+    elif spec.kind == "bool":
+        kind = {}
+        declarations = [f"{spec.flag}/--no-{spec.flag.removeprefix('--')}", spec.name]
+    elif spec.kind == "int":
+        kind = {"type": click.IntRange(**spec.bounds) if spec.bounds else click.INT}
+    elif spec.kind == "float":
+        kind = {"type": click.FloatRange(**spec.bounds) if spec.bounds else click.FLOAT}
+    elif spec.kind == "path":
+        kind = {"type": click.Path(path_type=Path)}
+    elif spec.kind == "multiple":
+        kind = {"multiple": True, "type": click.STRING}
+    else:
+        kind = {"type": click.STRING}
+    default = spec.default
     return click.option(
         *declarations,
         default=None if default == () else default,
-        show_default=shown,
-        help=(info.description or "").replace("\n", " "),
+        show_default=default is not None and default != (),
+        help=spec.help,
         **kind,
     )
 
 
 def model_options(
-    model: type[BaseModel],
+    model: str,
     *,
     exclude: Iterable[str] = (),
     choices: Mapping[str, Iterable[str]] | None = None,
 ) -> Callable[[F], F]:
-    """A decorator adding one option per field of ``model`` (in field order) to a command.
+    """A decorator adding one option per field of the settings model named ``model`` (in
+    field order) to a command.
 
     ``exclude`` leaves fields out; ``choices`` narrows a field's choices for this command.
     """
     skip = set(exclude)
     narrowed = choices or {}
     decorators = [
-        _option(name, info, flag, narrowed.get(name))
-        for name, info in model.model_fields.items()
-        if (flag := option_name(name, info)) is not None and name not in skip
+        _option(spec, narrowed.get(spec.name)) for spec in _specs(model) if spec.name not in skip
     ]
 
     def decorate(command: F) -> F:
@@ -139,17 +141,18 @@ def model_options(
     return decorate
 
 
-def model_values(model: type[BaseModel], options: dict[str, Any]) -> dict[str, Any]:
-    """Remove ``model``'s fields from a command's keyword arguments; return them (only
-    those given: ``None`` and empty repeats keep the model's default)."""
+def model_values(model: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Remove the fields of the settings model named ``model`` from a command's keyword
+    arguments; return them (only those given: ``None`` and empty repeats keep the model's
+    default)."""
     values: dict[str, Any] = {}
-    for name, info in model.model_fields.items():
-        if option_name(name, info) is None or name not in options:
+    for spec in _specs(model):
+        if spec.name not in options:
             continue
-        value = options.pop(name)
+        value = options.pop(spec.name)
         if value is None or value == ():
             continue
-        values[name] = tuple(value) if isinstance(value, list | tuple) else value
+        values[spec.name] = tuple(value) if isinstance(value, list | tuple) else value
     return values
 
 
@@ -157,6 +160,8 @@ def settings_from(
     model: type[M], values: Mapping[str, Any], *, where: str = "command-line options"
 ) -> M:
     """Validate settings, naming ``where`` the values came from in the error."""
+    import pydantic
+
     from gamut_eval.rubric._load import pydantic_details
 
     try:
@@ -201,3 +206,16 @@ config_option = click.option(
     help="YAML or JSON file of option values (names as the long options, without --); "
     "options on the command line win over it.",
 )
+
+
+# -- deriving the table (``_option_derive``) ------------------------------------------------
+
+
+def option_name(name: str, info: FieldInfo) -> str | None:
+    """The option of field ``name`` (``--field-name`` unless its metadata says otherwise);
+    None for a field kept off the command line."""
+    extra = info.json_schema_extra
+    if isinstance(extra, Mapping) and "cli" in extra:
+        value = extra["cli"]
+        return value if isinstance(value, str) else None
+    return "--" + name.replace("_", "-")

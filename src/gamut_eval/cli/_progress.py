@@ -12,7 +12,7 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from gamut_eval.cli._common import err_console
+from gamut_eval.cli._common import err_console, rich_console
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
@@ -127,7 +127,7 @@ def _bar() -> Progress:
         TimeElapsedColumn(),
         TimeRemainingColumn(),
     ]
-    return Progress(*columns, console=err_console, transient=False)
+    return Progress(*columns, console=rich_console(err_console), transient=False)
 
 
 def warn_flagged(stats: JudgeStats) -> None:

@@ -11,8 +11,8 @@ from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._judge import judge_options, judge_settings
 from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
+from gamut_eval.judge._backend_names import ONLINE_BACKENDS
 from gamut_eval.judge._offline import OFFLINE_JUDGE
-from gamut_eval.judge._settings import ONLINE_BACKENDS, JudgeSettings
 
 if TYPE_CHECKING:
     from gamut_eval.run import RunResult
@@ -205,6 +205,7 @@ def demo(out: Path, overwrite: bool) -> None:
     with real models and a real judge.
     """
     from gamut_eval.cli._report import write_html_report
+    from gamut_eval.judge._settings import JudgeSettings
     from gamut_eval.run import run_benchmark
 
     with PassProgress() as progress:

@@ -2,7 +2,10 @@
 
 Each field holds its default and, in its docstring, its help text. The command-line
 options (``gamut_eval.cli._options``), configuration files and the run record
-(``run.json``) are all derived from these models, so a default is never restated.
+(``run.json``) are all derived from these models, so a default is never restated. The
+options are read from a table generated from these models (``cli/_option_table.py``, so
+``--help`` builds no model): after changing a field, regenerate it with
+``python -m gamut_eval.cli._option_derive --write`` (a test fails until then).
 Field metadata ``cli`` names the option where it differs from ``--field-name``
 (``None`` keeps a field off the command line).
 
@@ -23,6 +26,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gamut_eval.judge._backend_names import ONLINE_BACKENDS, BackendName
+
 __all__ = [
     "ONLINE_BACKENDS",
     "OPENAI_BATCH_MAX_BYTES",
@@ -37,10 +42,6 @@ OPENAI_BATCH_MAX_REQUESTS = 50_000
 """Requests per batch input file that OpenAI's Batch API accepts."""
 OPENAI_BATCH_MAX_BYTES = 200 * 1000 * 1000
 """Bytes per batch input file that OpenAI's Batch API accepts (200 MB)."""
-
-BackendName = Literal["auto", "fast", "inspect", "batch", "ray"]
-ONLINE_BACKENDS: tuple[str, ...] = ("auto", "fast", "inspect")
-"""The backends that answer while the command runs (``gamut run`` offers only these)."""
 
 _SETTINGS = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
