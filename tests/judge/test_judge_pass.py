@@ -292,3 +292,26 @@ def test_a_long_lived_dataset_is_frozen_out_of_the_collector() -> None:
         assert dataset.checklists() is not dataset.checklists()
     finally:
         gc.unfreeze()
+
+
+def test_scale_options_keep_their_documented_names() -> None:
+    text = help_text("judge")
+    documented = (Path(__file__).resolve().parents[2] / "docs" / "scaling.md").read_text()
+    for flag in (
+        "--batch-dir",
+        "--batch-max-requests",
+        "--batch-max-mb",
+        "--batch-poll",
+        "--batch-max-wait",
+        "--batch-max-active",
+        "--ray-address",
+        "--ray-engine",
+        "--ray-endpoint",
+        "--ray-workers",
+        "--ray-vllm-model",
+        "--ray-vllm-tp",
+    ):
+        assert flag in text, flag
+    for flag in re.findall(r"--(?:batch|ray)-[a-z-]+", documented):
+        assert flag in text, f"docs/scaling.md names {flag}, which gamut judge does not take"
+    assert "--max-wait-s" not in text

@@ -189,7 +189,7 @@ OPTION_TABLE: dict[str, tuple[dict[str, Any], ...]] = {
         },
         {
             "name": "max_wait_s",
-            "flag": "--max-wait-s",
+            "flag": "--batch-max-wait",
             "kind": "float",
             "default": None,
             "help": "Stop waiting after this many seconds (rerun to collect).",
@@ -198,7 +198,7 @@ OPTION_TABLE: dict[str, tuple[dict[str, Any], ...]] = {
         },
         {
             "name": "max_active",
-            "flag": "--max-active",
+            "flag": "--batch-max-active",
             "kind": "int",
             "default": None,
             "help": "Batches in flight at once.",

@@ -124,13 +124,13 @@ class BatchSettings(BaseModel):
     """Megabytes per batch file."""
     poll_interval_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--batch-poll"))] = 30.0
     """Seconds between batch status polls."""
-    max_wait_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--batch-max-wait"))] | None = (
-        None
-    )
+    max_wait_s: Annotated[
+        float | None, Field(gt=0, json_schema_extra=_cli("--batch-max-wait"))
+    ] = None
     """Stop waiting after this many seconds (rerun to collect)."""
-    max_active: Annotated[int, Field(ge=1, json_schema_extra=_cli("--batch-max-active"))] | None = (
-        None
-    )
+    max_active: Annotated[
+        int | None, Field(ge=1, json_schema_extra=_cli("--batch-max-active"))
+    ] = None
     """Batches in flight at once."""
     completion_window: Annotated[str, Field(json_schema_extra=_cli(None))] = "24h"
     """The ``completion_window`` sent when a batch is created."""
