@@ -115,6 +115,10 @@ class RunManifest(BaseModel):
     """The settings of each judge (``JudgeSettings``), as used."""
     scoring: ScoringParams
     """Verdict values and tier weights used for the scores."""
+    requests: dict[str, dict[str, Any]] = {}
+    """Per judge, how its requests were written as its probe found them (the parameter
+    names, whether a temperature is sent, how the verdict schema is asked for, and each
+    correction a refusal led to)."""
     filled_missing: list[FilledAnswer] = []
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the

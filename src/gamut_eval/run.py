@@ -17,11 +17,12 @@ empty answer, recorded in run.json.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,9 @@ from gamut_eval._folder import DERIVED, claim_folder, file_sha256
 from gamut_eval._tables import write_rows
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._pass import OnEvent, judge_pass
+from gamut_eval.judge._pass import Backend, OnEvent, judge_pass
 from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._probe import ProbeResult, probe_judges
 from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._run import (
     JudgeReport,
@@ -46,7 +48,7 @@ from gamut_eval.judge._run import (
 )
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import VerdictStore
-from gamut_eval.judge.backends import make_backend
+from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.records import FilledAnswer, RunIdentity, RunManifest, score_rows
 from gamut_eval.responses import (
     SETTINGS,
@@ -139,6 +141,7 @@ def _manifest(
     responses: Path | None,
     judges: Sequence[JudgeSettings],
     filled: Sequence[FilledAnswer] = (),
+    probes: Mapping[str, ProbeResult] | None = None,
 ) -> RunManifest:
     return RunManifest(
         identity=identity,
@@ -153,6 +156,11 @@ def _manifest(
         prompt_version=PROMPT_VERSION,
         judges=[j.model_dump(mode="json") for j in judges],
         scoring=identity.scoring,
+        requests={
+            judge: dataclasses.asdict(result.shape)
+            for judge, result in (probes or {}).items()
+            if result.shape is not None
+        },
         filled_missing=list(filled),
     )
 
@@ -192,8 +200,9 @@ def run_benchmark(
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(dataset, models, responses, setting, judges, params, fill_missing)
+    probes = probe_judges(judges)  # a dead endpoint ends the run here, with nothing written
     claim_folder(out_dir, identity, overwrite=overwrite)
-    manifest = _manifest(identity, dataset, responses, judges)
+    manifest = _manifest(identity, dataset, responses, judges, probes=probes)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -212,9 +221,9 @@ def run_benchmark(
     write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
-        manifest = _manifest(identity, dataset, responses, judges, filled)
+        manifest = _manifest(identity, dataset, responses, judges, filled, probes)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s)
+    reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
     return RunResult(out_dir, _score(dataset, out_dir, params), reports, filled)
 
 
@@ -225,13 +234,14 @@ def _judge_all(
     out_dir: Path,
     on_event: OnEvent | None,
     wait_s: float,
+    probes: Mapping[str, ProbeResult],
 ) -> dict[str, JudgeReport]:
     # The answers are validated once, for every judge, before the store is created or locked.
     plan = JudgePlan(dataset, answers, judges[0])
     plans = [plan.for_judge(settings) for settings in judges]
     reports: dict[str, JudgeReport] = {}
     with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
-        passes = [judge_pass(p, make_backend(p.settings), store, on_event) for p in plans]
+        passes = [judge_pass(p, _backend(p.settings, probes), store, on_event) for p in plans]
         for name in DERIVED:  # about to be older than the verdicts: never left so
             (out_dir / name).unlink(missing_ok=True)
         with atomic_writer(out_dir / "verdicts.jsonl") as handle:
@@ -247,6 +257,11 @@ def _judge_all(
     if failures:
         raise UnscoredRateExceeded("\n".join(failures))
     return reports
+
+
+def _backend(settings: JudgeSettings, probes: Mapping[str, ProbeResult]) -> Backend:
+    learned = probes.get(settings.judge)
+    return make_backend(settings, BackendOptions(shape=learned.shape if learned else None))
 
 
 def _score(dataset: Dataset, out_dir: Path, params: ScoringParams) -> pd.DataFrame:

@@ -149,13 +149,15 @@ SMALL_RESPONSES = [
 
 
 def settings(**overrides: Any) -> JudgeSettings:
-    """Judge settings for the fake server: fast backend, small timeouts, no unscored limit."""
+    """Judge settings for the fake server: fast backend, small timeouts, no unscored limit,
+    no probe request."""
     values: dict[str, Any] = {
         "judge": JUDGE,
         "backend": "fast",
         "concurrency": 4,
         "timeout_s": 5.0,
         "max_unscored_rate": 1.0,
+        "probe": False,  # these tests count requests; the probe has tests of its own
     }
     return JudgeSettings.model_validate(values | overrides)
 

@@ -55,6 +55,7 @@ def judge_args(ws: Workspace, *extra: str, out: Path | None = None) -> list[str]
         str(out or ws.out),
         "--concurrency",
         "4",
+        "--no-probe",  # these tests count requests; the probe has tests of its own
         *extra,
     ]
 

@@ -29,9 +29,10 @@ from gamut_eval.judge._types import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
-from gamut_eval.judge.backends._fast import FastExecutor, _env_proxy
+from gamut_eval.judge.backends._fast import FastExecutor
 from gamut_eval.judge.backends._limits import AdaptiveLimit as _AdaptiveLimit
 from gamut_eval.judge.backends._limits import TokenBucket as _TokenBucket
+from gamut_eval.judge.backends._limits import env_proxy as _env_proxy
 from gamut_eval.testing import (
     FakeOpenAIServer,
     FaultRule,

@@ -202,6 +202,7 @@ def cli_args(ws: Workspace, *extra: str) -> list[str]:
         str(ws.out),
         "--max-unscored-rate",
         "1",
+        "--no-probe",  # these tests count requests; the probe has tests of its own
         *extra,
     ]
 

@@ -169,9 +169,7 @@ def test_request_lines_are_the_fast_executors_bodies_keyed_by_store_key(
     fast = FastExecutor(resolve_endpoint(JUDGE), settings(max_tokens=400))
     for line in lines:
         assert (line["method"], line["url"]) == ("POST", "/v1/chat/completions")
-        expected = json.loads(
-            fast._encode(line["body"]["messages"], line["body"]["response_format"])
-        )
+        expected = json.loads(fast._encode(line["body"]["messages"], structured=True)[0])
         assert line["body"] == expected
     second = run_batch(small)  # everything is in the store now: nothing is submitted
     assert second.stats.cached == 10
@@ -403,7 +401,7 @@ def test_ingest_skips_lines_of_other_runs(small: Workspace, tmp_path: Path, scal
 def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
     from gamut_eval.judge._prompt import render_messages, render_response
     from gamut_eval.judge.backends._batch_files import _template, request_line
-    from gamut_eval.judge.backends._wire import request_body
+    from gamut_eval.judge.backends._shape import initial_shape
 
     judge_settings = settings()
     response = 'Un "panda" roux\n\tmange du bambou — 竹子 🐼 \\ </script> @@gamut-key@ <<<RESPONSE'
@@ -411,7 +409,10 @@ def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
     template = _template(rendered, "fake-judge", judge_settings)
     assert template is not None
     for check in ['Mentions "bamboo".', "Names 竹子 🐼\nand\\or \u0000 things.  "]:
-        body = request_body("fake-judge", render_messages(rendered, check), judge_settings)
+        messages = render_messages(rendered, check)
+        body = initial_shape("fake-judge", judge_settings).body(
+            "fake-judge", messages, judge_settings
+        )
         assert template.line("k" * 64, check) == request_line("k" * 64, body)
     marked = render_response("Q?", "a response quoting @@gamut-check@@")
     assert _template(marked, "fake-judge", judge_settings) is None  # falls back to dumps

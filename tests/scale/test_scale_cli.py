@@ -36,6 +36,7 @@ def args(ws: Workspace, *extra: str) -> list[str]:
         str(ws.store),
         "--out",
         str(ws.out),
+        "--no-probe",  # the fake batch API serves no chat completions
         *extra,
     ]
 

@@ -108,11 +108,25 @@ OPTION_TABLE: dict[str, tuple[dict[str, Any], ...]] = {
             "choices": (),
         },
         {
+            "name": "reasoning_effort",
+            "flag": "--judge-reasoning-effort",
+            "kind": "choice",
+            "default": None,
+            "help": (
+                "Reasoning effort of a reasoning-model judge (o series, gpt-5); others ignore it."
+            ),
+            "bounds": {},
+            "choices": ("minimal", "low", "medium", "high"),
+        },
+        {
             "name": "structured_output",
             "flag": "--structured-output",
             "kind": "bool",
             "default": True,
-            "help": "Request the verdict JSON schema via response_format.",
+            "help": (
+                "Request the verdict JSON schema via response_format (degraded to what the "
+                "endpoint takes: json_schema, then json_object with the schema, then none)."
+            ),
             "bounds": {},
             "choices": (),
         },
@@ -144,6 +158,19 @@ OPTION_TABLE: dict[str, tuple[dict[str, Any], ...]] = {
             "default": 0.02,
             "help": "Fail the run if more checks than this share cannot be graded.",
             "bounds": {"min": 0, "max": 1},
+            "choices": (),
+        },
+        {
+            "name": "probe",
+            "flag": "--probe",
+            "kind": "bool",
+            "default": True,
+            "help": (
+                "Send one tiny request to each judge endpoint before any work, so a wrong URL, "
+                "model, key or parameter ends the command in seconds (exit 2) with nothing "
+                "written."
+            ),
+            "bounds": {},
             "choices": (),
         },
     ),

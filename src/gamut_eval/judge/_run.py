@@ -22,6 +22,7 @@ from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._pass import Backend, JudgeStats, OnEvent, judge_pass
 from gamut_eval.judge._plan import JudgePlan, complete_answers
+from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._records import Status, VerdictName, VerdictRow
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
@@ -163,6 +164,10 @@ def judge_responses(
     if complete:
         complete_answers(plan)
     backend = backend or make_backend(settings)
+    if getattr(backend, "probed", False):
+        learned = probe_judges([settings]).get(settings.judge)
+        if learned is not None and hasattr(backend, "shape"):
+            backend.shape = learned.shape
     with open_store(store_path, backend, wait_for_store_s) as store:
         stats = judge_pass(plan, backend, store, on_event)
         if not backend.exports_rows:

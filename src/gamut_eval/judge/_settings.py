@@ -84,8 +84,14 @@ class JudgeSettings(BaseModel):
     """Sampling temperature of the judge."""
     max_tokens: Annotated[int, Field(ge=16, json_schema_extra=_cli("--judge-max-tokens"))] = 400
     """Upper bound on the judge's reply length, in tokens."""
+    reasoning_effort: Annotated[
+        Literal["minimal", "low", "medium", "high"] | None,
+        Field(json_schema_extra=_cli("--judge-reasoning-effort")),
+    ] = None
+    """Reasoning effort of a reasoning-model judge (o series, gpt-5); others ignore it."""
     structured_output: bool = True
-    """Request the verdict JSON schema via response_format."""
+    """Request the verdict JSON schema via response_format (degraded to what the endpoint
+    takes: json_schema, then json_object with the schema, then none)."""
     judge_image: bool = False
     """Show the judge the image (multimodal setting; checks are self-contained, so off by
     default)."""
@@ -95,6 +101,9 @@ class JudgeSettings(BaseModel):
     """inspect backend: the provider's prompt caching (``auto``, true or false)."""
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
     """Fail the run if more checks than this share cannot be graded."""
+    probe: bool = True
+    """Send one tiny request to each judge endpoint before any work, so a wrong URL, model,
+    key or parameter ends the command in seconds (exit 2) with nothing written."""
 
     def verdict_identity(self) -> dict[str, object]:
         """The settings that can change a verdict (the rest only change how requests
@@ -124,13 +133,13 @@ class BatchSettings(BaseModel):
     """Megabytes per batch file."""
     poll_interval_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--batch-poll"))] = 30.0
     """Seconds between batch status polls."""
-    max_wait_s: Annotated[
-        float | None, Field(gt=0, json_schema_extra=_cli("--batch-max-wait"))
-    ] = None
+    max_wait_s: Annotated[float | None, Field(gt=0, json_schema_extra=_cli("--batch-max-wait"))] = (
+        None
+    )
     """Stop waiting after this many seconds (rerun to collect)."""
-    max_active: Annotated[
-        int | None, Field(ge=1, json_schema_extra=_cli("--batch-max-active"))
-    ] = None
+    max_active: Annotated[int | None, Field(ge=1, json_schema_extra=_cli("--batch-max-active"))] = (
+        None
+    )
     """Batches in flight at once."""
     completion_window: Annotated[str, Field(json_schema_extra=_cli(None))] = "24h"
     """The ``completion_window`` sent when a batch is created."""

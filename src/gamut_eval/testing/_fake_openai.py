@@ -44,6 +44,7 @@ from gamut_eval.testing._requests import (
 )
 from gamut_eval.testing._wire import (
     BAD_API_KEY,
+    DIALECTS,
     completion_body,
     error_response,
     estimate_prompt_tokens,
@@ -53,6 +54,7 @@ from gamut_eval.testing._wire import (
     request_problem,
     reset_mid_body,
     seconds_header,
+    unknown_model,
     verdict_of,
 )
 
@@ -86,9 +88,15 @@ class FakeOpenAIServer:
         models: Sequence[str] = DEFAULT_MODELS,
         api_key: str | None = None,
         port: int = 0,
+        dialect: str = "openai",
+        known_models_only: bool = False,
     ) -> None:
         if latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0; got {latency_ms}")
+        if dialect not in DIALECTS:
+            raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
+        self._dialect = dialect
+        self._known_models_only = known_models_only
         self._policy = as_policy_function(policy)
         self._faults: tuple[FaultRule, ...] = tuple(faults)
         self._latency_s = latency_ms / 1000
@@ -186,7 +194,9 @@ class FakeOpenAIServer:
             await asyncio.sleep(self._latency_s)
         if not self._authorised(request):
             return error_response(BAD_API_KEY)
-        problem = request_problem(payload)
+        problem = request_problem(payload, self._dialect)
+        if problem is None and self._known_models_only:
+            problem = unknown_model(payload, self._models)
         if problem is not None:
             return error_response(problem)
         try:

@@ -90,14 +90,68 @@ def parse_body(raw: bytes) -> tuple[Any, str]:
     return payload, body_hash(payload)
 
 
-def request_problem(payload: Any) -> HttpFault | None:
-    """Why a real API would reject this body with a 400, or None."""
+DIALECTS = ("openai", "openai-reasoning", "llama-cpp")
+"""What the fake refuses, as the servers it stands for do:
+
+- ``openai``: a chat model; takes every parameter gamut sends.
+- ``openai-reasoning``: an OpenAI reasoning model (o series, gpt-5): ``max_tokens`` and
+  any temperature but 1 are refused with OpenAI's own 400 bodies.
+- ``llama-cpp``: llama-cpp-python's server: ``response_format`` of type ``json_schema`` is
+  answered with HTTP 500 and a validation error (it takes ``json_object`` with a schema).
+"""
+_NO_MAX_TOKENS = HttpFault(
+    400,
+    "invalid_request_error",
+    "unsupported_parameter",
+    "Unsupported parameter: 'max_tokens' is not supported with this model. "
+    "Use 'max_completion_tokens' instead.",
+)
+_NO_TEMPERATURE = HttpFault(
+    400,
+    "invalid_request_error",
+    "unsupported_value",
+    "Unsupported value: 'temperature' does not support 0.0 with this model. "
+    "Only the default (1) value is supported.",
+)
+_NO_JSON_SCHEMA = HttpFault(
+    500,
+    "internal_server_error",
+    None,
+    "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should "
+    "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]",
+)
+
+
+def unknown_model(payload: dict[str, Any], models: tuple[str, ...]) -> HttpFault | None:
+    """OpenAI's 404 for a model the server does not serve, or None."""
+    model = payload.get("model")
+    if model in models:
+        return None
+    return HttpFault(
+        404,
+        "invalid_request_error",
+        "model_not_found",
+        f"The model `{model}` does not exist or you do not have access to it.",
+    )
+
+
+def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
+    """Why a real API of ``dialect`` would refuse this body, or None."""
     if not isinstance(payload, dict):
         return _MALFORMED
     if not isinstance(payload.get("messages"), list):
         return _NO_MESSAGES
     if payload.get("stream"):
         return _NO_STREAM
+    if dialect == "openai-reasoning":
+        if "max_tokens" in payload:
+            return _NO_MAX_TOKENS
+        if payload.get("temperature", 1) != 1:
+            return _NO_TEMPERATURE
+    if dialect == "llama-cpp":
+        response_format = payload.get("response_format")
+        if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
+            return _NO_JSON_SCHEMA
     return None
 
 

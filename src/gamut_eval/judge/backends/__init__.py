@@ -61,6 +61,8 @@ class BackendOptions:
     """online: make the client (inside the pass's event loop); tests inject fakes here."""
     client_factory: Callable[[Any], Any] | None = None
     """batch: make the batch API client from the endpoint (tests inject fakes here)."""
+    shape: Any = None
+    """online: the request shape a probe learned (``_shape.RequestShape``), if any."""
 
 
 def backend_name(settings: JudgeSettings, *, dry_run: bool = False) -> str:

@@ -290,6 +290,11 @@ class BatchBackend:
     def exports_rows(self) -> bool:
         return not self.write_only
 
+    @property
+    def probed(self) -> bool:
+        """Only a pass that submits batches talks to the endpoint."""
+        return not (self.write_only or self.ingest)
+
     async def run(self, work: JudgeWork) -> None:
         store = work.store
         if not isinstance(store, VerdictStore):

@@ -28,7 +28,7 @@ from gamut_eval.judge._prompt import render_messages
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._settle import request_messages
 from gamut_eval.judge.backends._batch_store import BatchLedger
-from gamut_eval.judge.backends._wire import request_body
+from gamut_eval.judge.backends._shape import initial_shape
 
 __all__ = [
     "CHAT_URL",
@@ -76,9 +76,15 @@ def pending_requests(
                 line = template.line(key, check.text)
             else:
                 messages = request_messages(render_messages(rendered, check.text), reask)
-                line = request_line(key, request_body(model_name, messages, settings))
+                line = request_line(key, _body(model_name, messages, settings))
             lines.append((key, line))
         yield lines
+
+
+def _body(model_name: str, messages: list[Any], settings: JudgeSettings) -> dict[str, Any]:
+    """The body the fast client would first send this model (a batch has no second try
+    at the shape: a refused parameter comes back as an error line)."""
+    return initial_shape(model_name, settings).body(model_name, messages, settings)
 
 
 _KEY_MARK = "@@gamut-key@@"
@@ -111,7 +117,7 @@ def _template(rendered: Any, model_name: str, settings: JudgeSettings) -> _LineT
     content = messages[1]["content"]
     if not isinstance(content, str) or content.count(_CHECK_MARK) != 1:
         return None
-    text = request_line(_KEY_MARK, request_body(model_name, messages, settings)).decode()
+    text = request_line(_KEY_MARK, _body(model_name, messages, settings)).decode()
     head, sep, rest = text.partition(_KEY_MARK)
     middle, sep2, tail = rest.partition(_CHECK_MARK)
     if not (sep and sep2) or _KEY_MARK in rest or _CHECK_MARK in tail:

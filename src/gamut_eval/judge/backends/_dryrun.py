@@ -35,6 +35,7 @@ from gamut_eval.errors import ValidationError
 from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge.backends import BackendOptions
+from gamut_eval.judge.backends._limits import CHARS_PER_TOKEN, IMAGE_TOKENS
 from gamut_eval.rubric._load import pydantic_details
 
 __all__ = [
@@ -47,8 +48,6 @@ __all__ = [
     "load_prices",
 ]
 
-CHARS_PER_TOKEN = 4
-IMAGE_TOKENS = 1000
 _PER = 1_000_000
 _Price = Annotated[float, Field(ge=0)]
 

@@ -23,12 +23,10 @@ Transport policy (docs/reliability.md B6-B8):
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import random
 import time
-import urllib.request
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -46,22 +44,24 @@ from gamut_eval.judge._types import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
-from gamut_eval.judge.backends._limits import AdaptiveLimit, TokenBucket, retry_after_s
+from gamut_eval.judge.backends._limits import (
+    AdaptiveLimit,
+    TokenBucket,
+    env_proxy,
+    estimated_tokens,
+    retry_after_s,
+)
+from gamut_eval.judge.backends._shape import RequestShape, initial_shape
 from gamut_eval.judge.backends._wire import (
     FILTERED,
     POLICY_MARKERS,
     completion_from_body,
     error_fields,
-    request_body,
 )
 
 __all__ = ["FastExecutor", "FastStats"]
 
 _USER_AGENT = "gamut-eval (fast judge executor)"
-_CHARS_PER_TOKEN = 4
-_IMAGE_TOKENS = 1000
-"""Rate-budget estimate for one image part: counting its base64 characters would charge a
-single photo hundreds of thousands of tokens, far more than any provider bills for it."""
 _RETRYABLE_4XX = frozenset({408, 409})  # request timeout; conflict/lock (retried by the SDK)
 
 
@@ -95,45 +95,40 @@ class _Transient:
         self.retry_after_s = retry_after_s
 
 
+class _Refused:
+    """The provider refused the request itself (400, 404, 422, or a 5xx that says the
+    request is invalid): sent again unchanged it fails again."""
+
+    __slots__ = ("message", "status")
+
+    def __init__(self, status: int, message: str) -> None:
+        self.status = status
+        self.message = message
+
+    @property
+    def reason(self) -> str:
+        return f"HTTP {self.status}: {self.message}"
+
+
+_INVALID_REQUEST = (
+    "validation error", "input should be", "field required", "extra inputs",
+    "unsupported", "not supported", "invalid request", "invalid_request",
+)  # fmt: skip
+_MAX_CORRECTIONS = 4
+"""Shape corrections one request may go through (each changes one parameter)."""
+
+
+def _names_the_request(message: str) -> bool:
+    """Whether a 5xx body says the request is invalid (llama.cpp's server answers a
+    response_format it does not take with HTTP 500 and a validation error)."""
+    text = message.lower()
+    return any(marker in text for marker in _INVALID_REQUEST)
+
+
 def _describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "the request timed out"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-def _env_proxy(url: URL) -> tuple[URL | None, dict[str, str] | None]:
-    """The ``HTTP(S)_PROXY`` / ``NO_PROXY`` decision for ``url``, made once: proxy, headers.
-
-    ``ClientSession(trust_env=True)`` would redo this lookup on every request, which
-    measured about 0.2 ms of CPU per call: as much as the rest of the call put together.
-    """
-    if url.host is None or urllib.request.proxy_bypass(url.host):
-        return None, None
-    raw = urllib.request.getproxies().get(url.scheme)
-    if not raw:
-        return None, None
-    proxy = URL(raw)
-    if proxy.user is None:
-        return proxy, None
-    # aiohttp deprecates BasicAuth objects; the header is what it would have sent.
-    secret = base64.b64encode(f"{proxy.user}:{proxy.password or ''}".encode()).decode()
-    return proxy.with_user(None), {"Proxy-Authorization": f"Basic {secret}"}
-
-
-def _estimated_tokens(messages: list[ChatMessage], max_tokens: int) -> float:
-    chars = 0
-    images = 0
-    for message in messages:
-        content = message.get("content")
-        if isinstance(content, str):
-            chars += len(content)
-        elif isinstance(content, list):
-            for part in content:
-                if part.get("type") == "text":
-                    chars += len(part.get("text", ""))
-                else:
-                    images += 1
-    return chars / _CHARS_PER_TOKEN + images * _IMAGE_TOKENS + max_tokens
 
 
 class FastExecutor:
@@ -159,7 +154,7 @@ class FastExecutor:
         if endpoint.api_key:
             self._headers["Authorization"] = f"Bearer {endpoint.api_key}"
         self._timeout = aiohttp.ClientTimeout(total=config.timeout_s)
-        self._proxy, self._proxy_headers = _env_proxy(self._url)
+        self._proxy, self._proxy_headers = env_proxy(self._url)
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
         self._limit = AdaptiveLimit(config.concurrency)
@@ -167,6 +162,11 @@ class FastExecutor:
         self._tpm = TokenBucket(config.tpm) if config.tpm else None
         self._resume_at = 0.0
         """monotonic() before which no request is sent (set by a 429's Retry-After)."""
+        self.shape: RequestShape = initial_shape(endpoint.model_name, config)
+        """How this endpoint and model take their parameters; corrected on refusals."""
+        self._unstructured = config.model_copy(update={"structured_output": False})
+        self.on_note: Callable[[str], object] | None = None
+        """Told each correction of the request shape (the pass shows it to the user)."""
         self._sent = self._retries = self._throttled = self._completed = self._failed = 0
 
     # -- lifecycle ----------------------------------------------------------------------
@@ -219,14 +219,16 @@ class FastExecutor:
     async def complete(
         self, messages: list[ChatMessage], response_format: dict[str, Any] | None
     ) -> Completion:
-        """One judge reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``."""
-        body = self._encode(messages, response_format)
-        cost = _estimated_tokens(messages, self.config.max_tokens) if self._tpm else 0.0
+        """One judge reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``.
+
+        ``response_format`` None sends no structured output; otherwise the verdict schema
+        is asked for in the form the endpoint takes (``self.shape``)."""
+        cost = estimated_tokens(messages, self.config.max_tokens) if self._tpm else 0.0
         # The slot is held across retries and their backoff: a call that is backing off
         # still counts against the limit, so 429s really do lower the request rate.
         await self._limit.acquire()
         try:
-            completion = await self._call(body, cost)
+            completion = await self._call(messages, response_format is not None, cost)
         except Exception:
             self._failed += 1
             raise
@@ -235,15 +237,20 @@ class FastExecutor:
         self._completed += 1
         return completion
 
-    def _encode(self, messages: list[ChatMessage], response_format: dict[str, Any] | None) -> bytes:
-        body = request_body(self.endpoint.model_name, messages, self.config, response_format)
-        return json.dumps(body, separators=(",", ":")).encode()
+    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
+        """The body in the current shape, and the shape's version it was written in."""
+        settings = self.config if structured else self._unstructured
+        body = self.shape.body(self.endpoint.model_name, messages, settings)
+        return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
 
-    async def _call(self, body: bytes, cost: float) -> Completion:
+    async def _call(self, messages: list[ChatMessage], structured: bool, cost: float) -> Completion:
         session = self._session or self._open()
         attempts = self.config.max_retries + 1
         failure: _Transient | None = None
-        for attempt in range(1, attempts + 1):
+        body, version = self._encode(messages, structured)
+        corrections = attempt = 0
+        while attempt < attempts:
+            attempt += 1
             if failure is not None:
                 self._retries += 1
                 await asyncio.sleep(self._backoff_s(attempt - 1, failure))
@@ -254,11 +261,33 @@ class FastExecutor:
             if isinstance(outcome, Completion):
                 self._limit.on_success()
                 return outcome
+            if isinstance(outcome, _Refused):
+                if corrections < _MAX_CORRECTIONS and self._adapt(outcome, version):
+                    # the request itself changes: not a retry, and no backoff
+                    corrections += 1
+                    attempt, failure = attempt - 1, None
+                    body, version = self._encode(messages, structured)
+                    continue
+                raise JudgeRequestRejected(outcome.reason, attempt)
             failure = outcome
             if failure.throttled:
                 self._on_throttle(failure, epoch)
         assert failure is not None
         raise JudgeUnavailable(f"{failure.reason} (gave up after {attempts} attempts)", attempts)
+
+    def _adapt(self, refused: _Refused, version: int) -> bool:
+        """Whether the request can be sent again in another shape (corrected now, or by
+        another request since this one was written)."""
+        if len(self.shape.corrections) != version:
+            return True
+        change = self.shape.correct(refused.status, refused.message)
+        if change is None:
+            return False
+        if self.on_note is not None:
+            self.on_note(
+                f"{self.judge_id} at {self.endpoint.base_url}: {self.shape.corrections[-1]}"
+            )
+        return True
 
     async def _admit(self, cost: float) -> None:
         """Wait out a server-requested pause and the client-side rate limits."""
@@ -296,7 +325,7 @@ class FastExecutor:
 
     async def _attempt(
         self, session: aiohttp.ClientSession, body: bytes, attempt: int
-    ) -> Completion | _Transient:
+    ) -> Completion | _Transient | _Refused:
         started = time.perf_counter()
         try:
             async with session.post(
@@ -327,8 +356,8 @@ class FastExecutor:
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int
-    ) -> _Transient:
-        """Classify a non-200 reply: return it if retryable, raise if not."""
+    ) -> _Transient | _Refused:
+        """Classify a non-200 reply: retryable, refused (the request itself), or raise."""
         message, kind = error_fields(raw)
         if status == 429:
             if "insufficient_quota" in kind:  # billing, not rate: retrying cannot help
@@ -336,13 +365,16 @@ class FastExecutor:
             return _Transient(
                 f"HTTP 429: {message}", throttled=True, retry_after_s=retry_after_s(headers)
             )
+        if status >= 500 and _names_the_request(message):
+            # the server says the request is invalid: the same bytes will fail again
+            return _Refused(status, message)
         if status >= 500 or status in _RETRYABLE_4XX:
             return _Transient(f"HTTP {status}: {message}")
         if any(marker in kind for marker in POLICY_MARKERS):
             raise JudgeRequestRejected(f"content policy: {message}", attempt)
         if status in (401, 403):
             raise JudgeAuthError(self._auth_message(status, message))
-        raise JudgeRequestRejected(f"HTTP {status}: {message}", attempt)
+        return _Refused(status, message)
 
     def _auth_message(self, status: int, message: str) -> str:
         env = self.endpoint.api_key_env

@@ -11,6 +11,7 @@ loop) and closed at the end.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ from gamut_eval.judge._settle import Outcome, Reask, request_messages, settle
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Executor, JudgeCallError
 from gamut_eval.judge.backends import BackendOptions
+from gamut_eval.judge.backends._fast import FastExecutor
+from gamut_eval.judge.backends._shape import RequestShape
 
 __all__ = [
     "OnlineBackend",
@@ -61,9 +64,19 @@ class OnlineBackend:
     name: str = "fast"
     writes_store: bool = True
     exports_rows: bool = True
+    probed: bool = True
+    """Whether the endpoint gets a probe before the pass (``judge._probe``)."""
+    shape: RequestShape | None = None
+    """The request shape a probe learned: the run's first request is already right."""
 
     async def run(self, work: JudgeWork) -> None:
         client = self.client_factory(work.settings)
+        if isinstance(client, FastExecutor):
+            if self.shape is not None:
+                client.shape = dataclasses.replace(
+                    self.shape, corrections=list(self.shape.corrections)
+                )
+            client.on_note = work.note
         try:
             await _drive(client, work)
         finally:
@@ -106,7 +119,6 @@ def make_client(settings: JudgeSettings) -> Executor:
     name = backend_name(settings)
     if name == "fast":
         from gamut_eval.judge._endpoints import resolve_endpoint
-        from gamut_eval.judge.backends._fast import FastExecutor
 
         return FastExecutor(resolve_endpoint(settings.judge, base_url=settings.base_url), settings)
     if name == "inspect":
@@ -117,7 +129,7 @@ def make_client(settings: JudgeSettings) -> Executor:
 
 
 def _online(name: str, options: BackendOptions) -> OnlineBackend:
-    return OnlineBackend(options.executor_factory or make_client, name)
+    return OnlineBackend(options.executor_factory or make_client, name, shape=options.shape)
 
 
 def fast_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBackend:

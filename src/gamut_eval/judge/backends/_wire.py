@@ -1,8 +1,9 @@
 """The OpenAI chat-completions wire format, written and read in one place.
 
-The fast client sends these bodies, batch files carry them line by line, Ray actors and
-``vllm run-batch`` answer in them; all read replies and error bodies with these helpers,
-so a reply means the same thing whichever way it travelled.
+The fast client sends these bodies (written by ``_shape.RequestShape``), batch files carry
+them line by line, Ray actors and ``vllm run-batch`` answer in them; all read replies and
+error bodies with these helpers, so a reply means the same thing whichever way it
+travelled.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from gamut_eval.judge._prompt import RESPONSE_FORMAT
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import ChatMessage, Completion
+from gamut_eval.judge._types import Completion
 
 __all__ = [
     "FILTERED",
@@ -20,7 +19,6 @@ __all__ = [
     "completion_from_body",
     "error_fields",
     "error_reason",
-    "request_body",
     "text_of",
 ]
 
@@ -28,25 +26,6 @@ POLICY_MARKERS = ("content_policy", "content_filter")
 """Error types or codes with which providers say a request broke their content policy."""
 _MAX_ERROR_CHARS = 500
 FILTERED = "content policy: the provider filtered the judge's reply (finish_reason=content_filter)"
-
-
-def request_body(
-    model_name: str,
-    messages: list[ChatMessage],
-    settings: JudgeSettings,
-    response_format: dict[str, Any] | None = RESPONSE_FORMAT,
-) -> dict[str, Any]:
-    """The chat-completions body for one judge request (``response_format`` is sent only
-    when structured output is on)."""
-    body: dict[str, Any] = {
-        "model": model_name,
-        "messages": messages,
-        "temperature": settings.temperature,
-        "max_tokens": settings.max_tokens,
-    }
-    if response_format is not None and settings.structured_output:
-        body["response_format"] = response_format
-    return body
 
 
 def error_fields(raw: bytes) -> tuple[str, str]:

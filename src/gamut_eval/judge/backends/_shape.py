@@ -1,0 +1,118 @@
+"""How requests to one OpenAI-compatible endpoint and model are written, learned once.
+
+Providers disagree on the parameters of a chat request. OpenAI's reasoning models (the o
+series, gpt-5) reject ``max_tokens`` (they take ``max_completion_tokens``) and any
+temperature but the default; llama.cpp's server refuses ``response_format`` of type
+``json_schema`` (it takes ``json_object`` with a ``schema``); some servers take no
+structured output at all. A ``RequestShape`` starts from what the model's name says and is
+corrected when the provider refuses a parameter: each correction is made once, logged, and
+kept for every later request of the run, so a refusal is never retried blindly.
+
+Structured output degrades in steps the server accepts: ``json_schema`` -> ``json_object``
+with the schema -> none (the prompt asks for the same JSON, and the reply is parsed
+strictly either way).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gamut_eval.judge._prompt import RESPONSE_FORMAT
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._types import ChatMessage
+
+__all__ = ["RequestShape", "Structured", "initial_shape"]
+
+Structured = Literal["json_schema", "json_object", "none"]
+_DEGRADE: dict[Structured, Structured] = {"json_schema": "json_object", "json_object": "none"}
+_REASONING = re.compile(r"^(?:o\d(?:-|$)|o\d[a-z]|gpt-5)", re.IGNORECASE)
+"""OpenAI reasoning model names: o1, o1-mini, o3, o3-pro, o4-mini, gpt-5, gpt-5-mini..."""
+_REFUSAL = (
+    "unsupported", "not supported", "does not support", "unknown", "unrecognized",
+    "not allowed", "extra inputs", "invalid", "only the default", "not permitted",
+)  # fmt: skip
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "schema")
+
+
+def is_reasoning_model(model_name: str) -> bool:
+    """Whether ``model_name`` is an OpenAI reasoning model (by the provider's naming)."""
+    return bool(_REASONING.match(model_name.rsplit("/", 1)[-1]))
+
+
+@dataclass
+class RequestShape:
+    """The parameters one endpoint and model take, and how they were learned."""
+
+    token_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    """The name the reply-length bound is sent under."""
+    temperature: bool = True
+    """Whether a temperature is sent (reasoning models take only their default)."""
+    structured: Structured = "json_schema"
+    """How the verdict schema is asked for."""
+    reasoning_effort: str | None = None
+    """Sent as ``reasoning_effort`` when set (reasoning models)."""
+    corrections: list[str] = field(default_factory=list)
+    """What the provider refused and what was sent instead, in order."""
+
+    def response_format(self) -> dict[str, Any] | None:
+        spec = RESPONSE_FORMAT["json_schema"]
+        if self.structured == "json_schema":
+            return RESPONSE_FORMAT
+        if self.structured == "json_object":
+            return {"type": "json_object", "schema": spec["schema"]}
+        return None
+
+    def body(
+        self, model_name: str, messages: list[ChatMessage], settings: JudgeSettings
+    ) -> dict[str, Any]:
+        """The chat-completions body for one request."""
+        body: dict[str, Any] = {"model": model_name, "messages": messages}
+        if self.temperature:
+            body["temperature"] = settings.temperature
+        body[self.token_field] = settings.max_tokens
+        if self.reasoning_effort is not None:
+            body["reasoning_effort"] = self.reasoning_effort
+        response_format = self.response_format() if settings.structured_output else None
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
+
+    def correct(self, status: int, message: str) -> str | None:
+        """Adapt to a refusal (``status``, the provider's ``message``); the correction made,
+        or None when the message names nothing this shape can change."""
+        text = message.lower()
+        if not any(word in text for word in _REFUSAL) and status < 500:
+            return None
+        change = self._correction(text)
+        if change is not None:
+            self.corrections.append(f"HTTP {status} ({message[:160]}): {change}")
+        return change
+
+    def _correction(self, text: str) -> str | None:
+        if "max_tokens" in text and self.token_field == "max_tokens":
+            self.token_field = "max_completion_tokens"
+            return "sent max_completion_tokens instead of max_tokens"
+        if "temperature" in text and self.temperature:
+            self.temperature = False
+            return "left the temperature out (the model takes only its default)"
+        if "reasoning_effort" in text and self.reasoning_effort is not None:
+            self.reasoning_effort = None
+            return "left reasoning_effort out"
+        if any(word in text for word in _FORMAT_WORDS) and self.structured in _DEGRADE:
+            before, self.structured = self.structured, _DEGRADE[self.structured]
+            after = "no response_format" if self.structured == "none" else self.structured
+            return f"asked for the verdict schema as {after} instead of {before}"
+        return None
+
+
+def initial_shape(model_name: str, settings: JudgeSettings) -> RequestShape:
+    """The shape the model's name suggests, before the provider has said anything."""
+    if is_reasoning_model(model_name):
+        return RequestShape(
+            token_field="max_completion_tokens",
+            temperature=False,
+            reasoning_effort=settings.reasoning_effort,
+        )
+    return RequestShape()
