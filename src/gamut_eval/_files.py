@@ -19,7 +19,7 @@ import yaml
 
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = ["atomic_writer", "read_document", "read_jsonl"]
+__all__ = ["atomic_writer", "read_document", "read_jsonl", "read_mapping"]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -92,6 +92,15 @@ def read_document(path: str | Path) -> Any:
         except yaml.YAMLError as exc:
             detail = ErrorDetail("$", "yaml-syntax", str(exc))
     raise ValidationError([detail.in_file(path)])
+
+
+def read_mapping(path: str | Path, rule: str, message: str) -> dict[Any, Any]:
+    """``read_document`` of a file that must hold a mapping; anything else is a
+    ``ValidationError`` at ``$`` with ``rule`` and ``message``."""
+    data = read_document(path)
+    if not isinstance(data, dict):
+        raise ValidationError([ErrorDetail("$", rule, message, data).in_file(path)])
+    return data
 
 
 def read_jsonl(

@@ -28,7 +28,7 @@ from gamut_eval.analysis._agreement import (
     table_kappa,
 )
 from gamut_eval.analysis._bootstrap import Bootstrap
-from gamut_eval.analysis._cube import ScoreCube
+from gamut_eval.analysis._cube import ScoreCube, category_codes
 from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
 from gamut_eval.errors import ErrorDetail, ValidationError
 
@@ -83,10 +83,6 @@ class UnitVerdicts:
     """``(U,)``: question index of each unit (``ScoreCube.questions``)."""
 
 
-def _codes(column: pd.Series, categories: tuple[str, ...]) -> IntArray:
-    return np.asarray(pd.Categorical(column, categories=list(categories)).codes, dtype=np.int64)
-
-
 def _verdict_codes(column: pd.Series) -> IntArray:
     """Codes in ``VERDICT_ORDER``; -1 for null (unscored). Other strings are an error."""
     known = set(VERDICT_ORDER)
@@ -96,7 +92,7 @@ def _verdict_codes(column: pd.Series) -> IntArray:
         raise ValidationError(
             [ErrorDetail("verdict", "verdict-value", "unknown verdict", unknown[0])]
         )
-    return _codes(values, VERDICT_ORDER)
+    return category_codes(values, VERDICT_ORDER)
 
 
 def align_verdicts(verdicts: pd.DataFrame, cube: ScoreCube) -> UnitVerdicts:
@@ -108,7 +104,7 @@ def align_verdicts(verdicts: pd.DataFrame, cube: ScoreCube) -> UnitVerdicts:
         "model": cube.models,
         "judge": cube.judges,
     }
-    codes = {name: _codes(verdicts[name], axis) for name, axis in axes.items()}
+    codes = {name: category_codes(verdicts[name], axis) for name, axis in axes.items()}
     check, checks = pd.factorize(verdicts["check_id"], use_na_sentinel=True)
     verdict = _verdict_codes(verdicts["verdict"])
     keep = (verdict >= 0) & (check >= 0)

@@ -18,7 +18,13 @@ import pandas as pd
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric._model import TIERS
 
-__all__ = ["SETTING_ORDER", "VERDICT_COLUMNS", "ScoreCube", "cube_from_scores"]
+__all__ = [
+    "SETTING_ORDER",
+    "VERDICT_COLUMNS",
+    "ScoreCube",
+    "category_codes",
+    "cube_from_scores",
+]
 
 FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
@@ -79,7 +85,8 @@ def _key_column(scores: pd.DataFrame, name: str, default: str) -> pd.Series:
     return column.astype(str)
 
 
-def _codes(column: pd.Series, categories: Sequence[str]) -> IntArray:
+def category_codes(column: pd.Series, categories: Sequence[str]) -> IntArray:
+    """Each value's index in ``categories``; -1 for null or a value not among them."""
     return np.asarray(pd.Categorical(column, categories=list(categories)).codes, dtype=np.int64)
 
 
@@ -121,7 +128,7 @@ def cube_from_scores(scores: pd.DataFrame, judge_order: Sequence[str] = ()) -> S
     shape = tuple(len(axis) for axis in axes)
     flat = np.zeros(len(scores), dtype=np.int64)
     for column, axis in zip(keys.values(), axes, strict=True):
-        flat = flat * len(axis) + _codes(column, axis)
+        flat = flat * len(axis) + category_codes(column, axis)
     _refuse_duplicates(scores, flat)
     size = int(np.prod(shape))
     gamut = np.full(size, np.nan)

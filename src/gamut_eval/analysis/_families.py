@@ -20,7 +20,7 @@ import fnmatch
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from gamut_eval._files import read_document
+from gamut_eval._files import read_mapping
 from gamut_eval.analysis._tables import Row
 from gamut_eval.errors import ErrorDetail, ValidationError
 
@@ -91,15 +91,7 @@ def family_rows(models: Iterable[str], overrides: Mapping[str, str]) -> list[Fam
 
 def load_families(path: str | Path) -> dict[str, str]:
     """Read a family mapping file: ``{model id or glob: family}``, every problem reported."""
-    data = read_document(path)
-    if not isinstance(data, dict):
-        raise ValidationError(
-            [
-                ErrorDetail(
-                    "$", "families-mapping", "expected a mapping of model id -> family", data
-                ).in_file(path)
-            ]
-        )
+    data = read_mapping(path, "families-mapping", "expected a mapping of model id -> family")
     errors = []
     for key, value in data.items():
         if not isinstance(key, str) or not key.strip():

@@ -23,7 +23,7 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pydantic
 
-from gamut_eval._files import read_document, read_jsonl
+from gamut_eval._files import read_jsonl, read_mapping
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric._load import pydantic_details
@@ -124,11 +124,7 @@ def _run_config(run_dir: Path, notes: list[str]) -> dict[str, Any]:
     if not path.is_file():
         notes.append("run.json is missing: default scoring parameters are assumed")
         return {}
-    data = read_document(path)
-    if not isinstance(data, dict):
-        raise ValidationError(
-            [ErrorDetail("$", "run-object", "expected an object", data).in_file(path)]
-        )
+    data = read_mapping(path, "run-object", "expected an object")
     notes += _filled_notes(data.get("filled_missing") or [])
     return data
 

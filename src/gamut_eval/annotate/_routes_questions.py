@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -10,7 +11,7 @@ from fastapi.responses import RedirectResponse, Response
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from gamut_eval.annotate._errors import FormError, PermissionDenied
+from gamut_eval.annotate._errors import PermissionDenied
 from gamut_eval.annotate._models import Decision, Image, Question, QuestionStatus, Review, User
 from gamut_eval.annotate._questions import (
     ADJUDICATORS,
@@ -22,7 +23,7 @@ from gamut_eval.annotate._questions import (
     submit_review,
 )
 from gamut_eval.annotate._rounds import REVIEWS_PER_QUESTION, Vote, after_reviews
-from gamut_eval.annotate._web import DbSession, Viewer, Who, render
+from gamut_eval.annotate._web import DbSession, Viewer, Who, render, submitted
 
 __all__ = ["router"]
 
@@ -117,6 +118,13 @@ def question_page(
     return _page(request, session, who, question_id, [])
 
 
+def _refused(
+    request: Request, session: Session, who: Viewer, question_id: int
+) -> Callable[[list[str]], Response]:
+    """The question's page again, with the errors of the form it refused."""
+    return lambda errors: _page(request, session, who, question_id, errors, status=422)
+
+
 @router.post("/questions/{question_id:int}/review")
 def review(
     request: Request,
@@ -129,11 +137,11 @@ def review(
     who: Who,
 ) -> Response:
     """Submit an independent review, then go on to the next question."""
-    try:
-        submit_review(session, question_id, who.user, decision, revised_text, comment)
-    except FormError as exc:
-        return _page(request, session, who, question_id, exc.messages, status=422)
-    return RedirectResponse("/review/next?done=review", status_code=303)
+    return submitted(
+        lambda: submit_review(session, question_id, who.user, decision, revised_text, comment),
+        lambda _: "/review/next?done=review",
+        _refused(request, session, who, question_id),
+    )
 
 
 @router.get("/adjudication")
@@ -158,8 +166,10 @@ def rule(
     who: Who,
 ) -> Response:
     """An adjudicator's ruling, checked against the version the page showed."""
-    try:
-        adjudicate(session, question_id, who.user, decision, revised_text, comment, version)
-    except FormError as exc:
-        return _page(request, session, who, question_id, exc.messages, status=422)
-    return RedirectResponse(f"/questions/{question_id}?done=ruling", status_code=303)
+    return submitted(
+        lambda: adjudicate(
+            session, question_id, who.user, decision, revised_text, comment, version
+        ),
+        lambda _: f"/questions/{question_id}?done=ruling",
+        _refused(request, session, who, question_id),
+    )

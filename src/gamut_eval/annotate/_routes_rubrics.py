@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Annotated
 
-from fastapi import APIRouter, Form, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import APIRouter, Depends, Form, Request
+from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from gamut_eval.annotate._errors import FormError
@@ -19,7 +20,7 @@ from gamut_eval.annotate._rubrics import (
     set_dropped,
     set_entity,
 )
-from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render
+from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
 
 __all__ = ["router"]
 
@@ -53,30 +54,46 @@ def rubrics(
     return render(request, "rubrics.html", context, who=who)
 
 
-def _page(
-    request: Request,
-    session: Session,
-    who: Viewer,
-    rubric_id: int,
-    errors: list[str],
-    form: dict[str, str] | None = None,
-) -> Response:
-    context = rubric_context(session, get_rubric(session, rubric_id), form)
-    context["errors"] = errors
-    context["message"] = _DONE.get(request.query_params.get("done", ""), "")
-    return render(request, "rubric.html", context, who=who, status=422 if errors else 200)
+@dataclass(frozen=True)
+class _Rubric:
+    """What every route of one rubric works with: the request, its session and viewer."""
+
+    request: Request
+    session: Session
+    who: Viewer
+    rubric_id: int
+
+    def page(self, errors: list[str], form: dict[str, str] | None = None) -> Response:
+        """The rubric's page, with ``errors`` (422) or the message of what was just done."""
+        context = rubric_context(self.session, get_rubric(self.session, self.rubric_id), form)
+        context["errors"] = errors
+        context["message"] = _DONE.get(self.request.query_params.get("done", ""), "")
+        return render(
+            self.request, "rubric.html", context, who=self.who, status=422 if errors else 200
+        )
+
+    def done(self, what: str) -> str:
+        """The page's address, saying ``what`` was done."""
+        return f"/rubrics/{self.rubric_id}?done={what}"
+
+    def act(self, what: str, change: Callable[[], object]) -> Response:
+        """``change``, then back to the page saying ``what`` was done (or the page with the
+        errors, if the form was refused)."""
+        return submitted(change, lambda _: self.done(what), self.page)
+
+
+def _rubric(request: Request, rubric_id: int, session: DbSession, who: Who) -> _Rubric:
+    return _Rubric(request, session, who, rubric_id)
+
+
+Rubric = Annotated[_Rubric, Depends(_rubric, scope="function")]
+"""A route parameter: the rubric of the path, with the request, session and viewer."""
 
 
 @router.get("/rubrics/{rubric_id:int}")
-def rubric_page(
-    request: Request,
-    rubric_id: int,
-    *,
-    session: DbSession,
-    who: Who,
-) -> Response:
+def rubric_page(at: Rubric) -> Response:
     """The meta-rubric scaffold beside the editable checklist, its diff and audit trail."""
-    return _page(request, session, who, rubric_id, [])
+    return at.page([])
 
 
 def _version(form: dict[str, str]) -> int:
@@ -86,163 +103,75 @@ def _version(form: dict[str, str]) -> int:
         raise FormError(["the form has no version number; reload the page"]) from None
 
 
-def _done(rubric_id: int, what: str) -> Response:
-    return RedirectResponse(f"/rubrics/{rubric_id}?done={what}", status_code=303)
-
-
 @router.post("/rubrics/{rubric_id:int}/checklist")
-def save(
-    request: Request,
-    rubric_id: int,
-    *,
-    form: Fields,
-    session: DbSession,
-    who: Who,
-) -> Response:
+def save(*, form: Fields, at: Rubric) -> Response:
     """Save the edited checklist (compare-and-set on the page's version)."""
-    try:
-        changed = save_checklist(session, rubric_id, who.user, form, _version(form))
-    except FormError as exc:
-        return _page(request, session, who, rubric_id, exc.messages, form)
-    return _done(rubric_id, "saved" if changed else "unchanged")
-
-
-def _act(
-    request: Request,
-    session: Session,
-    who: Viewer,
-    rubric_id: int,
-    what: str,
-    action: Callable[[], None],
-) -> Response:
-    try:
-        action()
-    except FormError as exc:
-        return _page(request, session, who, rubric_id, exc.messages)
-    return _done(rubric_id, what)
+    return submitted(
+        lambda: save_checklist(at.session, at.rubric_id, at.who.user, form, _version(form)),
+        lambda changed: at.done("saved" if changed else "unchanged"),
+        lambda errors: at.page(errors, form),
+    )
 
 
 @router.post("/rubrics/{rubric_id:int}/entity")
 def entity(
-    request: Request,
-    rubric_id: int,
+    at: Rubric,
     *,
     version: Annotated[int, Form()],
     entity: Annotated[str, Form()] = "",
     comment: Annotated[str, Form()] = "",
-    session: DbSession,
-    who: Who,
 ) -> Response:
     """Upstream correction: the ground-truth entity."""
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
+    return at.act(
         "entity",
-        lambda: set_entity(session, rubric_id, who.user, entity, comment, version),
+        lambda: set_entity(at.session, at.rubric_id, at.who.user, entity, comment, version),
     )
 
 
 @router.post("/rubrics/{rubric_id:int}/ambiguous")
 def ambiguous(
-    request: Request,
-    rubric_id: int,
+    at: Rubric,
     *,
     version: Annotated[int, Form()],
     note: Annotated[str, Form()] = "",
     clear: Annotated[str, Form()] = "",
-    session: DbSession,
-    who: Who,
 ) -> Response:
     """Mark the question ambiguous with a note, or clear the mark."""
     value = None if clear else note
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
-        "ambiguous",
-        lambda: set_ambiguous(session, rubric_id, who.user, value, version),
+    return at.act(
+        "ambiguous", lambda: set_ambiguous(at.session, at.rubric_id, at.who.user, value, version)
     )
 
 
 @router.post("/rubrics/{rubric_id:int}/drop")
 def drop(
-    request: Request,
-    rubric_id: int,
-    *,
-    version: Annotated[int, Form()],
-    reason: Annotated[str, Form()] = "",
-    session: DbSession,
-    who: Who,
+    at: Rubric, *, version: Annotated[int, Form()], reason: Annotated[str, Form()] = ""
 ) -> Response:
     """Drop the question with a reason (no sound rubric can be made)."""
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
-        "drop",
-        lambda: set_dropped(session, rubric_id, who.user, reason, version),
+    return at.act(
+        "drop", lambda: set_dropped(at.session, at.rubric_id, at.who.user, reason, version)
     )
 
 
 @router.post("/rubrics/{rubric_id:int}/restore")
-def restore(
-    request: Request,
-    rubric_id: int,
-    *,
-    version: Annotated[int, Form()],
-    session: DbSession,
-    who: Who,
-) -> Response:
+def restore(at: Rubric, *, version: Annotated[int, Form()]) -> Response:
     """Undo a drop."""
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
-        "restore",
-        lambda: set_dropped(session, rubric_id, who.user, None, version),
+    return at.act(
+        "restore", lambda: set_dropped(at.session, at.rubric_id, at.who.user, None, version)
     )
 
 
 @router.post("/rubrics/{rubric_id:int}/complete")
-def complete(
-    request: Request,
-    rubric_id: int,
-    *,
-    version: Annotated[int, Form()],
-    session: DbSession,
-    who: Who,
-) -> Response:
+def complete(at: Rubric, *, version: Annotated[int, Form()]) -> Response:
     """Mark this round's revision of the rubric done."""
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
-        "complete",
-        lambda: set_complete(session, rubric_id, who.user, True, version),
+    return at.act(
+        "complete", lambda: set_complete(at.session, at.rubric_id, at.who.user, True, version)
     )
 
 
 @router.post("/rubrics/{rubric_id:int}/reopen")
-def reopen(
-    request: Request,
-    rubric_id: int,
-    *,
-    version: Annotated[int, Form()],
-    session: DbSession,
-    who: Who,
-) -> Response:
+def reopen(at: Rubric, *, version: Annotated[int, Form()]) -> Response:
     """Reopen a rubric marked done."""
-    return _act(
-        request,
-        session,
-        who,
-        rubric_id,
-        "reopen",
-        lambda: set_complete(session, rubric_id, who.user, False, version),
+    return at.act(
+        "reopen", lambda: set_complete(at.session, at.rubric_id, at.who.user, False, version)
     )

@@ -8,19 +8,19 @@ signing in cannot be forged by another site. A cross-site ``Origin`` is refused 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
 from fastapi import Depends, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.templating import Jinja2Templates
 
 from gamut_eval.annotate._db import Database
-from gamut_eval.annotate._errors import AnnotateError, PermissionDenied
+from gamut_eval.annotate._errors import AnnotateError, FormError, PermissionDenied
 from gamut_eval.annotate._models import User
 from gamut_eval.annotate._security import same_token
 from gamut_eval.annotate._users import find_session
@@ -38,11 +38,13 @@ __all__ = [
     "db_session",
     "form_fields",
     "render",
+    "submitted",
     "viewer",
 ]
 
 SESSION_COOKIE = "gamut_session"
 LOGIN_COOKIE = "gamut_login_csrf"
+_T = TypeVar("_T")
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
@@ -147,3 +149,17 @@ def render(
     return templates.TemplateResponse(
         request, name, full, status_code=status, headers={"cache-control": "no-store"}
     )
+
+
+def submitted(
+    change: Callable[[], _T],
+    then: Callable[[_T], str],
+    again: Callable[[list[str]], Response],
+) -> Response:
+    """A form's ``change``, then a redirect (303) to the address ``then`` makes of its
+    result; a ``FormError`` shows the form's page ``again`` with its messages instead."""
+    try:
+        result = change()
+    except FormError as exc:
+        return again(exc.messages)
+    return RedirectResponse(then(result), status_code=303)

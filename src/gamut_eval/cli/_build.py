@@ -37,6 +37,17 @@ _dir = click.Path(file_okay=False, path_type=Path)
 _file = click.Path(dir_okay=False, exists=True, path_type=Path)
 
 
+def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator for ``options``, which ``--help`` lists in this order."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
 def _common(func: F) -> F:
     """Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
     options = [
@@ -62,9 +73,7 @@ def _common(func: F) -> F:
                      help="Price table (YAML/JSON: model -> {input, output} USD per million "
                      "tokens) for cost accounting."),
     ]  # fmt: skip
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _options(*options)(func)
 
 
 def _search(func: F) -> F:
@@ -82,9 +91,7 @@ def _search(func: F) -> F:
         click.option("--max-queries", type=int, default=5, show_default=True,
                      help="Queries the model may plan per question."),
     ]  # fmt: skip
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _options(*options)(func)
 
 
 def _fetch(func: F) -> F:
@@ -95,9 +102,7 @@ def _fetch(func: F) -> F:
         click.option("--fetch-max-bytes", type=int, default=2_000_000, show_default=True,
                      help="Bytes read at most per source."),
     ]  # fmt: skip
-    for option in reversed(options):
-        func = option(func)
-    return func
+    return _options(*options)(func)
 
 
 def _run(
@@ -149,6 +154,22 @@ def _fetcher(opts: dict[str, Any]) -> Any:
 
     local = opts["search_name"] == "local"
     return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
+
+
+def _searching(
+    opts: dict[str, Any],
+    body: Callable[[BuildSession, SearchProvider], Awaitable[R]],
+) -> R:
+    """``_run`` with the search provider the options describe, closed when ``body`` ends."""
+    provider = _provider(opts)
+
+    async def main(session: BuildSession) -> R:
+        try:
+            return await body(session, provider)
+        finally:
+            await provider.aclose()
+
+    return _run(opts, main)
 
 
 def _tokens(report: StageReport) -> str:
@@ -216,48 +237,47 @@ def build() -> None:
     """
 
 
+def _images(images_help: str) -> Callable[[F], F]:
+    """Options of the stages that start from the images: where they are, questions per image."""
+    return _options(
+        click.option("--images", type=click.Path(exists=True, path_type=Path), required=True,
+                     help=images_help),
+        click.option("--per-image", type=int, default=5, show_default=True,
+                     help="Candidate questions per image."),
+    )  # fmt: skip
+
+
+def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
+    """Options of the stages that review candidates: people's decisions, rounds, proposals."""
+    return _options(
+        click.option("--decisions", type=_file, multiple=True,
+                     help="Human decisions (JSONL exported by the annotation app); repeatable, "
+                     "later rows win."),
+        click.option("--max-rounds", type=int, default=3, show_default=True, help=rounds_help),
+        click.option("--proposals", type=int, default=3, show_default=True,
+                     help=proposals_help),
+    )  # fmt: skip
+
+
+def _done(report: StageReport) -> None:
+    """Print a stage's report and exit as its outcome says (it never waits for people)."""
+    _finish([report], report.next_step, False)
+
+
 @build.command()
-@click.option(
-    "--images",
-    type=click.Path(exists=True, path_type=Path),
-    required=True,
-    help="A folder of images, or a JSONL manifest (image, entity, domain, popularity).",
-)
-@click.option(
-    "--per-image", type=int, default=5, show_default=True, help="Candidate questions per image."
-)
+@_images("A folder of images, or a JSONL manifest (image, entity, domain, popularity).")
 @_common
 def questions(images: Path, per_image: int, **opts: Any) -> None:
     """Propose candidate questions for each image (a multimodal model)."""
     from gamut_eval.construct import run_questions
 
-    report = _run(opts, lambda s: run_questions(s, images, per_image))
-    _finish([report], report.next_step, False)
-
-
-_decisions_option = click.option(
-    "--decisions",
-    type=_file,
-    multiple=True,
-    help="Human decisions (JSONL exported by the annotation app); repeatable, later rows win.",
-)
+    _done(_run(opts, lambda s: run_questions(s, images, per_image)))
 
 
 @build.command()
-@_decisions_option
-@click.option(
-    "--max-rounds",
-    type=int,
-    default=3,
-    show_default=True,
-    help="LLM review rounds per image in one run (new proposals are reviewed).",
-)
-@click.option(
-    "--proposals",
-    type=int,
-    default=3,
-    show_default=True,
-    help="New candidates proposed for an image with no passing, specific one.",
+@_reviewing(
+    "LLM review rounds per image in one run (new proposals are reviewed).",
+    "New candidates proposed for an image with no passing, specific one.",
 )
 @_common
 def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts: Any) -> None:
@@ -275,16 +295,7 @@ def evidence(**opts: Any) -> None:
     """Gather snippets with sources for every accepted question (--model plans queries)."""
     from gamut_eval.construct import run_evidence
 
-    provider = _provider(opts)
-
-    async def body(session: BuildSession) -> StageReport:
-        try:
-            return await run_evidence(session, provider, _research(opts))
-        finally:
-            await provider.aclose()
-
-    report = _run(opts, body)
-    _finish([report], report.next_step, False)
+    _done(_searching(opts, lambda s, p: run_evidence(s, p, _research(opts))))
 
 
 @build.command()
@@ -293,8 +304,7 @@ def draft(**opts: Any) -> None:
     """Draft a meta-rubric per question, grounded in its snippets; validate; compile."""
     from gamut_eval.construct import run_draft
 
-    report = _run(opts, run_draft)
-    _finish([report], report.next_step, False)
+    _done(_run(opts, run_draft))
 
 
 @build.command()
@@ -305,16 +315,7 @@ def refine(**opts: Any) -> None:
     """Audit, re-research independently, rebuild as a verified superset, re-compile."""
     from gamut_eval.construct import run_refine
 
-    provider = _provider(opts)
-
-    async def body(session: BuildSession) -> StageReport:
-        try:
-            return await run_refine(session, provider, _fetcher(opts), _research(opts))
-        finally:
-            await provider.aclose()
-
-    report = _run(opts, body)
-    _finish([report], report.next_step, False)
+    _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts))))
 
 
 @build.command(name="text-only")
@@ -323,34 +324,13 @@ def text_only(**opts: Any) -> None:
     """Write the text-only version of each question; assemble dataset.jsonl."""
     from gamut_eval.construct import run_text_only
 
-    report = _run(opts, run_text_only)
-    _finish([report], report.next_step, False)
+    _done(_run(opts, run_text_only))
 
 
 @build.command(name="all")
-@click.option(
-    "--images",
-    type=click.Path(exists=True, path_type=Path),
-    required=True,
-    help="A folder of images, or a JSONL manifest.",
-)
-@click.option(
-    "--per-image", type=int, default=5, show_default=True, help="Candidate questions per image."
-)
-@_decisions_option
-@click.option(
-    "--max-rounds",
-    type=int,
-    default=3,
-    show_default=True,
-    help="LLM review rounds per image in one run.",
-)
-@click.option(
-    "--proposals",
-    type=int,
-    default=3,
-    show_default=True,
-    help="New candidates proposed per round when needed.",
+@_images("A folder of images, or a JSONL manifest.")
+@_reviewing(
+    "LLM review rounds per image in one run.", "New candidates proposed per round when needed."
 )
 @_search
 @_fetch
@@ -367,15 +347,9 @@ def all_stages(
     from gamut_eval.construct import PipelineOptions, run_all
 
     options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
-    provider = _provider(opts)
-
-    async def body(session: BuildSession) -> PipelineReport:
-        try:
-            return await run_all(session, images, provider, options, _fetcher(opts))
-        finally:
-            await provider.aclose()
-
-    result = _run(opts, body)
+    result: PipelineReport = _searching(
+        opts, lambda s, p: run_all(s, images, p, options, _fetcher(opts))
+    )
     if result.stopped_at:
         _say("", f"stopped after {result.stopped_at}")
     _finish(list(result.reports), result.next_step, result.incomplete)

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 from rich.table import Table
 
-from gamut_eval._files import read_document
+from gamut_eval._files import read_document, read_mapping
 from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
-from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -74,16 +74,7 @@ def load_checklist(path: Path) -> Checklist:
 
 
 def _load_verdict_map(path: Path) -> dict[str, Any]:
-    data = read_document(path)
-    if not isinstance(data, dict):
-        raise ValidationError(
-            [
-                ErrorDetail(
-                    "$", "verdicts-object", "expected an object {check_id: verdict or null}", data
-                ).in_file(path)
-            ]
-        )
-    return data
+    return read_mapping(path, "verdicts-object", "expected an object {check_id: verdict or null}")
 
 
 def _fmt(value: float | None) -> str:

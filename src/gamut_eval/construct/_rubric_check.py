@@ -14,31 +14,16 @@ from typing import Any
 
 from gamut_eval.construct._errors import Invalid
 from gamut_eval.errors import ValidationError
+from gamut_eval.rubric._items import item_elements
 from gamut_eval.rubric._load import validate_meta_rubric
-from gamut_eval.rubric._model import (
-    Evidence,
-    FlexibleListItem,
-    Item,
-    MetaRubric,
-    ProcessItem,
-    RelationshipItem,
-    StrictListItem,
-)
+from gamut_eval.rubric._model import Evidence, Item, MetaRubric
 
 __all__ = ["element_cites", "grounding_errors", "rubric_from_items"]
 
 
 def element_cites(item: Item) -> list[tuple[str, ...]]:
     """The ``cites`` of each list element, option, step or aspect of an item."""
-    if isinstance(item, StrictListItem):
-        return [e.cites for e in item.items]
-    if isinstance(item, FlexibleListItem):
-        return [e.cites for e in item.options]
-    if isinstance(item, ProcessItem):
-        return [s.cites for s in item.steps]
-    if isinstance(item, RelationshipItem):
-        return [a.cites for a in item.aspects]
-    return []
+    return [e.cites for e in item_elements(item)[1]]
 
 
 def grounding_errors(meta: MetaRubric) -> list[str]:

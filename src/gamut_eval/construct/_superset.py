@@ -13,29 +13,15 @@ from collections.abc import Mapping
 from gamut_eval.construct._rubric_models import CheckChange, DropReason, ItemChange, RubricDiff
 from gamut_eval.construct._text import element_key
 from gamut_eval.rubric._checklist import Check, Checklist
-from gamut_eval.rubric._model import (
-    FlexibleListItem,
-    Item,
-    MetaRubric,
-    ProcessItem,
-    RelationshipItem,
-    StrictListItem,
-)
+from gamut_eval.rubric._items import item_elements
+from gamut_eval.rubric._model import Item, MetaRubric
 
 __all__ = ["element_texts", "rubric_diff", "superset_errors"]
 
 
 def element_texts(item: Item) -> list[str]:
     """The texts of an item's list elements, options, steps or aspects."""
-    if isinstance(item, StrictListItem):
-        return [e.text for e in item.items]
-    if isinstance(item, FlexibleListItem):
-        return [e.text for e in item.options]
-    if isinstance(item, ProcessItem):
-        return [s.text for s in item.steps]
-    if isinstance(item, RelationshipItem):
-        return [a.text for a in item.aspects]
-    return []
+    return [e.text for e in item_elements(item)[1]]
 
 
 def superset_errors(

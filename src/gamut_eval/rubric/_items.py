@@ -42,6 +42,7 @@ __all__ = [
     "StrictListItem",
     "Text",
     "Tier",
+    "item_elements",
 ]
 
 
@@ -240,3 +241,17 @@ ITEM_TYPES: tuple[str, ...] = (
     "relationship",
     "meta_insight",
 )
+
+
+def item_elements(item: Item) -> tuple[str, tuple[_Element | _Step, ...]]:
+    """The field holding an item's list elements, options, steps or aspects, and those
+    elements (``("", ())`` for a fact or a meta-insight, which have none)."""
+    if isinstance(item, StrictListItem):
+        return "items", item.items
+    if isinstance(item, FlexibleListItem):
+        return "options", item.options
+    if isinstance(item, ProcessItem):
+        return "steps", item.steps
+    if isinstance(item, RelationshipItem):
+        return "aspects", item.aspects
+    return "", ()

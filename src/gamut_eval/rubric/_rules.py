@@ -7,7 +7,6 @@ inside the document, so a file's errors are all reported at once.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from gamut_eval.errors import ErrorDetail
 from gamut_eval.rubric._items import (
@@ -15,8 +14,8 @@ from gamut_eval.rubric._items import (
     Item,
     MetaInsightItem,
     ProcessItem,
-    RelationshipItem,
     StrictListItem,
+    item_elements,
 )
 
 __all__ = ["rule_errors"]
@@ -74,11 +73,8 @@ def _duplicate_ids(section: str, ids: Sequence[tuple[int, str]]) -> list[ErrorDe
 def _cite_lists(item: Item) -> list[tuple[str, tuple[str, ...]]]:
     """Every ``cites`` list inside an item, with its path relative to the item."""
     found: list[tuple[str, tuple[str, ...]]] = [("cites", item.cites)]
-    if isinstance(item, StrictListItem | FlexibleListItem | RelationshipItem):
-        field, elements = _elements(item)
-        found += [(f"{field}[{i}].cites", e.cites) for i, e in enumerate(elements)]
-    if isinstance(item, ProcessItem):
-        found += [(f"steps[{i}].cites", s.cites) for i, s in enumerate(item.steps)]
+    field, elements = item_elements(item)
+    found += [(f"{field}[{i}].cites", e.cites) for i, e in enumerate(elements)]
     if isinstance(item, _CONTAINERS):
         found += [(f"meta_insights[{i}].cites", m.cites) for i, m in enumerate(item.meta_insights)]
     return found
@@ -101,24 +97,12 @@ def _citation_errors(base: str, item: Item, known: set[str]) -> list[ErrorDetail
     return errors
 
 
-def _elements(item: Item) -> tuple[str, tuple[Any, ...]]:
-    if isinstance(item, StrictListItem):
-        return "items", item.items
-    if isinstance(item, FlexibleListItem):
-        return "options", item.options
-    if isinstance(item, ProcessItem):
-        return "steps", item.steps
-    if isinstance(item, RelationshipItem):
-        return "aspects", item.aspects
-    return "", ()
-
-
 def _normalise(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
 def _element_duplicates(base: str, item: Item) -> list[ErrorDetail]:
-    field, elements = _elements(item)
+    field, elements = item_elements(item)
     seen: dict[str, int] = {}
     errors = []
     for i, element in enumerate(elements):
