@@ -69,6 +69,10 @@ class RunIdentity(BaseModel):
     """Verdict values and tier weights."""
     fill_missing: bool = False
     """Whether missing answers are scored as empty answers."""
+    generation: dict[str, Any] = {}
+    """The generation settings that differ from the defaults (``GenerationSettings``:
+    temperature, max tokens, system message, model arguments...); ``{}`` for the defaults
+    or given answers."""
 
     def differences(self, other: RunIdentity) -> list[str]:
         """The fields in which ``other`` differs from this identity."""
@@ -115,6 +119,9 @@ class RunManifest(BaseModel):
     """The settings of each judge (``JudgeSettings``), as used."""
     scoring: ScoringParams
     """Verdict values and tier weights used for the scores."""
+    generation: dict[str, Any] | None = None
+    """The generation settings used (``GenerationSettings``, model arguments that look like
+    credentials redacted); ``null`` when the answers were given."""
     filled_missing: list[FilledAnswer] = []
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the

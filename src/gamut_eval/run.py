@@ -24,7 +24,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -56,6 +56,9 @@ from gamut_eval.responses import (
     iter_responses,
 )
 from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
+
+if TYPE_CHECKING:
+    from gamut_eval.generate._settings import GenerationSettings
 
 __all__ = ["RunResult", "run_benchmark", "score_rows"]
 
@@ -120,6 +123,7 @@ def _identity(
     judges: Sequence[JudgeSettings],
     params: ScoringParams,
     fill_missing: bool,
+    generation: GenerationSettings | None,
 ) -> RunIdentity:
     return RunIdentity(
         dataset_sha256=file_sha256(dataset.path),
@@ -130,6 +134,7 @@ def _identity(
         prompt_version=PROMPT_VERSION,
         scoring=params,
         fill_missing=fill_missing,
+        generation=generation.identity() if generation else {},
     )
 
 
@@ -138,6 +143,7 @@ def _manifest(
     dataset: Dataset,
     responses: Path | None,
     judges: Sequence[JudgeSettings],
+    generation: GenerationSettings | None,
     filled: Sequence[FilledAnswer] = (),
 ) -> RunManifest:
     return RunManifest(
@@ -153,6 +159,7 @@ def _manifest(
         prompt_version=PROMPT_VERSION,
         judges=[j.model_dump(mode="json") for j in judges],
         scoring=identity.scoring,
+        generation=generation.recorded() if generation else None,
         filled_missing=list(filled),
     )
 
@@ -172,6 +179,7 @@ def run_benchmark(
     fill_missing: bool = False,
     overwrite: bool = False,
     long_lived: bool = False,
+    generation: GenerationSettings | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -179,7 +187,9 @@ def run_benchmark(
     (every expected answer present, unless ``fill_missing``), and that ``out_dir`` is
     empty, holds this same run (which then continues), or ``overwrite`` is given.
     Refused input raises ``InputError`` with the folder untouched. ``long_lived``: the
-    process ends with the run (a command), see ``load_dataset``.
+    process ends with the run (a command), see ``load_dataset``. ``generation``: how the
+    answers are generated (default: the providers' defaults); a run scores one answer per
+    (question, model, setting), so more than one epoch is refused.
     """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
@@ -189,11 +199,14 @@ def run_benchmark(
         )
     if not judges:
         raise InputError("give at least one --judge")
+    generation = _check_generation(generation, responses)
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
-    identity = _identity(dataset, models, responses, setting, judges, params, fill_missing)
+    identity = _identity(
+        dataset, models, responses, setting, judges, params, fill_missing, generation
+    )
     claim_folder(out_dir, identity, overwrite=overwrite)
-    manifest = _manifest(identity, dataset, responses, judges)
+    manifest = _manifest(identity, dataset, responses, judges, generation)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -206,16 +219,41 @@ def run_benchmark(
             out_dir / "logs",
             answers,
             max_connections=max_connections,
+            generation=generation,
         )
         generated = [row for _, row in iter_responses(answers)]
         given = _complete(generated, dataset, models, setting, fill_missing, answers)
     write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
-        manifest = _manifest(identity, dataset, responses, judges, filled)
+        manifest = _manifest(identity, dataset, responses, judges, generation, filled)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s)
     return RunResult(out_dir, _score(dataset, out_dir, params), reports, filled)
+
+
+def _check_generation(
+    generation: GenerationSettings | None, responses: Path | None
+) -> GenerationSettings | None:
+    """The generation settings of a run: none with given answers, one epoch."""
+    if responses is not None:
+        if generation is not None and generation.identity():
+            raise InputError(
+                "the generation options (temperature, max tokens, system message, epochs, "
+                "-M ...) apply to generated answers; with --responses they would be ignored"
+            )
+        return None
+    if generation is None:
+        from gamut_eval.generate._settings import GenerationSettings
+
+        return GenerationSettings()
+    if generation.epochs > 1:
+        raise InputError(
+            f"--epochs {generation.epochs}: a run scores one answer per question, model and "
+            "setting; generate several epochs with `gamut generate --epochs N` (one row per "
+            "epoch) and analyse them there"
+        )
+    return generation
 
 
 def _judge_all(
