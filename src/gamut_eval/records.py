@@ -69,6 +69,10 @@ class RunIdentity(BaseModel):
     """Verdict values and tier weights."""
     fill_missing: bool = False
     """Whether missing answers are scored as empty answers."""
+    generation: dict[str, Any] = {}
+    """The generation settings that differ from the defaults (``GenerationSettings``:
+    temperature, max tokens, system message, model arguments...); ``{}`` for the defaults
+    or given answers."""
 
     def differences(self, other: RunIdentity) -> list[str]:
         """The fields in which ``other`` differs from this identity."""
@@ -119,6 +123,9 @@ class RunManifest(BaseModel):
     """Per judge, how its requests were written as its probe found them (the parameter
     names, whether a temperature is sent, how the verdict schema is asked for, and each
     correction a refusal led to)."""
+    generation: dict[str, Any] | None = None
+    """The generation settings used (``GenerationSettings``, model arguments that look like
+    credentials redacted); ``null`` when the answers were given."""
     filled_missing: list[FilledAnswer] = []
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the

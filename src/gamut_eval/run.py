@@ -25,7 +25,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -58,6 +58,9 @@ from gamut_eval.responses import (
     iter_responses,
 )
 from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
+
+if TYPE_CHECKING:
+    from gamut_eval.generate._settings import GenerationSettings
 
 __all__ = ["RunResult", "run_benchmark", "score_rows"]
 
@@ -122,6 +125,7 @@ def _identity(
     judges: Sequence[JudgeSettings],
     params: ScoringParams,
     fill_missing: bool,
+    generation: GenerationSettings | None,
 ) -> RunIdentity:
     return RunIdentity(
         dataset_sha256=file_sha256(dataset.path),
@@ -132,6 +136,7 @@ def _identity(
         prompt_version=PROMPT_VERSION,
         scoring=params,
         fill_missing=fill_missing,
+        generation=generation.identity() if generation else {},
     )
 
 
@@ -140,6 +145,7 @@ def _manifest(
     dataset: Dataset,
     responses: Path | None,
     judges: Sequence[JudgeSettings],
+    generation: GenerationSettings | None,
     filled: Sequence[FilledAnswer] = (),
     probes: Mapping[str, ProbeResult] | None = None,
 ) -> RunManifest:
@@ -161,6 +167,7 @@ def _manifest(
             for judge, result in (probes or {}).items()
             if result.shape is not None
         },
+        generation=generation.recorded() if generation else None,
         filled_missing=list(filled),
     )
 
@@ -180,6 +187,7 @@ def run_benchmark(
     fill_missing: bool = False,
     overwrite: bool = False,
     long_lived: bool = False,
+    generation: GenerationSettings | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -187,7 +195,9 @@ def run_benchmark(
     (every expected answer present, unless ``fill_missing``), and that ``out_dir`` is
     empty, holds this same run (which then continues), or ``overwrite`` is given.
     Refused input raises ``InputError`` with the folder untouched. ``long_lived``: the
-    process ends with the run (a command), see ``load_dataset``.
+    process ends with the run (a command), see ``load_dataset``. ``generation``: how the
+    answers are generated (default: the providers' defaults); a run scores one answer per
+    (question, model, setting), so more than one epoch is refused.
     """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
@@ -197,12 +207,15 @@ def run_benchmark(
         )
     if not judges:
         raise InputError("give at least one --judge")
+    generation = _check_generation(generation, responses)
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
-    identity = _identity(dataset, models, responses, setting, judges, params, fill_missing)
+    identity = _identity(
+        dataset, models, responses, setting, judges, params, fill_missing, generation
+    )
     probes = probe_judges(judges)  # a dead endpoint ends the run here, with nothing written
     claim_folder(out_dir, identity, overwrite=overwrite)
-    manifest = _manifest(identity, dataset, responses, judges, probes=probes)
+    manifest = _manifest(identity, dataset, responses, judges, generation, probes=probes)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -215,16 +228,41 @@ def run_benchmark(
             out_dir / "logs",
             answers,
             max_connections=max_connections,
+            generation=generation,
         )
         generated = [row for _, row in iter_responses(answers)]
         given = _complete(generated, dataset, models, setting, fill_missing, answers)
     write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
-        manifest = _manifest(identity, dataset, responses, judges, filled, probes)
+        manifest = _manifest(identity, dataset, responses, judges, generation, filled, probes)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
     return RunResult(out_dir, _score(dataset, out_dir, params), reports, filled)
+
+
+def _check_generation(
+    generation: GenerationSettings | None, responses: Path | None
+) -> GenerationSettings | None:
+    """The generation settings of a run: none with given answers, one epoch."""
+    if responses is not None:
+        if generation is not None and generation.identity():
+            raise InputError(
+                "the generation options (temperature, max tokens, system message, epochs, "
+                "-M ...) apply to generated answers; with --responses they would be ignored"
+            )
+        return None
+    if generation is None:
+        from gamut_eval.generate._settings import GenerationSettings
+
+        return GenerationSettings()
+    if generation.epochs > 1:
+        raise InputError(
+            f"--epochs {generation.epochs}: a run scores one answer per question, model and "
+            "setting; generate several epochs with `gamut generate --epochs N` (one row per "
+            "epoch) and analyse them there"
+        )
+    return generation
 
 
 def _judge_all(

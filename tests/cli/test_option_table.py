@@ -17,6 +17,7 @@ from gamut_eval.cli._option_derive import (
     render_table,
 )
 from gamut_eval.cli._options import model_options, model_values, option_name, option_table
+from gamut_eval.generate._settings import GenerationSettings
 from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
 
 
@@ -33,7 +34,7 @@ def test_the_check_mode_passes_on_the_committed_table() -> None:
     assert main([]) == 2
 
 
-@pytest.mark.parametrize("model", [JudgeSettings, BatchSettings, RaySettings])
+@pytest.mark.parametrize("model", [JudgeSettings, BatchSettings, RaySettings, GenerationSettings])
 def test_every_command_line_field_is_in_the_table_in_field_order(model: Any) -> None:
     assert model.__name__ in SETTINGS_MODELS
     fields = [

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console
 
 if TYPE_CHECKING:
     from gamut_eval.annotate import Database
@@ -126,10 +126,11 @@ def users_list(db: str) -> None:
 
 
 @annotate.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=DATASET_PATH)
 @_db_option
 def import_command(files: tuple[Path, ...], db: str) -> None:
-    """Import candidate questions and rubrics (dataset records) from `gamut build`.
+    """Import candidate questions and rubrics (dataset records) from `gamut build`
+    (`sample`: the bundled sample dataset).
 
     Each row's kind is told by its fields. All files are checked first; if any row is
     invalid nothing is imported and every problem is listed.

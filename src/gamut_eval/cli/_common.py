@@ -11,7 +11,32 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["console", "dump_json", "err_console", "rich_console", "write_output"]
+__all__ = [
+    "DATASET_PATH",
+    "DatasetPath",
+    "console",
+    "dump_json",
+    "err_console",
+    "rich_console",
+    "write_output",
+]
+
+
+class DatasetPath(click.Path):
+    """A dataset file, or ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark."""
+
+    def __init__(self) -> None:
+        super().__init__(dir_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path
+
+        if isinstance(value, str) and value == SAMPLE_ALIAS:
+            return resolve_dataset_path(value)
+        return super().convert(value, param, ctx)
+
+
+DATASET_PATH = DatasetPath()
 
 
 class _LazyConsole:

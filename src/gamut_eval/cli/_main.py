@@ -10,7 +10,9 @@ functions for ``gamut <command> --help`` to stay fast as well.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import click
@@ -154,11 +156,35 @@ class _Group(click.Group):
             ctx.exit(EXIT_FAILURE)
 
 
+ENV_FILE = ".env"
+"""Read from the working folder when there is one (``--env-file`` names another)."""
+
+
+def load_env_file(path: Path) -> list[str]:
+    """Set the variables of a dotenv file (``KEY=VALUE`` lines, ``#`` comments, quotes,
+    ``export``) that are not set already; return their names. python-dotenv (imported only
+    when there is a file) reads it, as Inspect AI reads its ``.env``."""
+    from dotenv import dotenv_values
+
+    added = []
+    for key, value in dotenv_values(path, interpolate=True).items():
+        if value is not None and key not in os.environ:
+            os.environ[key] = value
+            added.append(key)
+    return added
+
+
 @click.group(
     cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
 )
+@click.option(
+    "--env-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help=f"Environment variables to set (KEY=VALUE lines), instead of ./{ENV_FILE}; never "
+    "overrides a variable already set.",
+)
 @click.version_option(__version__, prog_name="gamut")
-def cli() -> None:
+def cli(env_file: Path | None) -> None:
     """Grade open-ended answers for factual completeness with two-level meta-rubrics.
 
     \b
@@ -169,7 +195,14 @@ def cli() -> None:
       gamut demo                          all of it on the bundled sample, offline
       gamut judge --dataset D --responses R --judge MODEL --out V.jsonl
       gamut score --dataset D --verdicts V.jsonl
+
+    Environment variables (API keys...) are also read from ./.env or --env-file, without
+    overriding those already set.
     """
+    if env_file is None and Path(ENV_FILE).is_file():
+        env_file = Path(ENV_FILE)
+    if env_file is not None:
+        load_env_file(env_file)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -26,9 +26,14 @@ if TYPE_CHECKING:
 
 __all__ = ["REGENERATE", "SETTINGS_MODELS", "TABLE_FILE", "derive_table", "main", "render_table"]
 
-SETTINGS_MODULE = "gamut_eval.judge._settings"
-SETTINGS_MODELS = ("JudgeSettings", "BatchSettings", "RaySettings")
-"""The settings models whose fields are options, by class name in ``SETTINGS_MODULE``."""
+_JUDGE_SETTINGS = "gamut_eval.judge._settings"
+SETTINGS_MODELS = {
+    "JudgeSettings": _JUDGE_SETTINGS,
+    "BatchSettings": _JUDGE_SETTINGS,
+    "RaySettings": _JUDGE_SETTINGS,
+    "GenerationSettings": "gamut_eval.generate._settings",
+}
+"""The settings models whose fields are options: class name -> the module that holds it."""
 REGENERATE = "python -m gamut_eval.cli._option_derive --write"
 """The command that rewrites ``_option_table.py`` from the models."""
 TABLE_FILE = Path(__file__).with_name("_option_table.py")
@@ -122,8 +127,10 @@ def derive_table() -> dict[str, tuple[OptionSpec, ...]]:
     """The options of every settings model, derived from the models now."""
     import importlib
 
-    module = importlib.import_module(SETTINGS_MODULE)
-    return {model: _derive(getattr(module, model)) for model in SETTINGS_MODELS}
+    return {
+        model: _derive(getattr(importlib.import_module(module), model))
+        for model, module in SETTINGS_MODELS.items()
+    }
 
 
 # -- writing the table ----------------------------------------------------------------------
@@ -131,7 +138,8 @@ def derive_table() -> dict[str, tuple[OptionSpec, ...]]:
 _HEADER = f'''"""The options of the settings models, as plain literals. GENERATED: do not edit.
 
 Derived from {", ".join(SETTINGS_MODELS)}
-(``{SETTINGS_MODULE}``) by ``gamut_eval.cli._option_derive.derive_table``, so
+(``{"``, ``".join(dict.fromkeys(SETTINGS_MODELS.values()))}``)
+by ``gamut_eval.cli._option_derive.derive_table``, so
 ``gamut <command> --help`` builds no pydantic model; a test checks it matches the models.
 Regenerate after changing a model: ``{REGENERATE}``
 """'''

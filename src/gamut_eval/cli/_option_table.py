@@ -1,7 +1,8 @@
 """The options of the settings models, as plain literals. GENERATED: do not edit.
 
-Derived from JudgeSettings, BatchSettings, RaySettings
-(``gamut_eval.judge._settings``) by ``gamut_eval.cli._option_derive.derive_table``, so
+Derived from JudgeSettings, BatchSettings, RaySettings, GenerationSettings
+(``gamut_eval.judge._settings``, ``gamut_eval.generate._settings``)
+by ``gamut_eval.cli._option_derive.derive_table``, so
 ``gamut <command> --help`` builds no pydantic model; a test checks it matches the models.
 Regenerate after changing a model: ``python -m gamut_eval.cli._option_derive --write``
 """
@@ -285,6 +286,70 @@ OPTION_TABLE: dict[str, tuple[dict[str, Any], ...]] = {
             "kind": "int",
             "default": 1,
             "help": "GPUs per engine.",
+            "bounds": {"min": 1},
+            "choices": (),
+        },
+    ),
+    "GenerationSettings": (
+        {
+            "name": "temperature",
+            "flag": "--temperature",
+            "kind": "float",
+            "default": None,
+            "help": "Sampling temperature of the answering models (default: the provider's).",
+            "bounds": {"min": 0},
+            "choices": (),
+        },
+        {
+            "name": "max_tokens",
+            "flag": "--max-tokens",
+            "kind": "int",
+            "default": None,
+            "help": "Most tokens an answer may have (default: the provider's).",
+            "bounds": {"min": 1},
+            "choices": (),
+        },
+        {
+            "name": "top_p",
+            "flag": "--top-p",
+            "kind": "float",
+            "default": None,
+            "help": (
+                "Nucleus sampling: the probability mass of tokens considered (default: the "
+                "provider's)."
+            ),
+            "bounds": {"min": 0, "max": 1},
+            "choices": (),
+        },
+        {
+            "name": "reasoning_effort",
+            "flag": "--reasoning-effort",
+            "kind": "choice",
+            "default": None,
+            "help": (
+                "Reasoning effort of reasoning models (Inspect's GenerateConfig.reasoning_effort)."
+            ),
+            "bounds": {},
+            "choices": ("minimal", "low", "medium", "high"),
+        },
+        {
+            "name": "system_message",
+            "flag": "--system-message",
+            "kind": "str",
+            "default": None,
+            "help": "A system message put before every question, verbatim (no template).",
+            "bounds": {},
+            "choices": (),
+        },
+        {
+            "name": "epochs",
+            "flag": "--epochs",
+            "kind": "int",
+            "default": 1,
+            "help": (
+                "Answers per question, model and setting; above 1 only `gamut generate` (one row "
+                "per epoch, `epoch` in its metadata)."
+            ),
             "bounds": {"min": 1},
             "choices": (),
         },

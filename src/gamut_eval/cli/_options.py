@@ -1,8 +1,9 @@
 """Command-line options derived from settings models: one source for every default.
 
-Each field of a settings model (``JudgeSettings``, ``BatchSettings``, ``RaySettings``)
-is an option: the name from the field (or its ``cli`` metadata), the type and bounds from
-its annotation, the default from the model, the help text from the field's docstring.
+Each field of a settings model (``JudgeSettings``, ``BatchSettings``, ``RaySettings``,
+``GenerationSettings``) is an option: the name from the field (or its ``cli`` metadata),
+the type and bounds from its annotation, the default from the model, the help text from
+the field's docstring.
 
 Building a pydantic model class costs ~100 ms of start-up, too much for ``--help``, so
 the options are derived ahead of time: ``_option_derive.derive_table()`` computes each
@@ -85,8 +86,9 @@ def _specs(model: str) -> tuple[OptionSpec, ...]:
 # -- the options, from the table ------------------------------------------------------------
 
 
-def _option(spec: OptionSpec, choices: Iterable[str] | None) -> Callable[[F], F]:
-    declarations = [spec.flag, spec.name]
+def _option(spec: OptionSpec, choices: Iterable[str] | None, prefix: str) -> Callable[[F], F]:
+    dest = prefix + spec.name
+    declarations = [spec.flag, dest]
     kind: dict[str, Any]
     if choices is not None:
         kind = {"type": click.Choice(list(choices))}
@@ -94,7 +96,7 @@ def _option(spec: OptionSpec, choices: Iterable[str] | None) -> Callable[[F], F]
         kind = {"type": click.Choice(list(spec.choices))}
     elif spec.kind == "bool":
         kind = {}
-        declarations = [f"{spec.flag}/--no-{spec.flag.removeprefix('--')}", spec.name]
+        declarations = [f"{spec.flag}/--no-{spec.flag.removeprefix('--')}", dest]
     elif spec.kind == "int":
         kind = {"type": click.IntRange(**spec.bounds) if spec.bounds else click.INT}
     elif spec.kind == "float":
@@ -120,16 +122,22 @@ def model_options(
     *,
     exclude: Iterable[str] = (),
     choices: Mapping[str, Iterable[str]] | None = None,
+    prefix: str = "",
 ) -> Callable[[F], F]:
     """A decorator adding one option per field of the settings model named ``model`` (in
     field order) to a command.
 
-    ``exclude`` leaves fields out; ``choices`` narrows a field's choices for this command.
+    ``exclude`` leaves fields out; ``choices`` narrows a field's choices for this command;
+    ``prefix`` starts each keyword argument's name (``generation_temperature``), for a
+    command with two models that have a field of the same name (give ``model_values``
+    the same prefix).
     """
     skip = set(exclude)
     narrowed = choices or {}
     decorators = [
-        _option(spec, narrowed.get(spec.name)) for spec in _specs(model) if spec.name not in skip
+        _option(spec, narrowed.get(spec.name), prefix)
+        for spec in _specs(model)
+        if spec.name not in skip
     ]
 
     def decorate(command: F) -> F:
@@ -141,15 +149,15 @@ def model_options(
     return decorate
 
 
-def model_values(model: str, options: dict[str, Any]) -> dict[str, Any]:
+def model_values(model: str, options: dict[str, Any], *, prefix: str = "") -> dict[str, Any]:
     """Remove the fields of the settings model named ``model`` from a command's keyword
-    arguments; return them (only those given: ``None`` and empty repeats keep the model's
-    default)."""
+    arguments (named ``prefix`` + field); return them by field (only those given: ``None``
+    and empty repeats keep the model's default)."""
     values: dict[str, Any] = {}
     for spec in _specs(model):
-        if spec.name not in options:
+        if prefix + spec.name not in options:
             continue
-        value = options.pop(spec.name)
+        value = options.pop(prefix + spec.name)
         if value is None or value == ():
             continue
         values[spec.name] = tuple(value) if isinstance(value, list | tuple) else value
@@ -183,10 +191,14 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
             [ErrorDetail("$", "mapping", "a config file holds option names and values", data)]
         )
     names: dict[str, str] = {}
-    for param in ctx.command.params:
-        if isinstance(param, click.Option) and param.name and param.expose_value:
-            for option in (*param.opts, param.name):
-                names[option.removeprefix("--").replace("_", "-")] = param.name
+    options = [
+        p for p in ctx.command.params if isinstance(p, click.Option) and p.name and p.expose_value
+    ]
+    for param in options:  # keyword names first: a long option of that name wins over one
+        names[str(param.name).replace("_", "-")] = str(param.name)
+    for param in options:
+        for option in param.opts:
+            names[option.removeprefix("--").replace("_", "-")] = str(param.name)
     unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
         rule = "not an option of this command"

@@ -13,7 +13,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -159,9 +159,10 @@ def write_html_report(run_dir: Path) -> Path:
 )
 @click.option(
     "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
+    type=DATASET_PATH,
     default=None,
-    help="The run's dataset, when it is no longer where run.json says.",
+    help="The run's dataset, when it is no longer where run.json says (`sample`: the "
+    "bundled sample).",
 )
 def report(
     run_dir: Path, fmt: str, out: Path | None, seed: int, resamples: int,

@@ -9,10 +9,18 @@ from pathlib import Path
 
 import click
 
-from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
+from gamut_eval.cli._common import (
+    DATASET_PATH,
+    console,
+    dump_json,
+    err_console,
+    out_option,
+    write_output,
+)
 from gamut_eval.errors import InputError, ValidationError
 
-_path_argument = click.Path(exists=False, dir_okay=False, path_type=Path)
+_path_argument = DATASET_PATH
+"""A meta-rubric or dataset file; ``sample`` is the bundled sample's dataset."""
 
 
 def _is_dataset(path: Path) -> bool:
@@ -37,8 +45,9 @@ def _validate_one(path: Path) -> str:
 def validate(paths: tuple[Path, ...]) -> None:
     """Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).
 
-    Every problem of every file is printed as `file:json.path: message [rule] (found: value)`.
-    Exit status 0 when all files are valid, 2 otherwise.
+    `sample` stands for the bundled sample dataset. Every problem of every file is printed
+    as `file:json.path: message [rule] (found: value)`. Exit status 0 when all files are
+    valid, 2 otherwise.
     """
     failed = 0
     for path in paths:
@@ -89,7 +98,8 @@ def compile_command(
     """Compile a meta-rubric into its flat binary checklist.
 
     A meta-rubric file gives one checklist; a dataset (.jsonl) gives one checklist per line
-    (JSONL), using a record's revised checklist when it has one.
+    (JSONL), using a record's revised checklist when it has one; `sample` is the bundled
+    sample dataset.
     """
     from gamut_eval.dataset import load_dataset
     from gamut_eval.rubric import (

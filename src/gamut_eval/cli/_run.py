@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._judge import judge_options, judge_settings
+from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
 from gamut_eval.judge._backend_names import ONLINE_BACKENDS
 from gamut_eval.judge._offline import OFFLINE_JUDGE
 
 if TYPE_CHECKING:
+    from gamut_eval.generate._settings import GenerationSettings
     from gamut_eval.run import RunResult
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
@@ -26,6 +31,37 @@ _dataset_option = click.option(
     show_default=True,
     help="Dataset JSONL, or `sample` for the bundled sample benchmark.",
 )
+
+_GENERATION = "generation_"
+"""Starts the keyword names of the generation options (the judge has a ``temperature``
+and a ``max_tokens`` too)."""
+_model_arg_option = click.option(
+    "-M",
+    "--model-arg",
+    _GENERATION + "model_args",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Argument of the answering models' provider (repeatable), as Inspect's -M: the "
+    "value is read as YAML (0.5 a number, true a boolean).",
+)
+
+
+def generation_options(command: F) -> F:
+    """The generation settings (``GenerationSettings``) as options, and ``-M``."""
+    options = model_options("GenerationSettings", prefix=_GENERATION)
+    return options(_model_arg_option(command))
+
+
+def generation_settings(options: dict[str, Any]) -> GenerationSettings:
+    """The ``GenerationSettings`` from a command's options (which it consumes)."""
+    from gamut_eval.generate._settings import GenerationSettings, parse_model_args
+
+    values = model_values("GenerationSettings", options, prefix=_GENERATION)
+    try:
+        model_args = parse_model_args(options.pop(_GENERATION + "model_args", ()) or ())
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'-M' / '--model-arg'") from None
+    return settings_from(GenerationSettings, {**values, "model_args": model_args})
 
 
 def _print_result(result: RunResult) -> None:
@@ -82,6 +118,7 @@ def _print_result(result: RunResult) -> None:
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per model."
 )
 @click.option("--out", type=_file, required=True, help="Responses JSONL to write.")
+@generation_options
 def generate(
     dataset: str,
     models: tuple[str, ...],
@@ -89,11 +126,13 @@ def generate(
     log_dir: Path,
     max_connections: int | None,
     out: Path,
+    **options: Any,
 ) -> None:
     """Answer every question with each model, through an Inspect eval set.
 
     Failed samples are retried; run the same command again to continue where it stopped.
-    The Inspect logs stay in --log-dir (open them with `inspect view`).
+    The Inspect logs stay in --log-dir (open them with `inspect view`). With --epochs N
+    each question is answered N times: one row per epoch, `epoch` in its metadata.
     """
     from gamut_eval.generate import generate_responses
 
@@ -104,6 +143,7 @@ def generate(
         log_dir,
         out,
         max_connections=max_connections,
+        generation=generation_settings(options),
     )
     err_console.print(f"wrote {count} responses to {out}")
 
@@ -150,6 +190,7 @@ def generate(
     help="Replace the run in --out if it holds a different one (the verdict store, a "
     "content-addressed cache, is kept).",
 )
+@generation_options
 @judge_options(choices=ONLINE_BACKENDS)
 def run(
     dataset: str,
@@ -171,10 +212,12 @@ def run(
     Interrupted and rerun with the same arguments, it continues where it stopped; a
     different run into a used folder is refused (exit 2) unless --overwrite. Every
     question must have an answer from every model in every setting run, unless
-    --fill-missing.
+    --fill-missing. The generation options apply to generated answers (not --responses);
+    --epochs above 1 is for `gamut generate` (a run scores one answer per cell).
     """
     from gamut_eval.run import run_benchmark
 
+    generation = generation_settings(options)
     settings = [judge_settings(judge, dict(options)) for judge in judges]
     with PassProgress() as progress:
         result = run_benchmark(
@@ -189,6 +232,7 @@ def run(
             wait_for_store_s=wait_for_store,
             fill_missing=fill_missing,
             overwrite=overwrite,
+            generation=generation,
         )
     _print_result(result)
 

@@ -14,7 +14,14 @@ import click
 from rich.table import Table
 
 from gamut_eval._files import read_document, read_mapping
-from gamut_eval.cli._common import console, dump_json, err_console, out_option, write_output
+from gamut_eval.cli._common import (
+    DATASET_PATH,
+    console,
+    dump_json,
+    err_console,
+    out_option,
+    write_output,
+)
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
@@ -171,8 +178,9 @@ def summary_table(
 )
 @click.option(
     "--dataset",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="A dataset (.jsonl, .json or .parquet); scores every response in a verdict-rows file.",
+    type=DATASET_PATH,
+    help="A dataset (.jsonl, .json or .parquet), or `sample` for the bundled sample; scores "
+    "every response in a verdict-rows file.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(

@@ -9,11 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.errors import GamutError
 from gamut_eval.generate._task import SETTING_CHOICES, gamut_task
+
+if TYPE_CHECKING:
+    from gamut_eval.generate._settings import GenerationSettings
 
 __all__ = ["GenerationIncomplete", "export_responses", "generate_responses", "settings_for"]
 
@@ -37,28 +40,42 @@ def generate_responses(
     max_connections: int | None = None,
     display: str | None = None,
     retry_attempts: int = 3,
+    generation: GenerationSettings | None = None,
 ) -> int:
     """Run the eval set and export every answer to ``out`` (JSONL); returns the row count.
 
+    ``generation`` (default: the provider's defaults, one epoch) is passed to Inspect: its
+    ``GenerateConfig`` fields and ``epochs`` to ``eval_set``, ``model_args`` as the models'
+    arguments, the system message as a solver of the task. With several epochs there is one
+    row per (question, model, setting, epoch), ``epoch`` in its metadata.
     Raises ``GenerationIncomplete`` (after writing what exists) when samples are missing.
     """
     from inspect_ai import eval_set
 
-    tasks = [gamut_task(dataset=str(dataset), setting=s) for s in settings_for(setting)]
-    kwargs: dict[str, Any] = {}
+    from gamut_eval.generate._settings import GenerationSettings
+
+    generation = generation or GenerationSettings()
+    tasks = [
+        gamut_task(dataset=str(dataset), setting=s, system_message=generation.system_message)
+        for s in settings_for(setting)
+    ]
+    kwargs: dict[str, Any] = generation.generate_config()
     if max_connections is not None:
         kwargs["max_connections"] = max_connections
     eval_set(
         tasks,
         log_dir=str(log_dir),
         model=list(models),
+        model_args=dict(generation.model_args),
+        epochs=generation.epochs,
         retry_attempts=retry_attempts,
         retry_wait=1,
         display=display,
         score=False,
         **kwargs,
     )
-    return export_responses(log_dir, out, expected=len(tasks[0].dataset) * len(tasks) * len(models))
+    expected = len(tasks[0].dataset) * len(tasks) * len(models) * generation.epochs
+    return export_responses(log_dir, out, expected=expected)
 
 
 def _rows(log_dir: Path) -> Iterator[dict[str, Any]]:
@@ -87,14 +104,15 @@ def _rows(log_dir: Path) -> Iterator[dict[str, Any]]:
 
 
 def export_responses(log_dir: Path, out: Path, expected: int | None = None) -> int:
-    """Write one row per answered (question, model, setting) found in the logs.
+    """Write one row per answered (question, model, setting, epoch) found in the logs.
 
     Later logs win over earlier ones for the same identity (a retried eval replaces a
     failed one).
     """
-    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    rows: dict[tuple[str, str, str, int], dict[str, Any]] = {}
     for row in _rows(log_dir):
-        rows[(row["question_id"], row["model"], row["setting"])] = row
+        key = (row["question_id"], row["model"], row["setting"], row["metadata"]["epoch"])
+        rows[key] = row
     with atomic_writer(out) as handle:
         for key in sorted(rows):
             handle.write(json.dumps(rows[key], ensure_ascii=False) + "\n")

@@ -11,10 +11,32 @@ from gamut_eval.generate._samples import Setting, samples_for
 
 if TYPE_CHECKING:
     from inspect_ai import Task
+    from inspect_ai.solver import Solver
 
-__all__ = ["SETTING_CHOICES", "gamut_task"]
+__all__ = ["SETTING_CHOICES", "gamut_task", "verbatim_system_message"]
 
 SETTING_CHOICES = ("multimodal", "text_only")
+
+
+def verbatim_system_message(text: str) -> Solver:
+    """A solver that puts ``text`` first in the conversation as a system message.
+
+    Not Inspect's ``system_message`` solver: that one reads ``text`` as a file or URL when
+    one exists by that name, and fills ``{placeholders}`` from the sample's metadata, which
+    holds the entity: ``{entity}`` would name it in the multimodal setting.
+    """
+    from inspect_ai.model import ChatMessageSystem
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    @solver(name="gamut_system_message")
+    def system_text() -> Solver:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            state.messages.insert(0, ChatMessageSystem(content=text))
+            return state
+
+        return solve
+
+    return system_text()
 
 
 def gamut_task(
@@ -23,6 +45,7 @@ def gamut_task(
     judge: str | None = None,
     judge_image: bool = False,
     store: str | None = None,
+    system_message: str | None = None,
 ) -> Task:
     """The GAMUT benchmark as an Inspect task in one setting.
 
@@ -34,6 +57,7 @@ def gamut_task(
             generates answers (score them later with ``inspect score`` or ``gamut judge``).
         judge_image: Show the judge the image too.
         store: Verdict store for the scorer (SQLite), so re-scoring is incremental.
+        system_message: A system message put before every question, verbatim.
     """
     from inspect_ai import Task
     from inspect_ai.solver import generate
@@ -50,10 +74,13 @@ def gamut_task(
         if judge
         else None
     )
+    solver: list[Solver] = [generate()]
+    if system_message:
+        solver.insert(0, verbatim_system_message(system_message))
     return Task(
         name=f"gamut_{setting}",
         dataset=samples_for(data, setting_name),
-        solver=generate(),
+        solver=solver,
         scorer=scorer,
         metadata={"gamut_dataset": str(path), "gamut_setting": setting},
     )
