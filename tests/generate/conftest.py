@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from gamut_eval.judge._probe import PROBE_CHECK
 from gamut_eval.testing import FakeOpenAIServer
 
 # A 1x1 red PNG.
@@ -61,6 +62,11 @@ def dataset(tmp_path: Path) -> Path:
     return path
 
 
+def is_probe(body: dict[str, Any]) -> bool:
+    """Whether a request is the judge probe a run sends before any work."""
+    return str(body["messages"][-1].get("content", "")).endswith(PROBE_CHECK)
+
+
 class Recorder:
     """A fake-server policy that keeps every request body and answers by kind of prompt."""
 
@@ -76,7 +82,12 @@ class Recorder:
         return "It is a red square painted on canvas with red paint."
 
     def judge_requests(self) -> list[dict[str, Any]]:
-        return [b for b in self.bodies if b["messages"][0].get("role") == "system"]
+        """The judge's requests for checks (the probe before a run left out)."""
+        judged = [b for b in self.bodies if b["messages"][0].get("role") == "system"]
+        return [b for b in judged if not is_probe(b)]
+
+    def probe_requests(self) -> list[dict[str, Any]]:
+        return [b for b in self.bodies if is_probe(b)]
 
     def answer_requests(self) -> list[dict[str, Any]]:
         return [b for b in self.bodies if b["messages"][0].get("role") != "system"]

@@ -22,6 +22,7 @@ from gamut_eval.cli._main import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 from gamut_eval.judge import judge_key
+from gamut_eval.judge._probe import PROBE_CHECK
 from gamut_eval.testing import FakeOpenAIServer
 
 FENCE = re.compile(r"<<<RESPONSE (\w+)>>>\n(.*)\n<<<END RESPONSE \1>>>", re.S)
@@ -85,7 +86,9 @@ def test_run_generates_judges_and_scores(
         ],
     )
     assert again.exit_code == 0, again.output
-    assert len(recorder.bodies) == 16
+    # nothing is generated or judged again: only each run's probe of the judge is new
+    assert len(recorder.bodies) - len(recorder.probe_requests()) == 16
+    assert len(recorder.probe_requests()) == 2
     assert [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()] == scores
 
 
@@ -171,7 +174,8 @@ def test_killed_run_resumes_with_the_same_scores_and_no_repeated_requests(
 
         before = len(policy.asked)
         subprocess.run(_run_args(out), env=env, check=True, capture_output=True)
-        resumed = policy.asked[before:]
+        resumed = [asked for asked in policy.asked[before:] if asked[2] != PROBE_CHECK]
+        assert len(policy.asked) - before - len(resumed) == 1  # one probe, before the pass
 
     dataset = load_dataset(sample_dir() / "dataset.jsonl")
     records = dataset.by_id()

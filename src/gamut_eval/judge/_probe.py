@@ -24,7 +24,20 @@ from gamut_eval.judge._types import JudgeAuthError, JudgeCallError
 from gamut_eval.judge.backends import backend_name
 from gamut_eval.judge.backends._shape import RequestShape
 
-__all__ = ["PROBE_TIMEOUT_S", "ProbeFailed", "ProbeResult", "probe_judges"]
+__all__ = [
+    "PROBE_CHECK",
+    "PROBE_QUESTION",
+    "PROBE_TIMEOUT_S",
+    "ProbeFailed",
+    "ProbeResult",
+    "probe_judges",
+]
+
+PROBE_QUESTION = "What is 2 + 2?"
+PROBE_ANSWER = "4."
+PROBE_CHECK = "States that it is 4."
+"""The probe's request: the judge prompt on a two-word answer (what a server's request log
+shows first)."""
 
 PROBE_TIMEOUT_S = 20.0
 """Seconds one probe request may take: a refused connection fails at once, a server that
@@ -69,7 +82,7 @@ async def _probe(settings: JudgeSettings) -> ProbeResult:
 
     where = _where(settings)
     quick = _probe_settings(settings)
-    messages = render_messages(render_response("What is 2 + 2?", "4."), "States that it is 4.")
+    messages = render_messages(render_response(PROBE_QUESTION, PROBE_ANSWER), PROBE_CHECK)
     response_format = RESPONSE_FORMAT if settings.structured_output else None
     started = time.monotonic()
     client = make_client(quick)
