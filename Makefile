@@ -60,7 +60,7 @@ lint: $(STAMP_DEV)
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy
 
-bench: $(STAMP_DEV)  ## performance scripts; paste their output into docs/performance.md
+bench: $(STAMP_DEV) $(STAMP_REAL)  ## performance scripts; paste their output into docs/performance.md
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 lock:  ## re-pin requirements/*.lock from pyproject.toml
