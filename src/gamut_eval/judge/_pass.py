@@ -180,7 +180,11 @@ class JudgeWork:
         self.stats = JudgeStats(total=plan.total)
         self.on_event = on_event
         self.settled = KeySet()
-        """Keys recorded in this pass (a backend that re-reads the plan skips them)."""
+        """Keys recorded in this pass, kept only when ``track_settled`` is set: a backend
+        that streams the plan again in later rounds (batch) skips them there."""
+        self.track_settled = False
+        """Set by backends that read the plan more than once; the others need not pay a
+        set entry per check."""
         self._buffer: list[StoredVerdict] = []
         self._flushed = time.monotonic()
 
@@ -227,7 +231,8 @@ class JudgeWork:
     def record(self, row: StoredVerdict) -> None:
         """Keep one settled row: buffered for the store, counted, reported."""
         self._buffer.append(row)
-        self.settled.add(row.key)
+        if self.track_settled:
+            self.settled.add(row.key)
         self.stats.record(row)
         if time.monotonic() - self._flushed >= FLUSH_S:
             self.flush()

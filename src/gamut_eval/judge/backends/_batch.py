@@ -296,6 +296,7 @@ class BatchBackend:
         return not (self.write_only or self.ingest)
 
     async def run(self, work: JudgeWork) -> None:
+        work.track_settled = True  # rounds read the plan again and skip what they settled
         store = work.store
         if not isinstance(store, VerdictStore):
             raise InputError("the batch backend needs a verdict store file (--store)")
