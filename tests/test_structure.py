@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # The fake servers shipped for tests: they may use the judge, nothing above it.
     ("testing", ["testing"]),
     # _registry is Inspect AI's entry point into the task and scorer of generate.
-    ("generate / run", ["generate", "run", "records", "_folder", "_registry"]),
+    ("generate / run", ["generate", "run", "records", "_folder", "_usage", "_registry"]),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
     ("cli", ["cli", "__main__"]),

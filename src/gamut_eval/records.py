@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval._usage import Usage
 from gamut_eval.judge._records import VerdictName
 from gamut_eval.rubric._model import TIERS, Tier
 from gamut_eval.scoring import ScoringParams
@@ -126,6 +127,13 @@ class RunManifest(BaseModel):
     generation: dict[str, Any] | None = None
     """The generation settings used (``GenerationSettings``, model arguments that look like
     credentials redacted); ``null`` when the answers were given."""
+    model_usage: dict[str, Usage] = {}
+    """Per answering model, the tokens its answers report, and their estimated cost."""
+    judge_usage: dict[str, Usage] = {}
+    """Per judge, the tokens its stored verdicts cost (every call, re-asks included), and
+    their estimated cost."""
+    currency: str | None = None
+    """The currency of the costs (from ``--prices``); ``null`` when nothing was priced."""
     filled_missing: list[FilledAnswer] = []
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the

@@ -33,6 +33,7 @@ from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
 from gamut_eval._folder import DERIVED, claim_folder, file_sha256
 from gamut_eval._tables import write_rows
+from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge._pass import Backend, OnEvent, judge_pass
@@ -61,6 +62,7 @@ from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 if TYPE_CHECKING:
     from gamut_eval.generate._settings import GenerationSettings
+    from gamut_eval.judge.backends._dryrun import PriceTable
 
 __all__ = ["RunResult", "run_benchmark", "score_rows"]
 
@@ -72,6 +74,8 @@ class RunResult:
     reports: dict[str, JudgeReport] = field(default_factory=dict)
     filled: tuple[FilledAnswer, ...] = ()
     """Answers that were missing and were scored as empty answers."""
+    manifest: RunManifest | None = None
+    """What was written to run.json, usage and cost included."""
 
 
 def _settings_of(setting: str) -> list[str]:
@@ -188,6 +192,7 @@ def run_benchmark(
     overwrite: bool = False,
     long_lived: bool = False,
     generation: GenerationSettings | None = None,
+    prices: PriceTable | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -238,7 +243,40 @@ def run_benchmark(
         manifest = _manifest(identity, dataset, responses, judges, generation, filled, probes)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
-    return RunResult(out_dir, _score(dataset, out_dir, params), reports, filled)
+    summary = _score(dataset, out_dir, params)
+    plan = JudgePlan(dataset, answers, judges[0])
+    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices)
+    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+    return RunResult(out_dir, summary, reports, filled, manifest)
+
+
+def _with_usage(
+    manifest: RunManifest,
+    plan: JudgePlan,
+    answers: Sequence[ResponseRow],
+    judges: Sequence[JudgeSettings],
+    out_dir: Path,
+    filled: Sequence[FilledAnswer],
+    prices: PriceTable | None,
+) -> RunManifest:
+    """The manifest with what the run's answers and verdicts cost (summed over the stored
+    verdicts of this run's checks, so earlier, interrupted invocations count too)."""
+    judge_usage = {}
+    with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
+        for settings in judges:
+            keys = (answer.keys for answer in plan.for_judge(settings))
+            prompt, cached, completion = store.usage(keys)
+            used = Usage(input=prompt, cached_input=cached, output=completion)
+            judge_usage[settings.judge] = priced(settings.judge, used, prices)
+    model_usage = {m: priced(m, u, prices) for m, u in answer_usage(answers).items()}
+    return manifest.model_copy(
+        update={
+            "filled_missing": list(filled),
+            "model_usage": model_usage,
+            "judge_usage": judge_usage,
+            "currency": prices.currency if prices is not None else None,
+        }
+    )
 
 
 def _check_generation(

@@ -252,3 +252,41 @@ def test_the_report_says_which_answers_were_filled(tmp_path: Path) -> None:
     text = flat((out / "report.md").read_text()).replace("\\", "")  # Markdown escapes
     assert "1 missing answer(s) were scored as empty answers (--fill-missing)" in text
     assert f"{dropped['question_id']} / {dropped['model']} / {dropped['setting']}" in text
+
+
+def test_run_json_records_tokens_and_their_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from gamut_eval.testing import FakeOpenAIServer
+
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(
+        "currency: EUR\nmodels:\n  fake-judge: {input: 2.0, cached_input: 0.5, output: 8.0}\n"
+    )
+    judge = "openai-api/fake/fake-judge"
+    out = tmp_path / "run"
+    with FakeOpenAIServer() as server:
+        monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+        argv = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", judge]
+        result = invoke(*argv, "--out", str(out), "--prices", str(prices), "--no-probe")
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((out / "run.json").read_text())
+    used = manifest["judge_usage"][judge]
+    with sqlite3.connect(out / "store.sqlite") as db:
+        sums = db.execute(
+            "SELECT SUM(prompt_tokens), SUM(cached_tokens), SUM(completion_tokens) FROM verdicts"
+        ).fetchone()
+    db.close()
+    assert (used["input"], used["cached_input"], used["output"]) == tuple(sums)
+    assert used["input"] > 0
+    expected = (
+        (used["input"] - used["cached_input"]) * 2.0
+        + used["cached_input"] * 0.5
+        + used["output"] * 8.0
+    ) / 1_000_000
+    assert used["cost"] == pytest.approx(expected)
+    assert used["priced_as"] == "fake-judge"
+    assert manifest["currency"] == "EUR"
+    assert "EUR" in result.output

@@ -64,6 +64,33 @@ def generation_settings(options: dict[str, Any]) -> GenerationSettings:
     return settings_from(GenerationSettings, {**values, "model_args": model_args})
 
 
+def _prices(path: Path | None) -> Any:
+    if path is None:
+        return None
+    from gamut_eval.judge.backends._dryrun import load_prices
+
+    return load_prices(path)
+
+
+def _print_usage(result: RunResult) -> None:
+    """Tokens and estimated cost per answering model and judge, when any were used."""
+    from rich.table import Table
+
+    manifest = result.manifest
+    if manifest is None or not (manifest.model_usage or manifest.judge_usage):
+        return
+    table = Table(title="Tokens (and estimated cost)" if manifest.currency else "Tokens")
+    for column in ("", "input", "cached input", "output", "cost"):
+        table.add_column(column, justify="left" if not column else "right")
+    rows = [*(("model", m, u) for m, u in manifest.model_usage.items())]
+    rows += [("judge", j, u) for j, u in manifest.judge_usage.items()]
+    for kind, name, usage in rows:
+        cost = "n/a" if usage.cost is None else f"{usage.cost:,.4f} {manifest.currency}"
+        table.add_row(f"{kind} {name}", f"{usage.input:,}", f"{usage.cached_input:,}",
+                      f"{usage.output:,}", cost)  # fmt: skip
+    err_console.print(table)
+
+
 def _print_result(result: RunResult) -> None:
     from gamut_eval.cli._score import summary_table
 
@@ -86,6 +113,7 @@ def _print_result(result: RunResult) -> None:
             f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
             f"{stats.judged} judged now); {report.unscored} unscored"
         )
+    _print_usage(result)
     err_console.print(
         f"results in {result.out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json)"
     )
@@ -185,6 +213,12 @@ def generate(
     "instead of refusing the run; recorded in run.json and shown under the leaderboard.",
 )
 @click.option(
+    "--prices",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="Price table YAML (per million tokens, keyed by model or judge) for the cost "
+    "shown after the run and recorded in run.json.",
+)
+@click.option(
     "--overwrite",
     is_flag=True,
     help="Replace the run in --out if it holds a different one (the verdict store, a "
@@ -201,6 +235,7 @@ def run(
     out: Path,
     max_connections: int | None,
     fill_missing: bool,
+    prices: Path | None,
     overwrite: bool,
     wait_for_store: float,
     **options: Any,
@@ -232,6 +267,7 @@ def run(
             wait_for_store_s=wait_for_store,
             fill_missing=fill_missing,
             overwrite=overwrite,
+            prices=_prices(prices),
             generation=generation,
         )
     _print_result(result)

@@ -220,6 +220,23 @@ class VerdictStore:
             raise
         self._db.execute("COMMIT")
 
+    def usage(self, keys: Iterable[Sequence[str]]) -> tuple[int, int, int]:
+        """Tokens the stored verdicts of ``keys`` (given in groups, e.g. per answer) cost:
+        (prompt, cached prompt, completion), summed over every call that produced them,
+        re-asks included."""
+        totals = [0, 0, 0]
+        for group in keys:
+            for chunk in _chunks(group):
+                marks = ",".join("?" * len(chunk))
+                query = (
+                    "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cached_tokens), 0), "
+                    f"COALESCE(SUM(completion_tokens), 0) FROM verdicts WHERE key IN ({marks})"
+                )
+                row = self._db.execute(query, tuple(chunk)).fetchone()
+                for i in range(3):
+                    totals[i] += int(row[i])
+        return totals[0], totals[1], totals[2]
+
     def count(self) -> dict[str, int]:
         """Rows per status."""
         return dict(
