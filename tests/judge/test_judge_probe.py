@@ -17,7 +17,11 @@ from judge_helpers import JUDGE, Workspace, settings
 
 from gamut_eval.cli._main import cli
 from gamut_eval.judge import judge_responses
-from gamut_eval.judge.backends._shape import initial_shape, is_reasoning_model
+from gamut_eval.judge.backends._shape import (
+    REASONING_OUTPUT_TOKENS,
+    initial_shape,
+    is_reasoning_model,
+)
 from gamut_eval.testing import FakeOpenAIServer, KeywordPolicy
 
 
@@ -66,7 +70,11 @@ def test_reasoning_model_names_start_with_their_own_parameters() -> None:
         assert not is_reasoning_model(name), name
     shape = initial_shape("o4-mini", settings(reasoning_effort="low"))
     body = shape.body("o4-mini", [{"role": "user", "content": "x"}], settings())
-    assert body["max_completion_tokens"] == 400
+    # the hidden reasoning counts against the bound: 400 tokens could leave no verdict
+    assert body["max_completion_tokens"] == REASONING_OUTPUT_TOKENS == 4096
+    assert body["reasoning_effort"] == "low"
+    roomy = shape.body("o4-mini", [{"role": "user", "content": "x"}], settings(max_tokens=9000))
+    assert roomy["max_completion_tokens"] == 9000
     assert "max_tokens" not in body
     assert "temperature" not in body
 
@@ -86,7 +94,7 @@ def test_a_reasoning_model_is_corrected_once_by_the_probe_and_then_never_refused
     checked = [b for b in bodies.bodies if "States that it is 4." not in str(b["messages"])]
     assert len(checked) == 10
     for body in checked:
-        assert body["max_completion_tokens"] == 400
+        assert body["max_completion_tokens"] == REASONING_OUTPUT_TOKENS
         assert "max_tokens" not in body
         assert "temperature" not in body
 

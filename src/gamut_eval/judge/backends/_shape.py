@@ -23,9 +23,13 @@ from gamut_eval.judge._prompt import RESPONSE_FORMAT
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import ChatMessage
 
-__all__ = ["RequestShape", "Structured", "initial_shape"]
+__all__ = ["REASONING_OUTPUT_TOKENS", "RequestShape", "Structured", "initial_shape"]
 
 Structured = Literal["json_schema", "json_object", "none"]
+REASONING_OUTPUT_TOKENS = 4096
+"""The least output budget a reasoning model gets: its hidden reasoning counts against
+``max_completion_tokens``, and a budget sized for the verdict alone (400 tokens) can be
+spent before any verdict is written."""
 _DEGRADE: dict[Structured, Structured] = {"json_schema": "json_object", "json_object": "none"}
 _REASONING = re.compile(r"^(?:o\d(?:-|$)|o\d[a-z]|gpt-5)", re.IGNORECASE)
 """OpenAI reasoning model names: o1, o1-mini, o3, o3-pro, o4-mini, gpt-5, gpt-5-mini..."""
@@ -53,6 +57,9 @@ class RequestShape:
     """How the verdict schema is asked for."""
     reasoning_effort: str | None = None
     """Sent as ``reasoning_effort`` when set (reasoning models)."""
+    output_floor: int = 0
+    """The least reply-length bound sent (reasoning models: room for reasoning and the
+    verdict), whatever ``max_tokens`` says."""
     corrections: list[str] = field(default_factory=list)
     """What the provider refused and what was sent instead, in order."""
 
@@ -71,7 +78,7 @@ class RequestShape:
         body: dict[str, Any] = {"model": model_name, "messages": messages}
         if self.temperature:
             body["temperature"] = settings.temperature
-        body[self.token_field] = settings.max_tokens
+        body[self.token_field] = max(settings.max_tokens, self.output_floor)
         if self.reasoning_effort is not None:
             body["reasoning_effort"] = self.reasoning_effort
         response_format = self.response_format() if settings.structured_output else None
@@ -93,7 +100,11 @@ class RequestShape:
     def _correction(self, text: str) -> str | None:
         if "max_tokens" in text and self.token_field == "max_tokens":
             self.token_field = "max_completion_tokens"
-            return "sent max_completion_tokens instead of max_tokens"
+            self.output_floor = REASONING_OUTPUT_TOKENS
+            return (
+                "sent max_completion_tokens instead of max_tokens (at least "
+                f"{REASONING_OUTPUT_TOKENS}, room for the model's reasoning)"
+            )
         if "temperature" in text and self.temperature:
             self.temperature = False
             return "left the temperature out (the model takes only its default)"
@@ -114,5 +125,6 @@ def initial_shape(model_name: str, settings: JudgeSettings) -> RequestShape:
             token_field="max_completion_tokens",
             temperature=False,
             reasoning_effort=settings.reasoning_effort,
+            output_floor=REASONING_OUTPUT_TOKENS,
         )
     return RequestShape()
