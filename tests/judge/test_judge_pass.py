@@ -133,7 +133,8 @@ def test_every_backend_in_the_registry_can_be_made() -> None:
 def test_auto_picks_offline_fast_or_inspect_by_the_judge_name() -> None:
     assert backend_name(JudgeSettings(judge="gamut/offline")) == "offline"
     assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini")) == "fast"
-    assert backend_name(JudgeSettings(judge="anthropic/claude-sonnet-4-5")) == "inspect"
+    assert backend_name(JudgeSettings(judge="anthropic/claude-sonnet-4-5")) == "fast"
+    assert backend_name(JudgeSettings(judge="google/gemini-2.5-flash")) == "inspect"
     assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini"), dry_run=True) == "dry-run"
     assert backend_name(JudgeSettings(judge="x/y", backend="batch")) == "batch"
 

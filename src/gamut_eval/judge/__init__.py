@@ -63,6 +63,7 @@ if _typing.TYPE_CHECKING:
         JudgeUnavailable,
     )
     from gamut_eval.judge.backends import BACKENDS, OFFLINE_JUDGE, BackendOptions, make_backend
+    from gamut_eval.judge.backends._anthropic import AnthropicExecutor
     from gamut_eval.judge.backends._fast import FastExecutor
     from gamut_eval.judge.backends._inspect import InspectExecutor
     from gamut_eval.judge.backends._online import make_client
@@ -118,6 +119,7 @@ _LAZY: dict[str, str] = {
     "BackendOptions": "gamut_eval.judge.backends",
     "OFFLINE_JUDGE": "gamut_eval.judge.backends",
     "make_backend": "gamut_eval.judge.backends",
+    "AnthropicExecutor": "gamut_eval.judge.backends._anthropic",
     "FastExecutor": "gamut_eval.judge.backends._fast",
     "InspectExecutor": "gamut_eval.judge.backends._inspect",
     "make_client": "gamut_eval.judge.backends._online",
@@ -133,6 +135,7 @@ __all__ = [
     "OFFLINE_JUDGE",
     "PROMPT_VERSION",
     "RESPONSE_FORMAT",
+    "AnthropicExecutor",
     "Backend",
     "BackendOptions",
     "BatchSettings",

@@ -3,8 +3,8 @@
 Users name judges the way they name models in ``inspect eval`` (``openai/gpt-4.1-mini``,
 ``vllm/Qwen/Qwen3-8B``, ``openai-api/deepseek/deepseek-chat``), with the same environment
 variables, so one set of credentials serves both generation and judging. Providers that
-speak the OpenAI chat-completions wire format go to the fast executor; every other
-provider goes through Inspect's model API (``default_backend``).
+speak the OpenAI chat-completions wire format, and Anthropic (its Messages API), go to the
+fast clients; every other provider goes through Inspect's model API (``default_backend``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from gamut_eval.errors import InputError
 __all__ = ["FAST_PROVIDERS", "Backend", "Endpoint", "default_backend", "resolve_endpoint"]
 
 Backend = Literal["fast", "inspect"]
+Wire = Literal["openai", "anthropic"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +32,15 @@ class Endpoint:
     model_name: str
     """The ``model`` field of the request body (``gpt-4.1-mini``)."""
     base_url: str
-    """Everything before ``/chat/completions``, without a trailing slash."""
+    """Everything before ``/chat/completions`` (``/v1/messages`` for Anthropic), without a
+    trailing slash."""
     api_key: str | None = field(repr=False)
-    """Sent as ``Authorization: Bearer``; None sends no header (local servers)."""
+    """Sent as ``Authorization: Bearer`` (``x-api-key`` for Anthropic); None sends no
+    header (local servers)."""
     api_key_env: str
     """The environment variable a user sets to supply the key (named in auth errors)."""
+    wire: Wire = "openai"
+    """The request format: OpenAI chat completions, or Anthropic's Messages API."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,8 +61,11 @@ _PROVIDERS: dict[str, _Provider] = {
     "fireworks": _Provider("FIREWORKS", "https://api.fireworks.ai/inference/v1"),
 }
 
-FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api"})
-"""Providers whose judges default to the fast (plain aiohttp) executor."""
+_ANTHROPIC = _Provider("ANTHROPIC", "https://api.anthropic.com")
+"""Anthropic's Messages API: ``{base}/v1/messages``, key in ``x-api-key``."""
+
+FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api", "anthropic"})
+"""Providers whose judges default to the fast (plain aiohttp) clients."""
 
 # Inspect routes ``openai/azure/<m>`` and ``openai/bedrock/<m>`` to Azure OpenAI and Bedrock,
 # which need their own auth (api-key headers, Azure AD, SigV4): not plain OpenAI wire format.
@@ -82,9 +90,10 @@ def _env(name: str) -> str | None:
     return os.environ.get(name) or None
 
 
-def _clean_base_url(url: str) -> str:
+def _clean_base_url(url: str, wire: Wire = "openai") -> str:
     # Accept a pasted full endpoint URL as well as the usual ``.../v1`` prefix.
-    return url.rstrip("/").removesuffix("/chat/completions")
+    suffix = "/v1/messages" if wire == "anthropic" else "/chat/completions"
+    return url.rstrip("/").removesuffix(suffix)
 
 
 def _env_prefix(service: str) -> str:
@@ -92,7 +101,7 @@ def _env_prefix(service: str) -> str:
 
 
 def default_backend(model: str) -> Backend:
-    """``fast`` for OpenAI-compatible providers, ``inspect`` for every other provider."""
+    """``fast`` for OpenAI-compatible providers and Anthropic, ``inspect`` for the rest."""
     provider, rest = _split(model)
     if provider == "openai" and rest.partition("/")[0] in _OPENAI_SERVICES_VIA_INSPECT:
         return "inspect"
@@ -111,15 +120,28 @@ def _openai_api_parts(model: str, rest: str) -> tuple[str, str]:
 
 
 def resolve_endpoint(
-    model: str, base_url: str | None = None, api_key: str | None = None
+    model: str,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    *,
+    openai_only: bool = False,
 ) -> Endpoint:
     """The endpoint for ``model``; explicit ``base_url`` / ``api_key`` beat the environment.
 
-    Raises ``InputError`` for a name without a provider, a provider the fast executor does
-    not serve, or an ``openai-api`` service whose ``<SERVICE>_BASE_URL`` is unset.
+    Raises ``InputError`` for a name without a provider, a provider the fast clients do
+    not serve, or an ``openai-api`` service whose ``<SERVICE>_BASE_URL`` is unset;
+    ``openai_only`` (batch files, Ray replicas) also for an Anthropic judge.
     """
     provider, rest = _split(model)
-    if provider == "openai-api":
+    wire: Wire = "openai"
+    if provider == "anthropic" and not openai_only:
+        spec, model_name, wire = _ANTHROPIC, rest, "anthropic"
+    elif provider == "anthropic":
+        raise InputError(
+            f"judge model {model!r} speaks Anthropic's Messages API, not the OpenAI "
+            "chat-completions format this backend sends; use the fast or inspect backend"
+        )
+    elif provider == "openai-api":
         service, model_name = _openai_api_parts(model, rest)
         spec = _Provider(_env_prefix(service), None)
     elif provider in _PROVIDERS and default_backend(model) == "fast":
@@ -140,7 +162,8 @@ def resolve_endpoint(
         judge_id=model,
         provider=provider,
         model_name=model_name,
-        base_url=_clean_base_url(url),
+        base_url=_clean_base_url(url, wire),
         api_key=api_key or _env(key_var),
         api_key_env=key_var,
+        wire=wire,
     )

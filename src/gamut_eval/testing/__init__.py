@@ -1,10 +1,12 @@
-"""Test doubles shipped with gamut-eval: a deterministic fake OpenAI-compatible server.
+"""Test doubles shipped with gamut-eval: deterministic fake judge servers.
 
-Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` instead of a paid
-API: replies come from a policy (a keyword stand-in judge by default), judge-output faults
-are injected on demand, and every request is logged by a hash of its canonical body.
+Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` (OpenAI-compatible)
+or :class:`FakeAnthropicServer` (Anthropic's Messages API) instead of a paid API: replies
+come from a policy (a keyword stand-in judge by default), judge-output faults are injected
+on demand, and every request is logged by a hash of its canonical body.
 """
 
+from gamut_eval.testing._fake_anthropic import FakeAnthropicServer
 from gamut_eval.testing._fake_openai import DEFAULT_MODELS, HOST, FakeOpenAIServer
 from gamut_eval.testing._faults import (
     FAULT_KINDS,
@@ -48,6 +50,7 @@ __all__ = [
     "INJECTION_RE",
     "READY_PREFIX",
     "RESPONSE_FENCE_RE",
+    "FakeAnthropicServer",
     "FakeOpenAIServer",
     "FakeServerError",
     "FaultKind",

@@ -41,6 +41,7 @@ FaultKind = Literal[
     "http_429",
     "http_500",
     "http_503",
+    "http_529",
     "http_400",
     "content_policy",
     "http_401",
@@ -74,6 +75,7 @@ HTTP_FAULTS: dict[FaultKind, HttpFault] = {
     "http_429": HttpFault(429, "requests", "rate_limit_exceeded", "Rate limit reached (fake)."),
     "http_500": HttpFault(500, "server_error", None, "The server had an error (fake)."),
     "http_503": HttpFault(503, "server_error", "service_unavailable", "Overloaded (fake)."),
+    "http_529": HttpFault(529, "overloaded_error", None, "Overloaded (fake)."),
     "http_400": HttpFault(400, "invalid_request_error", None, "Invalid request (fake)."),
     "content_policy": HttpFault(
         400,

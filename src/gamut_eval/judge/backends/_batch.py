@@ -61,7 +61,7 @@ def batch_directory(store: VerdictStore, batch: BatchSettings) -> Path:
 def batch_endpoint(settings: JudgeSettings) -> Endpoint:
     """The judge's OpenAI-compatible endpoint (the batch API lives beside chat completions)."""
     try:
-        return resolve_endpoint(settings.judge, base_url=settings.base_url)
+        return resolve_endpoint(settings.judge, base_url=settings.base_url, openai_only=True)
     except InputError as exc:
         raise InputError(
             f"the batch backend needs an OpenAI-compatible judge endpoint: {exc}"

@@ -7,7 +7,8 @@ sized to the concurrency and keeps connections alive, headers, URL and timeout b
 the body serialised once per call (retries resend the same bytes), and no allocation on the
 success path beyond the reply itself.
 
-Transport policy (docs/reliability.md B6-B8):
+Transport (``_http.HttpExecutor``, shared with the Anthropic client; docs/reliability.md
+B6-B8):
 
 - 429: wait at least ``Retry-After`` (or ``retry-after-ms``) plus jitter, and hold back
   every other request until then; without the header, exponential backoff with full
@@ -22,35 +23,19 @@ Transport policy (docs/reliability.md B6-B8):
 
 from __future__ import annotations
 
-import asyncio
 import json
-import random
-import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
 
-import aiohttp
-from yarl import URL
-
-from gamut_eval.errors import InputError
 from gamut_eval.judge._endpoints import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import (
     ChatMessage,
     Completion,
-    JudgeAuthError,
     JudgeRequestRejected,
     JudgeUnavailable,
 )
-from gamut_eval.judge.backends._limits import (
-    AdaptiveLimit,
-    TokenBucket,
-    env_proxy,
-    estimated_tokens,
-    retry_after_s,
-)
+from gamut_eval.judge.backends._http import FastStats, HttpExecutor, Refused, Transient
+from gamut_eval.judge.backends._limits import retry_after_s
 from gamut_eval.judge.backends._shape import RequestShape, initial_shape
 from gamut_eval.judge.backends._wire import (
     FILTERED,
@@ -64,58 +49,10 @@ __all__ = ["FastExecutor", "FastStats"]
 _USER_AGENT = "gamut-eval (fast judge executor)"
 _RETRYABLE_4XX = frozenset({408, 409})  # request timeout; conflict/lock (retried by the SDK)
 
-
-@dataclass(frozen=True, slots=True)
-class FastStats:
-    """A snapshot of the executor's counters, for progress bars and run summaries."""
-
-    requests_sent: int
-    """HTTP attempts started (retries included)."""
-    retries: int
-    rate_limited: int
-    """HTTP 429 replies received."""
-    concurrency_limit: int
-    """The adaptive in-flight limit now in force."""
-    in_flight: int
-    """Calls holding a concurrency slot (sending, waiting or backing off)."""
-    completed: int
-    failed: int
-
-
-class _Transient:
-    """A failed attempt that may succeed if retried (allocated only on failure)."""
-
-    __slots__ = ("reason", "retry_after_s", "throttled")
-
-    def __init__(
-        self, reason: str, *, throttled: bool = False, retry_after_s: float | None = None
-    ) -> None:
-        self.reason = reason
-        self.throttled = throttled
-        self.retry_after_s = retry_after_s
-
-
-class _Refused:
-    """The provider refused the request itself (400, 404, 422, or a 5xx that says the
-    request is invalid): sent again unchanged it fails again."""
-
-    __slots__ = ("message", "status")
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
-
-    @property
-    def reason(self) -> str:
-        return f"HTTP {self.status}: {self.message}"
-
-
 _INVALID_REQUEST = (
     "validation error", "input should be", "field required", "extra inputs",
     "unsupported", "not supported", "invalid request", "invalid_request",
 )  # fmt: skip
-_MAX_CORRECTIONS = 4
-"""Shape corrections one request may go through (each changes one parameter)."""
 
 
 def _names_the_request(message: str) -> bool:
@@ -125,13 +62,7 @@ def _names_the_request(message: str) -> bool:
     return any(marker in text for marker in _INVALID_REQUEST)
 
 
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, TimeoutError):
-        return "the request timed out"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-
-
-class FastExecutor:
+class FastExecutor(HttpExecutor):
     """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol).
 
     Use as ``async with FastExecutor(endpoint, settings) as judge`` or call ``aclose()``.
@@ -142,100 +73,16 @@ class FastExecutor:
     """
 
     def __init__(self, endpoint: Endpoint, settings: JudgeSettings | None = None) -> None:
-        self.judge_id = endpoint.judge_id
-        self.endpoint = endpoint
-        self.config = config = settings or JudgeSettings(judge=endpoint.judge_id)
-        self._url = URL(f"{endpoint.base_url}/chat/completions")
-        if not self._url.absolute or self._url.scheme not in ("http", "https"):
-            raise InputError(
-                f"judge base URL {endpoint.base_url!r} must start with http:// or https://"
-            )
-        self._headers = {"Content-Type": "application/json", "User-Agent": _USER_AGENT}
+        headers = {"Content-Type": "application/json", "User-Agent": _USER_AGENT}
         if endpoint.api_key:
-            self._headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        self._timeout = aiohttp.ClientTimeout(total=config.timeout_s)
-        self._proxy, self._proxy_headers = env_proxy(self._url)
-        self._session: aiohttp.ClientSession | None = None
-        self._closed = False
-        self._limit = AdaptiveLimit(config.concurrency)
-        self._rpm = TokenBucket(config.rpm) if config.rpm else None
-        self._tpm = TokenBucket(config.tpm) if config.tpm else None
-        self._resume_at = 0.0
-        """monotonic() before which no request is sent (set by a 429's Retry-After)."""
+            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        super().__init__(endpoint, settings, f"{endpoint.base_url}/chat/completions", headers)
+        config = self.config
         self.shape: RequestShape = initial_shape(endpoint.model_name, config)
         """How this endpoint and model take their parameters; corrected on refusals."""
         self._unstructured = config.model_copy(update={"structured_output": False})
         self.on_note: Callable[[str], object] | None = None
         """Told each correction of the request shape (the pass shows it to the user)."""
-        self._sent = self._retries = self._throttled = self._completed = self._failed = 0
-
-    # -- lifecycle ----------------------------------------------------------------------
-
-    def _open(self) -> aiohttp.ClientSession:
-        if self._closed:
-            raise RuntimeError(f"the judge executor for {self.judge_id} is closed")
-        # Created lazily: a ClientSession must be made inside the running event loop.
-        connector = aiohttp.TCPConnector(limit=self.config.concurrency, ttl_dns_cache=300)
-        self._session = aiohttp.ClientSession(
-            connector=connector,
-            headers=self._headers,
-            timeout=self._timeout,
-        )
-        return self._session
-
-    async def aclose(self) -> None:
-        """Close the connection pool; later calls raise ``RuntimeError``."""
-        self._closed = True
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
-
-    @property
-    def stats(self) -> FastStats:
-        """Counters since this executor was created."""
-        return FastStats(
-            requests_sent=self._sent,
-            retries=self._retries,
-            rate_limited=self._throttled,
-            concurrency_limit=self._limit.limit,
-            in_flight=self._limit.in_flight,
-            completed=self._completed,
-            failed=self._failed,
-        )
-
-    # -- one call -----------------------------------------------------------------------
-
-    async def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
-    ) -> Completion:
-        """One judge reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``.
-
-        ``response_format`` None sends no structured output; otherwise the verdict schema
-        is asked for in the form the endpoint takes (``self.shape``)."""
-        cost = estimated_tokens(messages, self.config.max_tokens) if self._tpm else 0.0
-        # The slot is held across retries and their backoff: a call that is backing off
-        # still counts against the limit, so 429s really do lower the request rate.
-        await self._limit.acquire()
-        try:
-            completion = await self._call(messages, response_format is not None, cost)
-        except Exception:
-            self._failed += 1
-            raise
-        finally:
-            self._limit.release()
-        self._completed += 1
-        return completion
 
     def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
         """The body in the current shape, and the shape's version it was written in."""
@@ -243,39 +90,7 @@ class FastExecutor:
         body = self.shape.body(self.endpoint.model_name, messages, settings)
         return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
 
-    async def _call(self, messages: list[ChatMessage], structured: bool, cost: float) -> Completion:
-        session = self._session or self._open()
-        attempts = self.config.max_retries + 1
-        failure: _Transient | None = None
-        body, version = self._encode(messages, structured)
-        corrections = attempt = 0
-        while attempt < attempts:
-            attempt += 1
-            if failure is not None:
-                self._retries += 1
-                await asyncio.sleep(self._backoff_s(attempt - 1, failure))
-            await self._admit(cost)
-            epoch = self._limit.epoch
-            self._sent += 1
-            outcome = await self._attempt(session, body, attempt)
-            if isinstance(outcome, Completion):
-                self._limit.on_success()
-                return outcome
-            if isinstance(outcome, _Refused):
-                if corrections < _MAX_CORRECTIONS and self._adapt(outcome, version):
-                    # the request itself changes: not a retry, and no backoff
-                    corrections += 1
-                    attempt, failure = attempt - 1, None
-                    body, version = self._encode(messages, structured)
-                    continue
-                raise JudgeRequestRejected(outcome.reason, attempt)
-            failure = outcome
-            if failure.throttled:
-                self._on_throttle(failure, epoch)
-        assert failure is not None
-        raise JudgeUnavailable(f"{failure.reason} (gave up after {attempts} attempts)", attempts)
-
-    def _adapt(self, refused: _Refused, version: int) -> bool:
+    def _adapt(self, refused: Refused, version: int) -> bool:
         """Whether the request can be sent again in another shape (corrected now, or by
         another request since this one was written)."""
         if len(self.shape.corrections) != version:
@@ -289,59 +104,7 @@ class FastExecutor:
             )
         return True
 
-    async def _admit(self, cost: float) -> None:
-        """Wait out a server-requested pause and the client-side rate limits."""
-        while self._resume_at:
-            pause = self._resume_at - time.monotonic()
-            if pause <= 0:
-                self._resume_at = 0.0
-                break
-            # Jitter so the calls held back do not all return in the same instant.
-            await asyncio.sleep(pause + random.uniform(0, self.config.backoff_base_s))
-        if self._rpm is not None:
-            wait = self._rpm.reserve(1)
-            if wait:
-                await asyncio.sleep(wait)
-        if self._tpm is not None:
-            wait = self._tpm.reserve(cost)
-            if wait:
-                await asyncio.sleep(wait)
-
-    def _backoff_s(self, retry: int, failure: _Transient) -> float:
-        """Full jitter: uniform in [0, min(max, base * 2**(retry-1))], after any Retry-After."""
-        config = self.config
-        ceiling = min(config.backoff_max_s, config.backoff_base_s * 2 ** (retry - 1))
-        jitter = random.uniform(0, ceiling)
-        if failure.retry_after_s is not None:
-            return failure.retry_after_s + jitter
-        return jitter
-
-    def _on_throttle(self, failure: _Transient, epoch: int) -> None:
-        self._throttled += 1
-        self._limit.on_throttle(epoch)
-        if failure.retry_after_s:
-            # The server told us when it will take requests again: hold everyone back.
-            self._resume_at = max(self._resume_at, time.monotonic() + failure.retry_after_s)
-
-    async def _attempt(
-        self, session: aiohttp.ClientSession, body: bytes, attempt: int
-    ) -> Completion | _Transient | _Refused:
-        started = time.perf_counter()
-        try:
-            async with session.post(
-                self._url, data=body, proxy=self._proxy, proxy_headers=self._proxy_headers
-            ) as response:
-                # read() raises if the connection ends before Content-Length bytes arrive,
-                # so a body cut off mid-way is never handed to the parser.
-                raw = await response.read()
-                status = response.status
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            return _Transient(_describe(exc))
-        if status == 200:
-            return self._completion(raw, time.perf_counter() - started, attempt)
-        return self._failure(status, raw, response.headers, attempt)
-
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | _Transient:
+    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
         try:
             payload = json.loads(raw)
         except ValueError:
@@ -352,34 +115,26 @@ class FastExecutor:
         if outcome == FILTERED:
             raise JudgeRequestRejected(outcome, attempt)
         # Some gateways answer 200 with an error object or an incomplete body.
-        return _Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int
-    ) -> _Transient | _Refused:
+    ) -> Transient | Refused:
         """Classify a non-200 reply: retryable, refused (the request itself), or raise."""
         message, kind = error_fields(raw)
         if status == 429:
             if "insufficient_quota" in kind:  # billing, not rate: retrying cannot help
                 raise JudgeUnavailable(f"quota exhausted (HTTP 429): {message}", attempt)
-            return _Transient(
+            return Transient(
                 f"HTTP 429: {message}", throttled=True, retry_after_s=retry_after_s(headers)
             )
         if status >= 500 and _names_the_request(message):
             # the server says the request is invalid: the same bytes will fail again
-            return _Refused(status, message)
+            return Refused(status, message)
         if status >= 500 or status in _RETRYABLE_4XX:
-            return _Transient(f"HTTP {status}: {message}")
+            return Transient(f"HTTP {status}: {message}")
         if any(marker in kind for marker in POLICY_MARKERS):
             raise JudgeRequestRejected(f"content policy: {message}", attempt)
         if status in (401, 403):
-            raise JudgeAuthError(self._auth_message(status, message))
-        return _Refused(status, message)
-
-    def _auth_message(self, status: int, message: str) -> str:
-        env = self.endpoint.api_key_env
-        if self.endpoint.api_key:
-            what = f"the judge endpoint rejected the API key (HTTP {status}); set {env}"
-        else:
-            what = f"the judge endpoint wants an API key (HTTP {status}); set {env}"
-        return f"{what} [{self.judge_id} at {self.endpoint.base_url}: {message}]"
+            raise self._auth_error(status, message)
+        return Refused(status, message)

@@ -1,11 +1,11 @@
 """The online backends: a client answers each request while the pass runs.
 
-``fast`` (aiohttp, OpenAI-compatible) and ``inspect`` (Inspect AI's model API) differ
-only in the client; the loop is this module's: a
-bounded queue feeds ``concurrency`` workers, each asks one check at a time (``ask``),
-re-asking a malformed reply at once with the conversation so far, and records the settled
-row. A client is made inside the pass's event loop (clients hold connections bound to one
-loop) and closed at the end.
+``fast`` (aiohttp: OpenAI-compatible, or Anthropic's Messages API for ``anthropic/``
+judges) and ``inspect`` (Inspect AI's model API) differ only in the client; the loop is
+this module's: a bounded queue feeds ``concurrency`` workers, each asks one check at a
+time (``ask``), re-asking a malformed reply at once with the conversation so far, and
+records the settled row. A client is made inside the pass's event loop (clients hold
+connections bound to one loop) and closed at the end.
 """
 
 from __future__ import annotations
@@ -113,14 +113,19 @@ async def _drive(client: Executor, work: JudgeWork) -> None:
 
 def make_client(settings: JudgeSettings) -> Executor:
     """The online client ``settings`` asks for (``auto``: fast where the provider speaks
-    OpenAI, inspect otherwise)."""
+    OpenAI or is Anthropic, inspect otherwise)."""
     from gamut_eval.judge.backends import backend_name
 
     name = backend_name(settings)
     if name == "fast":
         from gamut_eval.judge._endpoints import resolve_endpoint
 
-        return FastExecutor(resolve_endpoint(settings.judge, base_url=settings.base_url), settings)
+        endpoint = resolve_endpoint(settings.judge, base_url=settings.base_url)
+        if endpoint.wire == "anthropic":
+            from gamut_eval.judge.backends._anthropic import AnthropicExecutor
+
+            return AnthropicExecutor(endpoint, settings)
+        return FastExecutor(endpoint, settings)
     if name == "inspect":
         from gamut_eval.judge.backends._inspect import InspectExecutor
 

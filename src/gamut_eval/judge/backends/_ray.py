@@ -61,7 +61,7 @@ _VERDICT_FIELDS = (
 
 def _endpoints(settings: JudgeSettings, ray_settings: RaySettings) -> list[Endpoint]:
     urls = ray_settings.endpoints or (settings.base_url,)
-    return [resolve_endpoint(settings.judge, base_url=url) for url in urls]
+    return [resolve_endpoint(settings.judge, base_url=url, openai_only=True) for url in urls]
 
 
 def response_rows(work: JudgeWork, replicas: int) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,225 @@
+"""The fast judge client for Anthropic's Messages API (``POST {base}/v1/messages``).
+
+The same transport as the OpenAI-compatible client (``_http.HttpExecutor``: one session,
+AIMD concurrency, rate buckets, Retry-After, backoff with full jitter); only the wire
+format differs:
+
+- headers ``x-api-key`` and ``anthropic-version: 2023-06-01``;
+- the system prompt goes in ``system``, as a text block marked as a cache breakpoint;
+- the first user message is sent as blocks: the per-response prefix (question and fenced
+  answer), marked ``cache_control: ephemeral`` so every check of one answer reads it from
+  the prompt cache, then the check, last and unmarked. Images become base64 image blocks;
+- a re-ask's turns follow as assistant and user messages;
+- no structured output: the Messages API has no ``response_format``, and the prompt
+  already asks for the JSON the parser reads strictly. No assistant prefill either (it
+  would change the text the parser sees).
+
+Replies: the text blocks of ``content`` joined; ``usage`` counts input tokens apart from
+cache reads and cache writes, so the prompt total is their sum (as OpenAI reports it).
+``stop_reason: refusal`` is a refusal. Errors: 429 (``rate_limit_error``) throttles and is
+retried after ``retry-after``; 500 and 529 (``overloaded_error``) are retried with
+backoff; 401/403 stop the run naming ``ANTHROPIC_API_KEY``; 400/404/413 reject the
+request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from gamut_eval.judge._endpoints import Endpoint
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._types import (
+    ChatMessage,
+    Completion,
+    JudgeRequestRejected,
+)
+from gamut_eval.judge.backends._http import HttpExecutor, Refused, Transient
+from gamut_eval.judge.backends._limits import retry_after_s
+from gamut_eval.judge.backends._wire import error_fields
+
+__all__ = [
+    "ANTHROPIC_VERSION",
+    "AnthropicExecutor",
+    "anthropic_body",
+    "completion_from_message",
+]
+
+ANTHROPIC_VERSION = "2023-06-01"
+_USER_AGENT = "gamut-eval (fast judge executor, anthropic)"
+_EPHEMERAL = {"type": "ephemeral"}
+_CHECK_HEADING = "\n# Check\n"
+"""Where ``render_messages`` puts the check: after the shared prefix, last."""
+_EMPTY_TURN = "(empty reply)"
+"""Sent for an empty assistant reply replayed in a re-ask: the API refuses empty text."""
+_RETRYABLE_4XX = frozenset({408, 409})
+_POLICY_WORDS = ("content filtering", "content policy", "usage policy")
+
+
+def _text(text: str, *, cached: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if cached:
+        block["cache_control"] = _EPHEMERAL
+    return block
+
+
+def _image(url: str) -> dict[str, Any]:
+    if url.startswith("data:"):
+        header, _, data = url.partition(",")
+        media_type = header[5:].split(";", 1)[0] or "image/png"
+        return {
+            "type": "image",
+            "source": {"type": "base64", "media_type": media_type, "data": data},
+        }
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def _block(part: Mapping[str, Any]) -> dict[str, Any]:
+    kind = part.get("type")
+    if kind == "text":
+        return _text(str(part.get("text", "")))
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if isinstance(url, str):
+            return _image(url)
+    raise JudgeRequestRejected(f"unsupported message part of type {kind!r}")
+
+
+def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
+    """The first user message as blocks: the shared prefix marked as a cache breakpoint,
+    then the check. A text-only message is split before its last ``# Check`` heading (the
+    response before it is fenced, so the check is always the last one)."""
+    if isinstance(content, str):
+        cut = content.rfind(_CHECK_HEADING)
+        if cut < 0:
+            return [_text(content)]
+        return [_text(content[: cut + 1], cached=True), _text(content[cut + 1 :])]
+    if not isinstance(content, list) or not content:
+        raise JudgeRequestRejected("unsupported message content in the judge request")
+    blocks = [_block(part) for part in content]
+    if len(blocks) > 1:
+        blocks[-2]["cache_control"] = _EPHEMERAL
+    return blocks
+
+
+def _turn(content: Any) -> str | list[dict[str, Any]]:
+    if isinstance(content, str):
+        return content if content.strip() else _EMPTY_TURN
+    if isinstance(content, list):
+        return [_block(part) for part in content]
+    return _EMPTY_TURN
+
+
+def anthropic_body(
+    model_name: str, messages: list[ChatMessage], settings: JudgeSettings
+) -> dict[str, Any]:
+    """A Messages API body for OpenAI-style ``messages`` (as ``render_messages`` and the
+    re-ask write them)."""
+    system: list[dict[str, Any]] = []
+    turns: list[dict[str, Any]] = []
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "system":
+            system.append(_text(content if isinstance(content, str) else ""))
+        elif role == "user" and not turns:
+            turns.append({"role": "user", "content": _prefix_and_check(content)})
+        elif role in ("user", "assistant"):
+            turns.append({"role": role, "content": _turn(content)})
+        else:
+            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
+    body: dict[str, Any] = {"model": model_name, "max_tokens": settings.max_tokens}
+    if system:
+        system[-1]["cache_control"] = _EPHEMERAL
+        body["system"] = system
+    body["messages"] = turns
+    body["temperature"] = settings.temperature
+    return body
+
+
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) else 0
+
+
+def completion_from_message(
+    body: Any, *, latency_s: float = 0.0, transport_attempts: int = 1
+) -> Completion | None:
+    """A Messages API reply as a ``Completion``; None when it is not one."""
+    if not isinstance(body, dict) or body.get("type") != "message":
+        return None
+    content = body.get("content")
+    if not isinstance(content, list):
+        return None
+    text = "".join(
+        block.get("text", "")
+        for block in content
+        if isinstance(block, dict) and block.get("type") == "text"
+    )
+    usage = body.get("usage") or {}
+    cache_read = _int(usage.get("cache_read_input_tokens"))
+    cache_write = _int(usage.get("cache_creation_input_tokens"))
+    refusal = None
+    if body.get("stop_reason") == "refusal":
+        refusal = text or "the model declined to answer (stop_reason=refusal)"
+    return Completion(
+        text=text,
+        prompt_tokens=_int(usage.get("input_tokens")) + cache_read + cache_write,
+        completion_tokens=_int(usage.get("output_tokens")),
+        cached_tokens=cache_read,
+        latency_s=latency_s,
+        transport_attempts=transport_attempts,
+        refusal=refusal,
+        raw=body,
+    )
+
+
+class AnthropicExecutor(HttpExecutor):
+    """The fast judge client for ``anthropic/<model>`` judges (``Executor`` protocol).
+
+    Use as ``async with AnthropicExecutor(endpoint, settings) as judge`` or call
+    ``aclose()``; ``endpoint`` comes from ``resolve_endpoint("anthropic/...")``.
+    """
+
+    def __init__(self, endpoint: Endpoint, settings: JudgeSettings | None = None) -> None:
+        headers = {
+            "content-type": "application/json",
+            "anthropic-version": ANTHROPIC_VERSION,
+            "User-Agent": _USER_AGENT,
+        }
+        if endpoint.api_key:
+            headers["x-api-key"] = endpoint.api_key
+        super().__init__(endpoint, settings, f"{endpoint.base_url}/v1/messages", headers)
+
+    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
+        body = anthropic_body(self.endpoint.model_name, messages, self.config)
+        return json.dumps(body, separators=(",", ":")).encode(), 0
+
+    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = None
+        completion = completion_from_message(
+            payload, latency_s=latency_s, transport_attempts=attempt
+        )
+        if completion is not None:
+            return completion
+        # A gateway's error object or an incomplete body under 200: try again.
+        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+
+    def _failure(
+        self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int
+    ) -> Transient | Refused:
+        message, kind = error_fields(raw)
+        if status == 429 or "rate_limit_error" in kind:
+            return Transient(
+                f"HTTP 429: {message}", throttled=True, retry_after_s=retry_after_s(headers)
+            )
+        if status >= 500 or status in _RETRYABLE_4XX:  # 529: overloaded_error
+            return Transient(f"HTTP {status}: {message}", retry_after_s=retry_after_s(headers))
+        if status in (401, 403):
+            raise self._auth_error(status, message)
+        if any(word in message.lower() for word in _POLICY_WORDS):
+            raise JudgeRequestRejected(f"content policy: {message}", attempt)
+        return Refused(status, message)
