@@ -193,6 +193,7 @@ def run_benchmark(
     long_lived: bool = False,
     generation: GenerationSettings | None = None,
     prices: PriceTable | None = None,
+    probe: bool = True,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -202,7 +203,9 @@ def run_benchmark(
     Refused input raises ``InputError`` with the folder untouched. ``long_lived``: the
     process ends with the run (a command), see ``load_dataset``. ``generation``: how the
     answers are generated (default: the providers' defaults); a run scores one answer per
-    (question, model, setting), so more than one epoch is refused.
+    (question, model, setting), so more than one epoch is refused. ``probe``: each
+    answering model gets one tiny request first (``ProbeFailed`` before anything is
+    written); each judge's own ``probe`` setting decides for it.
     """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
@@ -219,6 +222,10 @@ def run_benchmark(
         dataset, models, responses, setting, judges, params, fill_missing, generation
     )
     probes = probe_judges(judges)  # a dead endpoint ends the run here, with nothing written
+    if given is None and probe:
+        from gamut_eval.generate._probe import probe_models
+
+        probe_models(models, setting, generation)
     claim_folder(out_dir, identity, overwrite=overwrite)
     manifest = _manifest(identity, dataset, responses, judges, generation, probes=probes)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
@@ -234,6 +241,7 @@ def run_benchmark(
             answers,
             max_connections=max_connections,
             generation=generation,
+            probe=False,
         )
         generated = [row for _, row in iter_responses(answers)]
         given = _complete(generated, dataset, models, setting, fill_missing, answers)

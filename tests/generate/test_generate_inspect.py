@@ -42,6 +42,9 @@ def test_images_are_sent_only_in_the_multimodal_setting(
     assert all(r["response"].startswith("It is a red square") for r in rows)
     bodies = recorder.answer_requests()
     assert len(bodies) == 4
+    (probe,) = recorder.model_probe_requests()  # the multimodal setting: with an image
+    assert "image_url" in _parts(probe)
+    assert len(recorder.bodies) == 5
     multimodal = [b for b in bodies if "image_url" in _parts(b)]
     text_only = [b for b in bodies if "image_url" not in _parts(b)]
     assert len(multimodal) == 2
@@ -68,6 +71,7 @@ def test_a_rerun_keeps_finished_answers_and_missing_ones_are_reported(
     # The same command again: the eval set finds every sample finished and sends nothing.
     assert generate_responses(dataset, [_model(tmp_path)], "both", logs, out, display="none") == 4
     assert len(recorder.answer_requests()) == sent
+    assert len(recorder.model_probe_requests()) == 2  # one per call
     # Fewer answers in the logs than expected is an error that says how to continue.
     with pytest.raises(GenerationIncomplete, match="2 of 6 answers are missing"):
         export_responses(logs, tmp_path / "again.jsonl", expected=6)

@@ -43,8 +43,10 @@ def test_settings_system_message_model_args_and_epochs_reach_inspect(
             dataset, [model], "both", tmp_path / "logs", out, display="none", generation=settings
         )
     assert count == 2 * 2 * 2  # questions x settings x epochs
-    assert len(recorder.bodies) == 8
-    for body in recorder.bodies:
+    (probe,) = recorder.model_probe_requests()  # the settings' parameters, few tokens
+    assert (probe["temperature"], probe["reasoning_effort"], probe["max_tokens"]) == (0.3, "low", 8)
+    assert len(recorder.answer_requests()) == len(recorder.bodies) - 1 == 8
+    for body in recorder.answer_requests():
         assert body["temperature"] == 0.3
         assert body["max_tokens"] == 77
         assert body["top_p"] == 0.9
@@ -65,8 +67,9 @@ def test_defaults_send_no_generation_fields_and_no_system_message(
     model = f"openai-api/fake/gen-{tmp_path.name}"
     out = tmp_path / "responses.jsonl"
     generate_responses(dataset, [model], "text_only", tmp_path / "logs", out, display="none")
-    assert len(recorder.bodies) == 2
-    for body in recorder.bodies:
+    assert len(recorder.model_probe_requests()) == 1
+    assert len(recorder.answer_requests()) == len(recorder.bodies) - 1 == 2
+    for body in recorder.answer_requests():
         assert not {"temperature", "top_p", "reasoning_effort"} & set(body)
         assert [m["role"] for m in body["messages"]] == ["user"]
 
@@ -84,9 +87,11 @@ def test_run_records_the_settings_and_a_change_is_another_run(
     ]  # fmt: skip
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    assert len(recorder.bodies) == 2
-    assert all(b["temperature"] == 0.25 and b["max_tokens"] == 64 for b in recorder.bodies)
-    assert all(b["messages"][0]["content"] == "Be thorough." for b in recorder.bodies)
+    answers = recorder.answer_requests()
+    assert len(recorder.model_probe_requests()) == 1
+    assert len(answers) == len(recorder.bodies) - 1 == 2
+    assert all(b["temperature"] == 0.25 and b["max_tokens"] == 64 for b in answers)
+    assert all(b["messages"][0]["content"] == "Be thorough." for b in answers)
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["generation"] == {
         "temperature": 0.25, "max_tokens": 64, "top_p": None, "reasoning_effort": None,
@@ -97,11 +102,13 @@ def test_run_records_the_settings_and_a_change_is_another_run(
         "model_args": {"api_key": "<redacted>"},
     }  # fmt: skip
     assert "test-key" not in (out / "run.json").read_text()
-    # the same command continues (nothing sent); another temperature is another run
+    # the same command continues (only its probe sent); another temperature is another run
     assert CliRunner().invoke(cli, args).exit_code == 0
-    assert len(recorder.bodies) == 2
+    assert len(recorder.answer_requests()) == 2
+    assert len(recorder.model_probe_requests()) == 2
     other = [*args[: args.index("0.25")], "0.5", *args[args.index("0.25") + 1 :]]
     refused = CliRunner().invoke(cli, other)
     assert refused.exit_code == 2, refused.output
     assert "generation" in refused.output
-    assert len(recorder.bodies) == 2
+    assert len(recorder.answer_requests()) == 2
+    assert len(recorder.model_probe_requests()) == 3

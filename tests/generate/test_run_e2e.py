@@ -86,9 +86,10 @@ def test_run_generates_judges_and_scores(
         ],
     )
     assert again.exit_code == 0, again.output
-    # nothing is generated or judged again: only each run's probe of the judge is new
-    assert len(recorder.bodies) - len(recorder.probe_requests()) == 16
+    # nothing is generated or judged again: only each run's probes (judge, model) are new
+    assert len(recorder.answers_and_checks()) == 16
     assert len(recorder.probe_requests()) == 2
+    assert len(recorder.model_probe_requests()) == 2
     assert [json.loads(x) for x in (out / "scores.jsonl").read_text().splitlines()] == scores
 
 

@@ -39,3 +39,18 @@ def test_the_small_model_answers_and_judges_end_to_end(llama_env: str, tmp_path:
     assert f"({ok} reused from the store, {len(rows) - ok} judged now)" in " ".join(
         again.output.split()
     )
+
+
+def test_the_text_model_refusing_an_image_is_named_before_anything_runs(
+    llama_env: str, tmp_path: Path
+) -> None:
+    dataset, _ = one_answer(tmp_path)
+    out = tmp_path / "run"
+    argv = ["run", "--dataset", str(dataset), "--model", JUDGE, "--setting", "both"]
+    argv += ["--judge", "gamut/offline", "--out", str(out)]
+    refused = CliRunner().invoke(cli, argv)
+    assert refused.exit_code == 2, refused.output
+    message = " ".join(refused.output.split())
+    assert JUDGE in message
+    assert "--setting text_only" in message
+    assert not out.exists()

@@ -146,6 +146,14 @@ def _print_result(result: RunResult) -> None:
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per model."
 )
 @click.option("--out", type=_file, required=True, help="Responses JSONL to write.")
+@click.option(
+    "--probe/--no-probe",
+    default=True,
+    show_default=True,
+    help="Send one tiny request to each model before generating (with an image unless "
+    "--setting text_only), so a wrong URL, model, key or parameter ends the command in "
+    "seconds (exit 2) with nothing written.",
+)
 @generation_options
 def generate(
     dataset: str,
@@ -154,6 +162,7 @@ def generate(
     log_dir: Path,
     max_connections: int | None,
     out: Path,
+    probe: bool,
     **options: Any,
 ) -> None:
     """Answer every question with each model, through an Inspect eval set.
@@ -172,6 +181,7 @@ def generate(
         out,
         max_connections=max_connections,
         generation=generation_settings(options),
+        probe=probe,
     )
     err_console.print(f"wrote {count} responses to {out}")
 
@@ -254,6 +264,7 @@ def run(
 
     generation = generation_settings(options)
     settings = [judge_settings(judge, dict(options)) for judge in judges]
+    probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
     with PassProgress() as progress:
         result = run_benchmark(
             resolve_dataset_path(dataset),
@@ -269,6 +280,7 @@ def run(
             overwrite=overwrite,
             prices=_prices(prices),
             generation=generation,
+            probe=probe,
         )
     _print_result(result)
 

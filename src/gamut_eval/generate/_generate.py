@@ -7,6 +7,8 @@ finished; the logs stay for ``inspect view``. Responses are then exported from t
 from __future__ import annotations
 
 import json
+import os
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,6 +43,7 @@ def generate_responses(
     display: str | None = None,
     retry_attempts: int = 3,
     generation: GenerationSettings | None = None,
+    probe: bool = True,
 ) -> int:
     """Run the eval set and export every answer to ``out`` (JSONL); returns the row count.
 
@@ -48,6 +51,10 @@ def generate_responses(
     ``GenerateConfig`` fields and ``epochs`` to ``eval_set``, ``model_args`` as the models'
     arguments, the system message as a solver of the task. With several epochs there is one
     row per (question, model, setting, epoch), ``epoch`` in its metadata.
+    ``probe``: first send each model one tiny request (``probe_models``), so a dead URL,
+    wrong model or key, or a model refusing images ends here with ``ProbeFailed``.
+    ``display``: Inspect's display; by default the rich one on a terminal and ``plain``
+    (a line of progress at a time) when standard error is not one, as in CI logs.
     Raises ``GenerationIncomplete`` (after writing what exists) when samples are missing.
     """
     from inspect_ai import eval_set
@@ -55,6 +62,10 @@ def generate_responses(
     from gamut_eval.generate._settings import GenerationSettings
 
     generation = generation or GenerationSettings()
+    if probe:
+        from gamut_eval.generate._probe import probe_models
+
+        probe_models(models, setting, generation)
     tasks = [
         gamut_task(dataset=str(dataset), setting=s, system_message=generation.system_message)
         for s in settings_for(setting)
@@ -70,12 +81,19 @@ def generate_responses(
         epochs=generation.epochs,
         retry_attempts=retry_attempts,
         retry_wait=1,
-        display=display,
+        display=display or _default_display(),
         score=False,
         **kwargs,
     )
     expected = len(tasks[0].dataset) * len(tasks) * len(models) * generation.epochs
     return export_responses(log_dir, out, expected=expected)
+
+
+def _default_display() -> Any:
+    """Inspect's own default (or ``INSPECT_DISPLAY``) on a terminal, else ``plain``."""
+    if os.environ.get("INSPECT_DISPLAY") or sys.stderr.isatty():
+        return None
+    return "plain"
 
 
 def _rows(log_dir: Path) -> Iterator[dict[str, Any]]:

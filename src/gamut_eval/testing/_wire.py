@@ -96,8 +96,10 @@ DIALECTS = ("openai", "openai-reasoning", "llama-cpp")
 - ``openai``: a chat model; takes every parameter gamut sends.
 - ``openai-reasoning``: an OpenAI reasoning model (o series, gpt-5): ``max_tokens`` and
   any temperature but 1 are refused with OpenAI's own 400 bodies.
-- ``llama-cpp``: llama-cpp-python's server: ``response_format`` of type ``json_schema`` is
-  answered with HTTP 500 and a validation error (it takes ``json_object`` with a schema).
+- ``llama-cpp``: llama-cpp-python's server with a text-only model: ``response_format`` of
+  type ``json_schema`` is answered with HTTP 500 and a validation error (it takes
+  ``json_object`` with a schema), and a message with an image part with HTTP 500 from its
+  chat template, which renders text content only.
 """
 _NO_MAX_TOKENS = HttpFault(
     400,
@@ -120,6 +122,24 @@ _NO_JSON_SCHEMA = HttpFault(
     "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should "
     "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]",
 )
+
+
+_NO_IMAGES = HttpFault(
+    500,
+    "internal_server_error",
+    None,
+    'can only concatenate str (not "list") to str: the chat template renders text '
+    "content only (the message has an image_url part)",
+)
+
+
+def _has_image(messages: list[Any]) -> bool:
+    return any(
+        isinstance(part, dict) and part.get("type") == "image_url"
+        for message in messages
+        if isinstance(message, dict) and isinstance(message.get("content"), list)
+        for part in message["content"]
+    )
 
 
 def unknown_model(payload: dict[str, Any], models: tuple[str, ...]) -> HttpFault | None:
@@ -152,6 +172,8 @@ def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
         response_format = payload.get("response_format")
         if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
             return _NO_JSON_SCHEMA
+        if _has_image(payload["messages"]):
+            return _NO_IMAGES
     return None
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = [
     "attempts_of",
     "causes",
+    "creation_reason",
     "describe",
     "is_auth_failure",
     "is_bad_request",
@@ -134,11 +135,18 @@ def key_hint(model: str, model_obj: Model | None) -> str:
 _RICH_MARKUP = re.compile(r"\[/?[a-z ]+\]")
 
 
-def model_creation_error(model: str, exc: Exception) -> JudgeError:
-    """Inspect raises ``PrerequisiteError`` for a missing key or package, ``ValueError``
-    for an unknown provider; the run cannot proceed either way."""
+def creation_reason(model: str, exc: Exception) -> tuple[str, bool]:
+    """Why Inspect could not create ``model``, in one line (Rich markup removed), and
+    whether it is a missing credential (the key hint is then added)."""
     text = _RICH_MARKUP.sub("", str(getattr(exc, "message", None) or exc))
     message = " ".join(text.split()).removeprefix("ERROR: ")
     if type(exc).__name__ == "PrerequisiteError" and "defined in the environment" in message:
-        return JudgeAuthError(f"judge {model}: {message} ({key_hint(model, None)})")
-    return JudgeError(f"judge {model}: cannot create the Inspect model: {message}")
+        return f"{message} ({key_hint(model, None)})", True
+    return f"cannot create the Inspect model: {message}", False
+
+
+def model_creation_error(model: str, exc: Exception) -> JudgeError:
+    """Inspect raises ``PrerequisiteError`` for a missing key or package, ``ValueError``
+    for an unknown provider; the run cannot proceed either way."""
+    reason, credential = creation_reason(model, exc)
+    return (JudgeAuthError if credential else JudgeError)(f"judge {model}: {reason}")
