@@ -11,8 +11,8 @@ Resumable: each file's job (file id, batch id, state) is written to the store's 
 of submitting it again. A crash between creating a batch and recording its id is covered
 too: a job left at ``uploaded`` first looks for a batch made from its file.
 
-Offline: ``write_batch_requests`` only writes the files (for ``vllm run-batch``), and
-``ingest_batch_results`` reads result files back.
+Offline: with ``write_only`` the backend only writes the files (for ``vllm run-batch``),
+and with ``ingest`` it reads result files back.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ before they existed opens unchanged; readers of ``verdicts`` never see them):
   file and batch ids. A restart reads it to *collect* what was submitted instead of
   submitting it again (a batch is billed once).
 - ``batch_reasks``: checks whose reply was not a valid verdict, with the conversation so
-  far, so the next round (in this process or the next) re-asks them as ``judge_one`` would.
+  far, so the next round (in this process or the next) re-asks them as the online backends do.
 
 They go through the store's connection: the store's ``flock`` already makes this process
 the only writer, and one connection means one transaction order, so there is no second

@@ -8,7 +8,7 @@ back to one replica: the shared prefix (system prompt, question, response) is th
 that replica's prefix cache for all but the first.
 
 - ``http`` engine: actors (``_JudgeActor``) call OpenAI-compatible endpoints (vLLM,
-  SGLang, Ray Serve or a hosted API) with the fast executor and ``judge_one``, so
+  SGLang, Ray Serve or a hosted API) with the fast executor and ``_online.ask``, so
   transport retries, re-asks and unscored reasons are the online engine's own. With
   several endpoints, responses are spread round-robin over them.
 - ``vllm`` engine: ``ray.data.llm`` runs vLLM engines inside the job (``_ray_vllm``).
