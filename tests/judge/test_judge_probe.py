@@ -221,3 +221,15 @@ def test_run_json_records_how_the_requests_were_written(fake: Any, tmp_path: Pat
     assert shape["structured"] == "json_object"
     assert shape["token_field"] == "max_tokens"
     assert "json_object instead of json_schema" in shape["corrections"][0]
+
+
+def test_judge_request_args_reach_every_request_body(fake: Any, small: Workspace) -> None:
+    bodies = Bodies()
+    fake(policy=bodies)
+    result, _ = judge_cli(small, "-J", "seed=7", "-J", "top-k=40", "--no-probe")
+    assert result.exit_code == 0, result.output
+    assert len(bodies.bodies) == 10
+    assert all(b["seed"] == 7 and b["top_k"] == 40 for b in bodies.bodies)
+    bad, _ = judge_cli(small, "-J", "seed", "--no-probe")
+    assert bad.exit_code == 2
+    assert "-J 'seed': expected key=value" in bad.output

@@ -43,17 +43,33 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
         help="Seconds to wait if another process is using the store.",
     )
 
+    request_args = click.option(
+        "-J",
+        "--judge-arg",
+        "judge_request_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Extra field of every judge request (repeatable, e.g. -J seed=1); the value is "
+        "read as YAML, as -M reads it.",
+    )
+
     def decorate(command: F) -> F:
-        return config_option(settings(wait(command)))
+        return config_option(settings(request_args(wait(command))))
 
     return decorate
 
 
 def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     """The ``JudgeSettings`` of ``judge`` from a command's options (which it consumes)."""
+    from gamut_eval.generate._settings import parse_model_args
     from gamut_eval.judge._settings import JudgeSettings
 
-    return settings_from(JudgeSettings, {"judge": judge, **model_values("JudgeSettings", options)})
+    try:
+        extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'-J' / '--judge-arg'") from None
+    values = {"judge": judge, **model_values("JudgeSettings", options), "request_args": extra}
+    return settings_from(JudgeSettings, values)
 
 
 def _scale_options(command: F) -> F:

@@ -73,7 +73,7 @@ class GenerationSettings(BaseModel):
         return {k: v for k, v in self.recorded().items() if v != defaults[k]}
 
 
-def parse_model_args(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
+def parse_model_args(values: tuple[str, ...] | list[str], flag: str = "-M") -> dict[str, Any]:
     """``-M key=value`` options as a mapping, each value read as a YAML scalar (``0.5``
     is a float, ``true`` a boolean, ``x`` a string), as Inspect's ``-M`` reads them; a
     dash in a key becomes an underscore. Raises ``ValueError`` naming a malformed one."""
@@ -83,7 +83,7 @@ def parse_model_args(values: tuple[str, ...] | list[str]) -> dict[str, Any]:
     for item in values:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise ValueError(f"-M {item!r}: expected key=value")
+            raise ValueError(f"{flag} {item!r}: expected key=value")
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError:

@@ -22,7 +22,7 @@ file > argument > default.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,6 +101,9 @@ class JudgeSettings(BaseModel):
     """inspect backend: the provider's prompt caching (``auto``, true or false)."""
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
     """Fail the run if more checks than this share cannot be graded."""
+    request_args: Annotated[dict[str, Any], Field(json_schema_extra=_cli(None))] = {}
+    """Extra fields of every judge request (``-J key=value``, e.g. ``seed=1``): added to the
+    request body by the fast clients, passed as ``extra_body`` through Inspect."""
     probe: bool = True
     """Send one tiny request to each judge endpoint before any work, so a wrong URL, model,
     key or parameter ends the command in seconds (exit 2) with nothing written."""
@@ -111,7 +114,14 @@ class JudgeSettings(BaseModel):
         return {name: getattr(self, name) for name in VERDICT_FIELDS}
 
 
-VERDICT_FIELDS = ("judge", "temperature", "max_tokens", "structured_output", "judge_image")
+VERDICT_FIELDS = (
+    "judge",
+    "temperature",
+    "max_tokens",
+    "structured_output",
+    "judge_image",
+    "request_args",
+)
 """``JudgeSettings`` fields that can change what a judge answers."""
 
 

@@ -153,6 +153,7 @@ class InspectExecutor:
             # ModelRefusalError an enclosing eval's fail_on_refusal would make it
             fail_on_refusal=False,
             batch=cfg.inspect_batch or None,
+            extra_body=dict(cfg.request_args) or None,
         )
 
     def _call_config(self, response_format: dict[str, Any] | None) -> GenerateConfig:

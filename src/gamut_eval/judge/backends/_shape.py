@@ -75,7 +75,7 @@ class RequestShape:
         self, model_name: str, messages: list[ChatMessage], settings: JudgeSettings
     ) -> dict[str, Any]:
         """The chat-completions body for one request."""
-        body: dict[str, Any] = {"model": model_name, "messages": messages}
+        body: dict[str, Any] = {**settings.request_args, "model": model_name, "messages": messages}
         if self.temperature:
             body["temperature"] = settings.temperature
         body[self.token_field] = max(settings.max_tokens, self.output_floor)
