@@ -62,9 +62,9 @@ from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 if TYPE_CHECKING:
     from gamut_eval.generate._settings import GenerationSettings
-    from gamut_eval.judge.backends._dryrun import PriceTable
+    from gamut_eval.judge.backends._dryrun import DryRunReport, PriceTable
 
-__all__ = ["RunResult", "run_benchmark", "score_rows"]
+__all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows"]
 
 
 @dataclass(frozen=True)
@@ -256,6 +256,40 @@ def run_benchmark(
     manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     return RunResult(out_dir, summary, reports, filled, manifest)
+
+
+def estimate_run(
+    dataset_path: Path,
+    out_dir: Path,
+    judges: Sequence[JudgeSettings],
+    responses: Path,
+    *,
+    setting: str = "both",
+    fill_missing: bool = False,
+    prices: PriceTable | None = None,
+) -> list[DryRunReport]:
+    """What judging ``responses`` with each judge would send and cost, sending and writing
+    nothing (``gamut run --dry-run``): the same checks the run would make, including its
+    refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
+    from gamut_eval.judge._store import MemoryStore, Store
+    from gamut_eval.judge.backends._dryrun import DryRunBackend
+
+    dataset = load_dataset(dataset_path)
+    given = _given_answers(responses, dataset, setting, fill_missing)
+    store_path = out_dir / "store.sqlite"
+    reports = []
+    for settings in judges:
+        backend = DryRunBackend(prices, output_tokens=60)
+        plan = JudgePlan(dataset, list(given.rows), settings)
+        store: Store
+        if store_path.is_file():
+            with VerdictStore(store_path, writer=False) as store:
+                judge_pass(plan, backend, store)
+        else:
+            judge_pass(plan, backend, MemoryStore())
+        assert backend.report is not None
+        reports.append(backend.report)
+    return reports
 
 
 def _with_usage(

@@ -290,3 +290,19 @@ def test_run_json_records_tokens_and_their_cost(
     assert used["priced_as"] == "fake-judge"
     assert manifest["currency"] == "EUR"
     assert "EUR" in result.output
+
+
+def test_a_dry_run_counts_and_prices_each_judge_and_writes_nothing(tmp_path: Path) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text("models:\n  gamut/offline: {input: 1.0, output: 2.0}\n")
+    out = tmp_path / "run"
+    argv = run_args(out, SAMPLE / "responses.jsonl", "--dry-run", "--prices", str(prices))
+    result = invoke(*argv)
+    assert result.exit_code == 0, result.output
+    text = flat("".join(" " if c in "│┃┌┐└┘├┤┬┴┼─━" else c for c in result.output))
+    assert "Dry run: gamut/offline (nothing sent)" in text
+    assert "requests to send 1,272" in text
+    assert not out.exists()
+    needs = invoke("run", "--model", "m/x", "--judge", OFFLINE, "--out", str(out), "--dry-run")
+    assert needs.exit_code == 2
+    assert "--dry-run needs --responses" in flat(needs.output)

@@ -64,6 +64,36 @@ def generation_settings(options: dict[str, Any]) -> GenerationSettings:
     return settings_from(GenerationSettings, {**values, "model_args": model_args})
 
 
+def _dry_run(
+    dataset: str,
+    out: Path,
+    settings: list[Any],
+    responses: Path | None,
+    setting: str,
+    fill_missing: bool,
+    prices: Path | None,
+) -> None:
+    from gamut_eval.cli._dry_run import dry_run_table
+    from gamut_eval.errors import InputError
+    from gamut_eval.run import estimate_run
+
+    if responses is None:
+        raise InputError(
+            "--dry-run needs --responses: answers that are not generated yet cannot be counted"
+        )
+    reports = estimate_run(
+        resolve_dataset_path(dataset),
+        out,
+        settings,
+        responses,
+        setting=setting,
+        fill_missing=fill_missing,
+        prices=_prices(prices),
+    )
+    for report in reports:
+        console.print(dry_run_table(report))
+
+
 def _prices(path: Path | None) -> Any:
     if path is None:
         return None
@@ -223,6 +253,12 @@ def generate(
     "instead of refusing the run; recorded in run.json and shown under the leaderboard.",
 )
 @click.option(
+    "--dry-run",
+    is_flag=True,
+    help="With --responses: count each judge's requests, tokens and cost (with --prices); "
+    "send and write nothing.",
+)
+@click.option(
     "--prices",
     type=click.Path(dir_okay=False, exists=True, path_type=Path),
     help="Price table YAML (per million tokens, keyed by model or judge) for the cost "
@@ -245,6 +281,7 @@ def run(
     out: Path,
     max_connections: int | None,
     fill_missing: bool,
+    dry_run: bool,
     prices: Path | None,
     overwrite: bool,
     wait_for_store: float,
@@ -264,6 +301,9 @@ def run(
 
     generation = generation_settings(options)
     settings = [judge_settings(judge, dict(options)) for judge in judges]
+    if dry_run:
+        _dry_run(dataset, out, settings, responses, setting, fill_missing, prices)
+        return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
     with PassProgress() as progress:
         result = run_benchmark(
