@@ -70,7 +70,8 @@ def test_help_lists_the_scale_options_after_the_online_ones() -> None:
     assert text.index("--wait-for-store") < text.index("--dry-run") < text.index("--ray-vllm-tp")
     run_help = flat(invoke("run", "--help").output)
     assert "[auto|fast|inspect]" in run_help
-    assert "--dry-run" not in run_help
+    assert "--batch-dir" not in run_help  # a run scores as soon as verdicts exist: online only
+    assert "--ray-address" not in run_help
 
 
 def test_kill_9_between_submit_and_download_then_the_rerun_collects(
