@@ -28,7 +28,8 @@ def test_an_answering_model_without_its_sdk_names_the_extra(tmp_path: Path) -> N
 def test_a_judge_without_its_sdk_names_the_extra(tmp_path: Path) -> None:
     out = tmp_path / "v.jsonl"
     argv = ["judge", "--responses", str(sample_dir() / "responses.jsonl")]
-    result = CliRunner().invoke(cli, [*argv, "--judge", "google/gemini-2.5-pro", "--out", str(out)])
+    judge = ["--judge", "google/gemini-2.5-pro", "--backend", "inspect"]
+    result = CliRunner().invoke(cli, [*argv, *judge, "--out", str(out)])
     assert result.exit_code == 2, result.output
     assert "pip install 'gamut-eval[google]'" in " ".join(result.output.split())
     assert not out.exists()

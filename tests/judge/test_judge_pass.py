@@ -134,7 +134,9 @@ def test_auto_picks_offline_fast_or_inspect_by_the_judge_name() -> None:
     assert backend_name(JudgeSettings(judge="gamut/offline")) == "offline"
     assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini")) == "fast"
     assert backend_name(JudgeSettings(judge="anthropic/claude-sonnet-4-5")) == "fast"
-    assert backend_name(JudgeSettings(judge="google/gemini-2.5-flash")) == "inspect"
+    assert backend_name(JudgeSettings(judge="google/gemini-2.5-flash")) == "fast"
+    google_via_inspect = JudgeSettings(judge="google/gemini-2.5-flash", backend="inspect")
+    assert backend_name(google_via_inspect) == "inspect"
     assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini"), dry_run=True) == "dry-run"
     assert backend_name(JudgeSettings(judge="x/y", backend="batch")) == "batch"
 

@@ -65,6 +65,7 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.judge.backends import BACKENDS, OFFLINE_JUDGE, BackendOptions, make_backend
     from gamut_eval.judge.backends._anthropic import AnthropicExecutor
     from gamut_eval.judge.backends._fast import FastExecutor
+    from gamut_eval.judge.backends._gemini import GeminiExecutor
     from gamut_eval.judge.backends._inspect import InspectExecutor
     from gamut_eval.judge.backends._online import make_client
 
@@ -121,6 +122,7 @@ _LAZY: dict[str, str] = {
     "make_backend": "gamut_eval.judge.backends",
     "AnthropicExecutor": "gamut_eval.judge.backends._anthropic",
     "FastExecutor": "gamut_eval.judge.backends._fast",
+    "GeminiExecutor": "gamut_eval.judge.backends._gemini",
     "InspectExecutor": "gamut_eval.judge.backends._inspect",
     "make_client": "gamut_eval.judge.backends._online",
 }
@@ -143,6 +145,7 @@ __all__ = [
     "Endpoint",
     "Executor",
     "FastExecutor",
+    "GeminiExecutor",
     "InspectExecutor",
     "JudgeAuthError",
     "JudgeCallError",

@@ -3,8 +3,9 @@
 Users name judges the way they name models in ``inspect eval`` (``openai/gpt-4.1-mini``,
 ``vllm/Qwen/Qwen3-8B``, ``openai-api/deepseek/deepseek-chat``), with the same environment
 variables, so one set of credentials serves both generation and judging. Providers that
-speak the OpenAI chat-completions wire format, and Anthropic (its Messages API), go to the
-fast clients; every other provider goes through Inspect's model API (``default_backend``).
+speak the OpenAI chat-completions wire format, Anthropic (its Messages API) and Google (the
+Gemini API's ``generateContent``) go to the fast clients; every other provider goes through
+Inspect's model API (``default_backend``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from gamut_eval.errors import InputError
 __all__ = ["FAST_PROVIDERS", "Backend", "Endpoint", "default_backend", "resolve_endpoint"]
 
 Backend = Literal["fast", "inspect"]
-Wire = Literal["openai", "anthropic"]
+Wire = Literal["openai", "anthropic", "gemini"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,15 +33,16 @@ class Endpoint:
     model_name: str
     """The ``model`` field of the request body (``gpt-4.1-mini``)."""
     base_url: str
-    """Everything before ``/chat/completions`` (``/v1/messages`` for Anthropic), without a
-    trailing slash."""
+    """Everything before ``/chat/completions`` (``/v1/messages`` for Anthropic,
+    ``/models/<model>:generateContent`` for Gemini), without a trailing slash."""
     api_key: str | None = field(repr=False)
-    """Sent as ``Authorization: Bearer`` (``x-api-key`` for Anthropic); None sends no
-    header (local servers)."""
+    """Sent as ``Authorization: Bearer`` (``x-api-key`` for Anthropic, ``x-goog-api-key``
+    for Gemini); None sends no header (local servers)."""
     api_key_env: str
     """The environment variable a user sets to supply the key (named in auth errors)."""
     wire: Wire = "openai"
-    """The request format: OpenAI chat completions, or Anthropic's Messages API."""
+    """The request format: OpenAI chat completions, Anthropic's Messages API, or Gemini's
+    ``generateContent``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,7 +66,18 @@ _PROVIDERS: dict[str, _Provider] = {
 _ANTHROPIC = _Provider("ANTHROPIC", "https://api.anthropic.com")
 """Anthropic's Messages API: ``{base}/v1/messages``, key in ``x-api-key``."""
 
-FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api", "anthropic"})
+_GOOGLE = _Provider("GOOGLE", "https://generativelanguage.googleapis.com/v1beta")
+"""The Gemini API: ``{base}/models/{model}:generateContent``, key in ``x-goog-api-key``
+(``GOOGLE_API_KEY`` as in Inspect, or ``GEMINI_API_KEY``, which Google's SDK reads)."""
+_GEMINI_KEY_FALLBACK = "GEMINI_API_KEY"
+
+_NATIVE: dict[str, tuple[_Provider, Wire]] = {
+    "anthropic": (_ANTHROPIC, "anthropic"),
+    "google": (_GOOGLE, "gemini"),
+}
+_WIRE_NAMES = {"anthropic": "Anthropic's Messages API", "gemini": "Gemini's generateContent API"}
+
+FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api", *_NATIVE})
 """Providers whose judges default to the fast (plain aiohttp) clients."""
 
 # Inspect routes ``openai/azure/<m>`` and ``openai/bedrock/<m>`` to Azure OpenAI and Bedrock,
@@ -74,7 +87,7 @@ _OPENAI_SERVICES_VIA_INSPECT = frozenset({"azure", "bedrock"})
 _CONVENTION = (
     "judge models are named 'provider/model' as in Inspect AI, for example "
     "'openai/gpt-4.1-mini', 'vllm/Qwen/Qwen3-8B', 'openai-api/<service>/<model>' or "
-    "'anthropic/claude-sonnet-4-0'"
+    "'anthropic/claude-sonnet-4-0' or 'google/gemini-2.5-flash'"
 )
 
 
@@ -92,8 +105,12 @@ def _env(name: str) -> str | None:
 
 def _clean_base_url(url: str, wire: Wire = "openai") -> str:
     # Accept a pasted full endpoint URL as well as the usual ``.../v1`` prefix.
+    url = url.rstrip("/")
+    if wire == "gemini":
+        cut = url.find("/models/")
+        return url[:cut] if cut >= 0 else url
     suffix = "/v1/messages" if wire == "anthropic" else "/chat/completions"
-    return url.rstrip("/").removesuffix(suffix)
+    return url.removesuffix(suffix)
 
 
 def _env_prefix(service: str) -> str:
@@ -101,7 +118,8 @@ def _env_prefix(service: str) -> str:
 
 
 def default_backend(model: str) -> Backend:
-    """``fast`` for OpenAI-compatible providers and Anthropic, ``inspect`` for the rest."""
+    """``fast`` for OpenAI-compatible providers, Anthropic and Google, ``inspect`` for the
+    rest."""
     provider, rest = _split(model)
     if provider == "openai" and rest.partition("/")[0] in _OPENAI_SERVICES_VIA_INSPECT:
         return "inspect"
@@ -130,16 +148,16 @@ def resolve_endpoint(
 
     Raises ``InputError`` for a name without a provider, a provider the fast clients do
     not serve, or an ``openai-api`` service whose ``<SERVICE>_BASE_URL`` is unset;
-    ``openai_only`` (batch files, Ray replicas) also for an Anthropic judge.
+    ``openai_only`` (batch files, Ray replicas) also for an Anthropic or Google judge.
     """
     provider, rest = _split(model)
     wire: Wire = "openai"
-    if provider == "anthropic" and not openai_only:
-        spec, model_name, wire = _ANTHROPIC, rest, "anthropic"
-    elif provider == "anthropic":
+    if provider in _NATIVE and not openai_only:
+        (spec, wire), model_name = _NATIVE[provider], rest
+    elif provider in _NATIVE:
         raise InputError(
-            f"judge model {model!r} speaks Anthropic's Messages API, not the OpenAI "
-            "chat-completions format this backend sends; use the fast or inspect backend"
+            f"judge model {model!r} speaks {_WIRE_NAMES[_NATIVE[provider][1]]}, not the "
+            "OpenAI chat-completions format this backend sends; use the fast or inspect backend"
         )
     elif provider == "openai-api":
         service, model_name = _openai_api_parts(model, rest)
@@ -158,12 +176,15 @@ def resolve_endpoint(
             f"judge model {model!r}: set {base_var} to the service's OpenAI-compatible base "
             "URL (the part before /chat/completions, e.g. https://api.example.com/v1)"
         )
+    key = api_key or _env(key_var)
+    if key is None and wire == "gemini" and _env(_GEMINI_KEY_FALLBACK):
+        key, key_var = _env(_GEMINI_KEY_FALLBACK), _GEMINI_KEY_FALLBACK
     return Endpoint(
         judge_id=model,
         provider=provider,
         model_name=model_name,
         base_url=_clean_base_url(url, wire),
-        api_key=api_key or _env(key_var),
+        api_key=key,
         api_key_env=key_var,
         wire=wire,
     )

@@ -1,12 +1,14 @@
 """Test doubles shipped with gamut-eval: deterministic fake judge servers.
 
-Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` (OpenAI-compatible)
-or :class:`FakeAnthropicServer` (Anthropic's Messages API) instead of a paid API: replies
-come from a policy (a keyword stand-in judge by default), judge-output faults are injected
-on demand, and every request is logged by a hash of its canonical body.
+Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` (OpenAI-compatible),
+:class:`FakeAnthropicServer` (Anthropic's Messages API) or :class:`FakeGeminiServer`
+(Gemini's generateContent) instead of a paid API: replies come from a policy (a keyword
+stand-in judge by default), judge-output faults are injected on demand, and every request
+is logged by a hash of its canonical body.
 """
 
 from gamut_eval.testing._fake_anthropic import FakeAnthropicServer
+from gamut_eval.testing._fake_gemini import FakeGeminiServer
 from gamut_eval.testing._fake_openai import DEFAULT_MODELS, HOST, FakeOpenAIServer
 from gamut_eval.testing._faults import (
     FAULT_KINDS,
@@ -51,6 +53,7 @@ __all__ = [
     "READY_PREFIX",
     "RESPONSE_FENCE_RE",
     "FakeAnthropicServer",
+    "FakeGeminiServer",
     "FakeOpenAIServer",
     "FakeServerError",
     "FaultKind",

@@ -5,8 +5,8 @@ The registry below names them; a backend's module is imported only when it is us
 on demand. Adding a backend means writing its module and adding one line here.
 
 =========  ===============================================================================
-fast       online: lean aiohttp clients for OpenAI-compatible endpoints and Anthropic's
-           Messages API (the default for both)
+fast       online: lean aiohttp clients for OpenAI-compatible endpoints, Anthropic's
+           Messages API and Gemini's generateContent (the default for all three)
 inspect    online: any provider Inspect AI supports, through its model API
 offline    the built-in deterministic judge (``gamut/offline``), graded in process
 batch      provider batch APIs (OpenAI-compatible ``/files`` + ``/batches``), resumable;
@@ -68,7 +68,7 @@ class BackendOptions:
 
 def backend_name(settings: JudgeSettings, *, dry_run: bool = False) -> str:
     """The registry name ``settings`` asks for (``auto``: offline for the offline judge,
-    fast where the provider speaks the OpenAI API or is Anthropic, inspect otherwise)."""
+    fast where the provider speaks the OpenAI API or is Anthropic or Google, inspect otherwise)."""
     if dry_run:
         return "dry-run"
     if settings.judge == OFFLINE_JUDGE and settings.backend in ONLINE_BACKENDS:

@@ -1,11 +1,12 @@
 """The online backends: a client answers each request while the pass runs.
 
-``fast`` (aiohttp: OpenAI-compatible, or Anthropic's Messages API for ``anthropic/``
-judges) and ``inspect`` (Inspect AI's model API) differ only in the client; the loop is
-this module's: a bounded queue feeds ``concurrency`` workers, each asks one check at a
-time (``ask``), re-asking a malformed reply at once with the conversation so far, and
-records the settled row. A client is made inside the pass's event loop (clients hold
-connections bound to one loop) and closed at the end.
+``fast`` (aiohttp: OpenAI-compatible, Anthropic's Messages API for ``anthropic/``
+judges, Gemini's generateContent for ``google/`` judges) and ``inspect`` (Inspect AI's
+model API) differ only in the client; the loop is this module's: a bounded queue feeds
+``concurrency`` workers, each asks one check at a time (``ask``), re-asking a malformed
+reply at once with the conversation so far, and records the settled row. A client is
+made inside the pass's event loop (clients hold connections bound to one loop) and closed
+at the end.
 """
 
 from __future__ import annotations
@@ -113,7 +114,7 @@ async def _drive(client: Executor, work: JudgeWork) -> None:
 
 def make_client(settings: JudgeSettings) -> Executor:
     """The online client ``settings`` asks for (``auto``: fast where the provider speaks
-    OpenAI or is Anthropic, inspect otherwise)."""
+    OpenAI or is Anthropic or Google, inspect otherwise)."""
     from gamut_eval.judge.backends import backend_name
 
     name = backend_name(settings)
@@ -125,6 +126,10 @@ def make_client(settings: JudgeSettings) -> Executor:
             from gamut_eval.judge.backends._anthropic import AnthropicExecutor
 
             return AnthropicExecutor(endpoint, settings)
+        if endpoint.wire == "gemini":
+            from gamut_eval.judge.backends._gemini import GeminiExecutor
+
+            return GeminiExecutor(endpoint, settings)
         return FastExecutor(endpoint, settings)
     if name == "inspect":
         from gamut_eval.judge.backends._inspect import InspectExecutor
