@@ -306,3 +306,12 @@ def test_a_dry_run_counts_and_prices_each_judge_and_writes_nothing(tmp_path: Pat
     needs = invoke("run", "--model", "m/x", "--judge", OFFLINE, "--out", str(out), "--dry-run")
     assert needs.exit_code == 2
     assert "--dry-run needs --responses" in flat(needs.output)
+
+
+def test_the_report_shows_how_the_judges_were_asked(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert invoke(*run_args(out, SAMPLE / "responses.jsonl")).exit_code == 0
+    result = invoke("report", str(out), "--format", "md")
+    assert result.exit_code == 0, result.output
+    text = flat((out / "report.md").read_text()).replace("\\\\", "")
+    assert "judge gamut/offline: temperature 0.0, max tokens 400" in text

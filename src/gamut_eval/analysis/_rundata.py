@@ -126,7 +126,29 @@ def _run_config(run_dir: Path, notes: list[str]) -> dict[str, Any]:
         return {}
     data = read_mapping(path, "run-object", "expected an object")
     notes += _filled_notes(data.get("filled_missing") or [])
+    notes += _settings_notes(data)
     return data
+
+
+def _settings_notes(data: dict[str, Any]) -> list[str]:
+    """How the answers were generated and the judges asked, as run.json records it."""
+    notes = []
+    generation = data.get("generation")
+    if isinstance(generation, dict):
+        shown = ", ".join(f"{k} {v}" for k, v in generation.items() if v not in (None, {}, ""))
+        notes.append(f"answers generated with {shown or 'the providers defaults'}")
+    requests = data.get("requests") if isinstance(data.get("requests"), dict) else {}
+    for judge in data.get("judges") or []:
+        if not isinstance(judge, dict):
+            continue
+        name = judge.get("judge")
+        shape = requests.get(name) if isinstance(requests, dict) else None
+        sent = f", verdict schema as {shape.get('structured')}" if isinstance(shape, dict) else ""
+        notes.append(
+            f"judge {name}: temperature {judge.get('temperature')}, max tokens "
+            f"{judge.get('max_tokens')}{sent}"
+        )
+    return notes
 
 
 def _filled_notes(filled: list[Any]) -> list[str]:
