@@ -296,3 +296,17 @@ def test_the_fake_checks_headers_and_required_fields(anthropic: StartAnthropic) 
             "error",
             "invalid_request_error",
         )
+
+
+def test_extended_thinking_leaves_room_for_the_verdict() -> None:
+    from gamut_eval.judge.backends._anthropic import anthropic_body as messages_body
+
+    thinking = {"type": "enabled", "budget_tokens": 2048}
+    judge = settings(judge="anthropic/claude-sonnet-4-5", request_args={"thinking": thinking})
+    body = messages_body("claude-sonnet-4-5", [{"role": "user", "content": "x"}], judge)
+    assert body["max_tokens"] == 2048 + 400
+    assert body["thinking"] == thinking
+    assert "temperature" not in body
+    plain = messages_body("claude-sonnet-4-5", [{"role": "user", "content": "x"}], settings())
+    assert plain["max_tokens"] == 400
+    assert plain["temperature"] == 0.0

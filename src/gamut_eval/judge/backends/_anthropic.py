@@ -129,13 +129,25 @@ def anthropic_body(
             turns.append({"role": role, "content": _turn(content)})
         else:
             raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
-    body: dict[str, Any] = {"model": model_name, "max_tokens": settings.max_tokens}
+    body: dict[str, Any] = {**settings.request_args, "model": model_name}
+    body["max_tokens"] = settings.max_tokens + _thinking_budget(settings.request_args)
     if system:
         system[-1]["cache_control"] = _EPHEMERAL
         body["system"] = system
     body["messages"] = turns
-    body["temperature"] = settings.temperature
+    if not _thinking_budget(settings.request_args):  # extended thinking takes no temperature
+        body["temperature"] = settings.temperature
     return body
+
+
+def _thinking_budget(args: dict[str, Any]) -> int:
+    """The budget of extended thinking asked for with ``-J thinking=...``: its tokens count
+    against ``max_tokens``, so the verdict's own bound is added on top of it."""
+    thinking = args.get("thinking")
+    if isinstance(thinking, dict) and thinking.get("type") == "enabled":
+        budget = thinking.get("budget_tokens")
+        return budget if isinstance(budget, int) and budget > 0 else 0
+    return 0
 
 
 def _int(value: Any) -> int:

@@ -95,7 +95,7 @@ def _thinking_family(model_name: str) -> str | None:
 
 def generation_config(model_name: str, settings: JudgeSettings, structured: bool) -> dict[str, Any]:
     """``generationConfig`` for ``model_name`` (see the module docstring on thinking)."""
-    config: dict[str, Any] = {"temperature": settings.temperature}
+    config: dict[str, Any] = {**settings.request_args, "temperature": settings.temperature}
     family = _thinking_family(model_name)
     config["maxOutputTokens"] = (
         max(settings.max_tokens, THINKING_MIN_OUTPUT_TOKENS) if family else settings.max_tokens
