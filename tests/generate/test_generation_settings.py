@@ -112,3 +112,12 @@ def test_run_records_the_settings_and_a_change_is_another_run(
     assert "generation" in refused.output
     assert len(recorder.answer_requests()) == 2
     assert len(recorder.model_probe_requests()) == 3
+
+
+def test_requests_to_answering_models_are_retried_a_bounded_number_of_times() -> None:
+    from gamut_eval.data import sample_dir
+    from gamut_eval.generate._task import ANSWER_MAX_RETRIES, gamut_task
+
+    task = gamut_task(dataset=str(sample_dir() / "dataset.jsonl"), setting="text_only")
+    assert task.config.max_retries == ANSWER_MAX_RETRIES == 6  # Inspect's own: without end
+    assert task.config.attempt_timeout == 300

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
     from inspect_ai import Task
     from inspect_ai.solver import Solver
 
+ANSWER_MAX_RETRIES = 6
+"""Retries of one failed request to an answering model."""
+ANSWER_TIMEOUT_S = 300
+"""Seconds one attempt of a request to an answering model may take."""
+
 __all__ = ["SETTING_CHOICES", "gamut_task", "verbatim_system_message"]
 
 SETTING_CHOICES = ("multimodal", "text_only")
@@ -60,6 +65,7 @@ def gamut_task(
         system_message: A system message put before every question, verbatim.
     """
     from inspect_ai import Task
+    from inspect_ai.model import GenerateConfig
     from inspect_ai.solver import generate
 
     from gamut_eval.generate._inspect_scorer import gamut_scorer
@@ -83,4 +89,7 @@ def gamut_task(
         solver=solver,
         scorer=scorer,
         metadata={"gamut_dataset": str(path), "gamut_setting": setting},
+        # Inspect retries a failing request without end by default: a server that fails
+        # every request the same way would hold the run forever, silently.
+        config=GenerateConfig(max_retries=ANSWER_MAX_RETRIES, attempt_timeout=ANSWER_TIMEOUT_S),
     )
