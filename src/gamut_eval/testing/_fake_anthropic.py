@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import web
 
 from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, DEFAULT_MODELS, FakeOpenAIServer
-from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule, first_matching_rule
+from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
 from gamut_eval.testing._policies import Policy
 from gamut_eval.testing._requests import RequestContext, last_user_message
 from gamut_eval.testing._wire import parse_body, reset_mid_body, seconds_header
@@ -148,27 +148,17 @@ class FakeAnthropicServer(FakeOpenAIServer):
     def _make_app(self) -> web.Application:
         app = web.Application(client_max_size=_MAX_BODY_BYTES)
         app.router.add_post("/v1/messages", self._messages)
-        app.router.add_get("/_fake/requests", self._get_requests)
-        app.router.add_post("/_fake/reset", self._post_reset)
-        app.router.add_get("/_fake/faults", self._get_faults)
-        app.router.add_post("/_fake/faults", self._post_faults)
+        self._add_control_routes(app)
         return app
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         payload, digest = parse_body(await request.read())
         model = payload.get("model") if isinstance(payload, dict) else None
         model = sys.intern(model) if isinstance(model, str) else ""
-        generation, index, seen = self._log.arrive(digest, model)
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
-        ctx = RequestContext(index, digest, seen, model, user_text)
-        rule = first_matching_rule(self._faults, ctx)
-        status: int | None = None
-        try:
-            response = await self._answer(request, payload, ctx, rule)
-            status = response.status
-            return response
-        finally:
-            self._log.finish(generation, index, status, rule.action if rule else None)
+        return await self._logged(
+            digest, model, user_text, lambda ctx, rule: self._answer(request, payload, ctx, rule)
+        )
 
     async def _answer(
         self, request: web.Request, payload: Any, ctx: RequestContext, rule: FaultRule | None

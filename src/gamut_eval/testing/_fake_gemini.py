@@ -33,7 +33,7 @@ from typing import Any
 from aiohttp import web
 
 from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, DEFAULT_MODELS, FakeOpenAIServer
-from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule, first_matching_rule
+from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
 from gamut_eval.testing._policies import Policy
 from gamut_eval.testing._requests import RequestContext, last_user_message
 from gamut_eval.testing._wire import parse_body, reset_mid_body, seconds_header
@@ -177,10 +177,7 @@ class FakeGeminiServer(FakeOpenAIServer):
     def _make_app(self) -> web.Application:
         app = web.Application(client_max_size=_MAX_BODY_BYTES)
         app.router.add_post("/v1beta/models/{target}", self._generate)
-        app.router.add_get("/_fake/requests", self._get_requests)
-        app.router.add_post("/_fake/reset", self._post_reset)
-        app.router.add_get("/_fake/faults", self._get_faults)
-        app.router.add_post("/_fake/faults", self._post_faults)
+        self._add_control_routes(app)
         return app
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
@@ -188,16 +185,12 @@ class FakeGeminiServer(FakeOpenAIServer):
         model = sys.intern(model)
         payload, digest = parse_body(await request.read())
         chat = as_chat_request(payload, model) if isinstance(payload, dict) else None
-        generation, index, seen = self._log.arrive(digest, model)
-        ctx = RequestContext(index, digest, seen, model, last_user_message(chat or {}))
-        rule = first_matching_rule(self._faults, ctx)
-        status: int | None = None
-        try:
-            response = await self._answer(request, method, payload, chat, ctx, rule)
-            status = response.status
-            return response
-        finally:
-            self._log.finish(generation, index, status, rule.action if rule else None)
+        return await self._logged(
+            digest,
+            model,
+            last_user_message(chat or {}),
+            lambda ctx, rule: self._answer(request, method, payload, chat, ctx, rule),
+        )
 
     async def _answer(
         self,

@@ -14,7 +14,7 @@ import concurrent.futures
 import dataclasses
 import sys
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self
 
@@ -160,11 +160,15 @@ class FakeOpenAIServer:
         app = web.Application(client_max_size=_MAX_BODY_BYTES)
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._list_models)
+        self._add_control_routes(app)
+        return app
+
+    def _add_control_routes(self, app: web.Application) -> None:
+        """The test-control endpoints every fake shares (request log, reset, faults)."""
         app.router.add_get("/_fake/requests", self._get_requests)
         app.router.add_post("/_fake/reset", self._post_reset)
         app.router.add_get("/_fake/faults", self._get_faults)
         app.router.add_post("/_fake/faults", self._post_faults)
-        return app
 
     def _authorised(self, request: web.Request) -> bool:
         expected = self._expected_auth
@@ -174,13 +178,25 @@ class FakeOpenAIServer:
         payload, digest = parse_body(await request.read())
         model = payload.get("model") if isinstance(payload, dict) else None
         model = sys.intern(model) if isinstance(model, str) else ""  # one copy per name in the log
-        generation, index, seen = self._log.arrive(digest, model)
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
+        return await self._logged(
+            digest, model, user_text, lambda ctx, rule: self._reply(request, payload, ctx, rule)
+        )
+
+    async def _logged(
+        self,
+        digest: str,
+        model: str,
+        user_text: str,
+        answer: Callable[[RequestContext, FaultRule | None], Awaitable[web.StreamResponse]],
+    ) -> web.StreamResponse:
+        """Log a request's arrival, pick its fault rule, ``answer`` it, log its status."""
+        generation, index, seen = self._log.arrive(digest, model)
         ctx = RequestContext(index, digest, seen, model, user_text)
         rule = first_matching_rule(self._faults, ctx)
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
-            response = await self._reply(request, payload, ctx, rule)
+            response = await answer(ctx, rule)
             status = response.status
             return response
         finally:
