@@ -150,6 +150,7 @@ def test_a_refused_connection_ends_in_seconds_naming_judge_and_url(
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
     assert f"judge {JUDGE} at {url} cannot be used" in text
+    assert "(FAKE_API_KEY is not set)" in text  # the fixture-less test runs without a key
     assert "--no-probe" in text
     assert seconds < 10
     assert_nothing_written(small)
@@ -172,11 +173,15 @@ def test_a_server_that_never_answers_ends_within_the_timeout(
     assert_nothing_written(small)
 
 
-def test_a_wrong_key_ends_naming_the_variable(fake: Any, small: Workspace) -> None:
+def test_a_wrong_key_ends_naming_the_variable(
+    fake: Any, small: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     fake(api_key="the-right-key")
+    monkeypatch.setenv("FAKE_API_KEY", "a-wrong-key")
     result, _ = judge_cli(small)
     assert result.exit_code == 2, result.output
     assert "FAKE_API_KEY" in result.output
+    assert "is not set" not in result.output
     assert_nothing_written(small)
 
 

@@ -63,12 +63,16 @@ class ProbeResult:
     seconds: float
 
 
-def _where(settings: JudgeSettings) -> str:
+def _where(settings: JudgeSettings) -> tuple[str, str]:
+    """Where the judge is reached, and a note when its key variable is unset (a missing
+    key is the likeliest reason a hosted endpoint cannot be used)."""
     if backend_name(settings) == "inspect":
-        return f"provider {settings.judge.split('/', 1)[0]}"
+        return f"provider {settings.judge.split('/', 1)[0]}", ""
     from gamut_eval.judge._endpoints import resolve_endpoint
 
-    return resolve_endpoint(settings.judge, base_url=settings.base_url).base_url
+    endpoint = resolve_endpoint(settings.judge, base_url=settings.base_url)
+    unset = f" ({endpoint.api_key_env} is not set)" if endpoint.api_key is None else ""
+    return endpoint.base_url, unset
 
 
 def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
@@ -80,7 +84,7 @@ def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
 async def _probe(settings: JudgeSettings) -> ProbeResult:
     from gamut_eval.judge.backends._online import make_client
 
-    where = _where(settings)
+    where, unset = _where(settings)
     quick = _probe_settings(settings)
     messages = render_messages(render_response(PROBE_QUESTION, PROBE_ANSWER), PROBE_CHECK)
     response_format = RESPONSE_FORMAT if settings.structured_output else None
@@ -91,11 +95,11 @@ async def _probe(settings: JudgeSettings) -> ProbeResult:
     except JudgeAuthError as exc:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
-        raise ProbeFailed(_message(settings, where, exc.reason)) from None
+        raise ProbeFailed(_message(settings, where, exc.reason + unset)) from None
     except JudgeError as exc:  # the client could not be made (a missing SDK, say)
         raise ProbeFailed(f"{exc}; nothing was written (--no-probe skips this check)") from None
     except TimeoutError:
-        raise ProbeFailed(_message(settings, where, "no reply in time")) from None
+        raise ProbeFailed(_message(settings, where, "no reply in time" + unset)) from None
     finally:
         await client.aclose()
     shape = getattr(client, "shape", None)
