@@ -6,9 +6,9 @@ as ``vegetables/option-3`` are positions), every step's ``required`` flag, every
 meta-insight, every citation, tier and threshold must stand unchanged in the new one.
 ``diff_meta_rubrics`` lists every difference, additions included; ``superset_problems``
 keeps those that break the rule. Elements are matched by their text (exactly, else ignoring
-case, spacing and a final full stop, else an unmatched element in the same position, which
-counts as reworded when half its words are shared); items by id. ``gamut build diff``, the refinement stage and the
-annotation app (to show what people changed) all use this one comparison.
+case, spacing and a final full stop, else an unmatched element in the same position sharing
+half its words, which counts as reworded); items by id. ``gamut build diff``, the
+refinement stage and the annotation app (to show what people changed) all use it.
 """
 
 from __future__ import annotations
@@ -107,11 +107,13 @@ def match_elements(
                 continue
             for j, n in enumerate(new):
                 if j not in taken and same(_text(o), _text(n)):
-                    pairs[i], _ = j, taken.add(j)
+                    pairs[i] = j
+                    taken.add(j)
                     break
     for i in range(len(old)):
         if i not in pairs and i < len(new) and i not in taken and _similar(old[i], new[i]):
-            pairs[i], _ = i, taken.add(i)
+            pairs[i] = i
+            taken.add(i)
     return pairs
 
 
@@ -128,15 +130,18 @@ class _Diff:
         self.changes: list[RubricChange] = []
 
     def add(self, path: str, kind: ChangeKind, before: Any = None, after: Any = None) -> None:
-        self.changes.append(RubricChange(question=self.question, path=path, kind=kind,
-                                         before=before, after=after))  # fmt: skip
+        self.changes.append(
+            RubricChange(question=self.question, path=path, kind=kind, before=before, after=after)
+        )
 
     def cites(self, path: str, old: Sequence[str], new: Sequence[str]) -> None:
         self.changes += [
-            RubricChange(question=self.question, path=f"{path}.cites[{c}]", kind="removed",
-                         before=c)
-            for c in old if c not in new
-        ]  # fmt: skip
+            RubricChange(
+                question=self.question, path=f"{path}.cites[{c}]", kind="removed", before=c
+            )
+            for c in old
+            if c not in new
+        ]
         self.changes += [
             RubricChange(question=self.question, path=f"{path}.cites[{c}]", kind="added", after=c)
             for c in new
@@ -223,12 +228,20 @@ def diff_rubric_sets(
     changes: list[RubricChange] = []
     for qid, rubric in old.items():
         if qid not in new:
-            changes.append(RubricChange(question=qid, path="", kind="removed",
-                                        before=f"the rubric ({len(rubric.items)} items)"))  # fmt: skip
+            changes.append(
+                RubricChange(
+                    question=qid,
+                    path="",
+                    kind="removed",
+                    before=f"the rubric ({len(rubric.items)} items)",
+                )
+            )
         else:
             changes += diff_meta_rubrics(rubric, new[qid])
     changes += [
-        RubricChange(question=qid, path="", kind="added", after=f"the rubric ({len(r.items)} items)")
+        RubricChange(
+            question=qid, path="", kind="added", after=f"the rubric ({len(r.items)} items)"
+        )
         for qid, r in new.items()
         if qid not in old
     ]
