@@ -6,8 +6,8 @@ as ``vegetables/option-3`` are positions), every step's ``required`` flag, every
 meta-insight, every citation, tier and threshold must stand unchanged in the new one.
 ``diff_meta_rubrics`` lists every difference, additions included; ``superset_problems``
 keeps those that break the rule. Elements are matched by their text (exactly, else ignoring
-case, spacing and a final full stop, else an unmatched element in the same position sharing
-half its words, which counts as reworded); items by id. ``gamut build diff``, the
+case, spacing and a final full stop, else a similar unmatched element in the same position,
+which counts as reworded); items by id. ``gamut build diff``, the
 refinement stage and the annotation app (to show what people changed) all use it.
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -118,10 +119,13 @@ def match_elements(
 
 
 def _similar(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """Whether a new text plausibly rewords an old one: at least half the words of the
-    shorter occur in the other ("spinach" -> "kimchi" is a replacement, not a rewording)."""
-    a, b = set(_WORD.findall(_text(old).casefold())), set(_WORD.findall(_text(new).casefold()))
-    return bool(a and b) and len(a & b) * 2 >= min(len(a), len(b))
+    """Whether a new text plausibly rewords an old one: half the words of the shorter occur
+    in the other, or their characters match at 60% (``difflib``); "carrot" -> "carrots" is
+    a rewording, "spinach" -> "kimchi" a replacement."""
+    x, y = _text(old).casefold(), _text(new).casefold()
+    a, b = set(_WORD.findall(x)), set(_WORD.findall(y))
+    shared = bool(a and b) and len(a & b) * 2 >= min(len(a), len(b))
+    return shared or SequenceMatcher(None, x, y).ratio() >= 0.6
 
 
 class _Diff:
