@@ -91,7 +91,8 @@ def test_the_same_rubric_has_no_difference() -> None:
          ["q1 dolsot.entity: changed Dolsot bibimbap -> Jeonju bibimbap"]),
         (_set("veg", "meta_insights", [{"statement": "The colours follow obangsaek."}]),
          ["q1 veg.meta_insights[1].tier: changed context -> None"]),
-        (_set("veg", "coverage_thresholds", [3]), ["q1 veg.coverage_thresholds: changed None -> [3]"]),
+        (_set("veg", "coverage_thresholds", [3]),
+         ["q1 veg.coverage_thresholds: changed None -> [3]"]),
         (_set("trend", "about", "core"), ["q1 trend.about: changed veg -> core"]),
         (_set("identity", "cites", ["s2"]),
          ["q1 identity.cites[s1]: removed s1", "q1 identity.cites[s2]: added s2"]),
@@ -147,14 +148,14 @@ def test_rewording_is_a_change_unless_allowed() -> None:
         ("veg.options[2].text", "reworded"),
         ("veg.options[3].text", "reworded"),
     ]
-    assert changes[1].before == "carrot" and changes[1].after == "carrots"
+    assert (changes[1].before, changes[1].after) == ("carrot", "carrots")
     assert len(superset_problems(changes)) == 3
     assert superset_problems(changes, allow_rewording=True) == []
 
 
 def test_a_replaced_element_is_not_a_rewording() -> None:
-    changes = diff_meta_rubrics(_rubric(), _rubric(_set("veg", "options", ["spinach", "kimchi",
-                                                                           "bean sprouts"])))  # fmt: skip
+    replaced = _set("veg", "options", ["spinach", "kimchi", "bean sprouts"])
+    changes = diff_meta_rubrics(_rubric(), _rubric(replaced))
     assert [c.line() for c in changes] == [
         "q1 veg.options[2]: removed carrot",
         "q1 veg.options[2]: added kimchi",

@@ -7,8 +7,8 @@ meta-insight, every citation, tier and threshold must stand unchanged in the new
 ``diff_meta_rubrics`` lists every difference, additions included; ``superset_problems``
 keeps those that break the rule. Elements are matched by their text (exactly, else ignoring
 case, spacing and a final full stop, else a similar unmatched element in the same position,
-which counts as reworded); items by id. ``gamut build diff``, the
-refinement stage and the annotation app (to show what people changed) all use it.
+which counts as reworded); items by id. ``gamut build diff``, the refinement stage and the
+annotation app (to show what people changed) all use it.
 """
 
 from __future__ import annotations
