@@ -262,9 +262,8 @@ async def test_dropping_an_item_that_is_not_in_the_draft_is_sent_back(
     report = await _run(workdir, corpus, responder)
 
     assert report.failed == 0
-    assert "`dropped` lists 'ghost', which is not a draft item" in (
-        responder.of("rebuild")[-1].turns[-1]
-    )
+    last = responder.of("rebuild")[-1].turns[-1]
+    assert "`dropped` lists 'ghost', which is not a draft item" in last
     assert _refined(workdir).repairs == 1
 
 
