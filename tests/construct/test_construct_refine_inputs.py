@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from construct_helpers import Call, Responder, read_jsonl, write_jsonl
 from sqlalchemy import select
 from test_construct_refine import _draft, _queries, _with_squid
@@ -15,6 +16,7 @@ from gamut_eval.annotate import Database, export_dataset, import_files
 from gamut_eval.annotate._models import Rubric
 from gamut_eval.construct import BuildSession, LocalSearch, ResearchSettings, run_refine
 from gamut_eval.construct._rubric_models import RefinedRecord
+from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
 from gamut_eval.rubric._superset import diff_meta_rubrics, superset_problems
 
@@ -182,12 +184,9 @@ async def test_a_row_with_neither_entity_nor_image_is_refused_before_any_call(
     path = write_jsonl(tmp_path / "in.jsonl", [{"id": "q", "question": "What is this?",
                                                 "meta_rubric": rubric}])  # fmt: skip
     responder = Responder(forbid=True)
-    try:
+    with pytest.raises(ValidationError) as info:
         await _refine(workdir, corpus, responder, path)
-    except Exception as exc:  # noqa: BLE001 - the message is what is tested
-        assert f"{path}:1:entity" in str(exc)
-        assert "[entity-or-image]" in str(exc)
-    else:
-        raise AssertionError("expected an input error")
+    assert f"{path}:1:entity" in str(info.value)
+    assert "[entity-or-image]" in str(info.value)
     assert responder.calls == []
     assert not (workdir / "refine").exists()
