@@ -120,9 +120,11 @@ def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | Non
         ]
     known = {q.id: q for q in accepted}
     rows = read_rubric_file(source)
+    # A dataset row states its own question (with people's entity corrections, if any).
     return [
         RefineUnit(
-            known.get(row.id) or _question(row, f"{source}:{row.line}"),
+            (known.get(row.id) if row.kind != "dataset" else None)
+            or _question(row, f"{source}:{row.line}"),
             row.meta,
             _revised(row),
             row,
