@@ -25,6 +25,8 @@ from gamut_eval.cli._common import (
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
     from gamut_eval.rubric import Checklist
@@ -121,14 +123,17 @@ def _card_table(card: ScoreCard) -> Table:
 
 
 def summary_table(
-    summary: pd.DataFrame, title: str = "Gamut score per model (x100, mean over questions)"
+    summary: pd.DataFrame,
+    title: str = "Gamut score per model (x100, mean over questions)",
+    name: Callable[[str], str] = str,
 ) -> Table:
     """Per-(model, setting, judge) means as a rich table, best first.
 
     A key column with one value throughout (one judge, one setting) moves into the title.
     Each row gives the responses averaged and those left unscored (no Gamut score); a row
     that lacks k questions another model of its setting and judge is scored on shows
-    ``*-k`` under "paired" (its mean is over different questions).
+    ``*-k`` under "paired" (its mean is over different questions). ``name`` writes each
+    model and judge id (``_fit.fitted`` passes short names when the full ones do not fit).
     """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
     constant = [k for k in keys[1:] if summary[k].nunique() == 1]
@@ -139,14 +144,19 @@ def summary_table(
     table = Table(title=title)
     columns = [*keys, "n", "unscored", "gamut", "AC", "V", "C", "unsc. checks"]
     for column in columns + (["paired"] if paired else []):
-        table.add_column(column, justify="left" if column in keys else "right")
+        table.add_column(
+            column,
+            justify="left" if column in keys else "right",
+            no_wrap=column in ("model", "judge"),
+            overflow="fold",
+        )
     unpaired = False
     for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
         missing = int(values["missing_questions"]) if paired else 0
         unpaired |= missing > 0
         rate = values["unscored_rate"]
         table.add_row(
-            *(str(values[k]) for k in keys),
+            *(name(str(values[k])) if k != "setting" else str(values[k]) for k in keys),
             str(values["scored"]),
             str(values["responses"] - values["scored"]),
             f"[bold]{_fmt(values['gamut'])}[/bold]",
@@ -272,7 +282,10 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        console.print(summary_table(summary))
+        from gamut_eval.cli._fit import fitted
+
+        for part in fitted(lambda name: summary_table(summary, name=name), console):
+            console.print(part)
 
 
 COMMANDS = [score]

@@ -146,9 +146,7 @@ _THRESHOLDS = frozenset(("list_threshold", "coverage_threshold"))
 _SEQUENCES = frozenset(("sequence", "sequence_full"))
 
 
-def grade_check(
-    response_text: str, check: Check, *, meets_at: float = MEETS_AT
-) -> tuple[str, str]:
+def grade_check(response_text: str, check: Check, *, meets_at: float = MEETS_AT) -> tuple[str, str]:
     """Verdict and explanation for one check, from its structured data; deterministic.
 
     A threshold or coverage check counts the ``options`` the response names against
@@ -166,4 +164,6 @@ def grade_check(
         return _threshold(response, check.at_least, check.options, meets_at)
     if kind in _SEQUENCES and check.options:
         return _sequence(response, check.options, meets_at)
-    return _by_coverage(response, check.target if check.target is not None else check.text, meets_at)
+    return _by_coverage(
+        response, check.target if check.target is not None else check.text, meets_at
+    )

@@ -1,4 +1,4 @@
-"""Judge quality: agreement with reference or human labels, stability across repeats, adversarial probes.
+"""Judge quality: agreement with labels, stability across repeats, adversarial probes.
 
 Three questions a user should answer before trusting a judge's scores:
 
