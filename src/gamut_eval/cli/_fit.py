@@ -1,19 +1,22 @@
 """Tables that fit the terminal without cutting a model's or a judge's name.
 
 Rich shrinks a table that is wider than the console by wrapping its cells and, as a last
-resort, by cutting them with an ellipsis. A cut model name is worse than no table, so a
-table here is built by a function that writes every model or judge id through a ``name``
-function, rendered once off screen at the console's width, and kept only if every id it
-wrote appears whole. Otherwise it is built again with short names (the last part of each
-id when those are distinct, else ``M1``, ``M2``, ...) and printed with a legend, one id
-per line. Every column folds instead of cutting (``overflow="fold"``), so numbers and
-headers may wrap but never lose characters.
+resort, by cutting them. A cut model name is worse than no table, so a table here is made
+by a builder that writes every model or judge id through a ``name`` function and makes
+narrower variants on request (``level`` 1: shorter headers, one space between columns;
+2: also without secondary columns, which its caption names). Candidates are tried in
+order: full names, then short names (the part after the last ``/`` when those are
+distinct, else ``M1``, ``M2``, ...), each at level 0, 1 and 2. Each is rendered off
+screen without a width limit, and the first no wider than the console is printed (rich
+then has nothing to wrap or cut); with short names, a legend follows, one id per line.
+If none fits (a terminal narrower than about 50 columns), the table is printed as
+records instead: each row's first cell, then one ``header: value`` line per cell, full
+names included.
 """
 
 from __future__ import annotations
 
 import io
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -21,15 +24,18 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.table import Table
 
-__all__ = ["Namer", "fitted", "short_names"]
+__all__ = ["LEVELS", "Builder", "Namer", "fitted", "short_names"]
 
 Namer = Callable[[str], str]
 """What a table builder calls to write a model or judge id into a cell."""
+Builder = Callable[[Namer, int], "Table"]
+"""Makes the table from a namer and a level (0: wide, 1: compact, 2: narrowest)."""
+LEVELS = (0, 1, 2)
 
 
 def short_names(names: Sequence[str]) -> list[dict[str, str]]:
-    """Candidate short forms of ``names``, best first: the part after the last ``/``
-    when those are distinct (and shorter), then ``M1``, ``M2``, ..."""
+    """Short forms of ``names``, best first: the part after the last ``/`` when those are
+    distinct and differ from the names, then ``M1``, ``M2``, ..."""
     unique = list(dict.fromkeys(names))
     candidates = []
     tails = {n: n.rsplit("/", 1)[-1] for n in unique}
@@ -39,53 +45,77 @@ def short_names(names: Sequence[str]) -> list[dict[str, str]]:
     return candidates
 
 
-def _render(renderable: RenderableType, width: int) -> str:
+def _natural_width(table: Table) -> int:
+    """The width the table takes when nothing constrains it (its title and caption, which
+    are sentences and may wrap, left out): it fits a console at least this wide whole."""
+    from rich.cells import cell_len
     from rich.console import Console
 
-    buffer = io.StringIO()
-    Console(file=buffer, width=width, color_system=None, legacy_windows=False).print(renderable)
-    return buffer.getvalue()
+    title, caption = table.title, table.caption
+    table.title = table.caption = None
+    try:
+        buffer = io.StringIO()
+        console = Console(file=buffer, width=10_000, color_system=None, legacy_windows=False)
+        console.print(table)
+    finally:
+        table.title, table.caption = title, caption
+    return max((cell_len(line) for line in buffer.getvalue().splitlines()), default=0)
 
 
-def _whole(text: str, written: Counter[str]) -> bool:
-    """Every name written appears whole (on one line) at least as often as it was written,
-    and nothing was cut with an ellipsis."""
-    if "…" in text:
-        return False
-    lines = text.splitlines()
-    return all(sum(line.count(n) for line in lines) >= k for n, k in written.items())
+def _records(table: Table) -> RenderableType:
+    """The last resort on a console too narrow for any candidate: the table as records,
+    one line per cell (``header: value``) under its row's first cell, so that nothing is
+    cut and every name stays whole (a line longer than the console is left to it)."""
+    from rich.console import Group
+    from rich.text import Text
+
+    columns = list(table.columns)
+    cells = [list(column.cells) for column in columns]
+    lines: list[RenderableType] = []
+    if table.title:
+        lines.append(Text.from_markup(str(table.title), style="bold"))
+    for i in range(len(cells[0]) if cells else 0):
+        first = Text.from_markup(str(cells[0][i]), overflow="ignore")
+        first.no_wrap = True
+        lines.append(first)
+        for column, values in zip(columns[1:], cells[1:], strict=True):
+            text = Text.from_markup(f"  {column.header}: ")
+            text.append_text(Text.from_markup(str(values[i])))
+            text.no_wrap, text.overflow = True, "ignore"
+            lines.append(text)
+    if table.caption:
+        lines.append(Text.from_markup(str(table.caption)))
+    return Group(*lines)
 
 
 def _legend(names: dict[str, str]) -> RenderableType:
     from rich.text import Text
 
     width = max(len(short) for short in names.values())
-    lines = [f"  {short.ljust(width)}  {full}" for full, short in names.items() if short != full]
+    lines = [f"  {short.ljust(width)}  {full}" for full, short in names.items()]
     return Text("\n".join(lines), no_wrap=True, overflow="ignore")
 
 
-def fitted(build: Callable[[Namer], Table], console: Console) -> list[RenderableType]:
-    """The table ``build`` makes, fitted to ``console``'s width: with full names if they
-    all show whole, else with short names and a legend of what they stand for."""
+def fitted(build: Builder, console: Console) -> list[RenderableType]:
+    """The table ``build`` makes, fitted to ``console``'s width (see the module): a list
+    of the table and, when it shows short names, their legend."""
     width = console.width
-    written: Counter[str] = Counter()
+    written: list[str] = []
 
     def full(name: str) -> str:
-        written[name] += 1
+        written.append(name)
         return name
 
-    table = build(full)
-    if not written or _whole(_render(table, width), written):
+    table = build(full, 0)
+    if _natural_width(table) <= width:
         return [table]
-    names = list(written)
-    for short in short_names(names):
-        shown: Counter[str] = Counter()
-
-        def namer(name: str, short: dict[str, str] = short, shown: Counter[str] = shown) -> str:
-            shown[short[name]] += 1
-            return short[name]
-
-        table = build(namer)
-        if _whole(_render(table, width), shown):
+    candidates: list[dict[str, str] | None] = [None, *short_names(written)] if written else [None]
+    tried = [(names, level) for names in candidates for level in LEVELS][1:]
+    for names, level in tried:
+        namer: Namer = (lambda n: n) if names is None else names.__getitem__
+        table = build(namer, level)
+        if _natural_width(table) <= width:
             break
-    return [table, _legend(short)]
+    else:
+        return [_records(build(full, 0))]
+    return [table] if names is None else [table, _legend(names)]

@@ -4,6 +4,7 @@ did, tokens and cost, where the results are. Tables are fitted to the terminal
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
 from gamut_eval.cli._common import console, err_console
@@ -11,6 +12,7 @@ from gamut_eval.cli._fit import Namer, fitted
 from gamut_eval.cli._progress import warn_flagged
 
 if TYPE_CHECKING:
+    import pandas as pd
     from rich.table import Table
 
     from gamut_eval.run import RunResult
@@ -18,14 +20,15 @@ if TYPE_CHECKING:
 __all__ = ["print_result", "print_where"]
 
 
-def _usage_table(result: RunResult, name: Namer) -> Table:
+def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
     from gamut_eval.cli._summary import table_with
 
     manifest = result.manifest
     assert manifest is not None
     columns = [("", "text"), ("", "name"), ("input", "number"), ("cached input", "number")]
     columns += [("output", "number"), ("cost", "number")]
-    table = table_with("Tokens (and estimated cost)" if manifest.currency else "Tokens", columns)
+    title = "Tokens (and estimated cost)" if manifest.currency else "Tokens"
+    table = table_with(title, columns, compact=compact)
     rows = [*(("model", m, u) for m, u in manifest.model_usage.items())]
     rows += [("judge", j, u) for j, u in manifest.judge_usage.items()]
     for kind, who, usage in rows:
@@ -37,6 +40,12 @@ def _usage_table(result: RunResult, name: Namer) -> Table:
     return table
 
 
+def _leaderboard(part: pd.DataFrame, title: str, name: Namer, level: int) -> Table:
+    from gamut_eval.cli._score import summary_table
+
+    return summary_table(part, title, name, level)
+
+
 def _print_usage(result: RunResult) -> None:
     """Tokens and estimated cost per answering model and judge, when any were used."""
     manifest = result.manifest
@@ -45,7 +54,7 @@ def _print_usage(result: RunResult) -> None:
     used = [*manifest.model_usage.values(), *manifest.judge_usage.values()]
     if not any(u.input or u.output or u.cost for u in used):
         return
-    for part in fitted(lambda name: _usage_table(result, name), err_console):
+    for part in fitted(lambda name, level: _usage_table(result, name, level >= 1), err_console):
         err_console.print(part)
 
 
@@ -60,14 +69,12 @@ def print_where(out_dir: object) -> None:
 def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:
     """The leaderboards (one per setting), missing answers filled, each judge's counts,
     token usage, and where the files are."""
-    from gamut_eval.cli._score import summary_table
-
     summary = result.summary
     title = "Leaderboard (Gamut score x100)"
     for setting in ("multimodal", "text_only") if leaderboards else ():
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
         if len(part):
-            for renderable in fitted(lambda name, p=part: summary_table(p, title, name), console):
+            for renderable in fitted(partial(_leaderboard, part, title), console):
                 console.print(renderable)
     if result.filled:
         shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])

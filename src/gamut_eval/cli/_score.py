@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich import box
 from rich.table import Table
 
 from gamut_eval._files import read_document, read_mapping
@@ -126,6 +127,7 @@ def summary_table(
     summary: pd.DataFrame,
     title: str = "Gamut score per model (x100, mean over questions)",
     name: Callable[[str], str] = str,
+    level: int = 0,
 ) -> Table:
     """Per-(model, setting, judge) means as a rich table, best first.
 
@@ -133,7 +135,9 @@ def summary_table(
     Each row gives the responses averaged and those left unscored (no Gamut score); a row
     that lacks k questions another model of its setting and judge is scored on shows
     ``*-k`` under "paired" (its mean is over different questions). ``name`` writes each
-    model and judge id (``_fit.fitted`` passes short names when the full ones do not fit).
+    model and judge id (``_fit.fitted`` passes short names when the full ones do not fit);
+    ``level`` 1 packs the columns closer and shortens two headers, 2 also leaves out the
+    tier scores (for narrow terminals).
     """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
     constant = [k for k in keys[1:] if summary[k].nunique() == 1]
@@ -141,13 +145,15 @@ def summary_table(
     if constant:
         title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
     paired = "missing_questions" in summary.columns
-    table = Table(title=title)
-    columns = [*keys, "n", "unscored", "gamut", "AC", "V", "C", "unsc. checks"]
+    compact, tiers = level >= 1, _TIER_NAMES if level < 2 else ()
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=compact)
+    unscored = ("unsc", "unsc. checks") if compact else ("unscored", "unscored checks")
+    columns = [*keys, "n", unscored[0], "gamut", *tiers, unscored[1]]
     for column in columns + (["paired"] if paired else []):
         table.add_column(
             column,
             justify="left" if column in keys else "right",
-            no_wrap=column in ("model", "judge"),
+            no_wrap=True,
             overflow="fold",
         )
     unpaired = False
@@ -160,11 +166,15 @@ def summary_table(
             str(values["scored"]),
             str(values["responses"] - values["scored"]),
             f"[bold]{_fmt(values['gamut'])}[/bold]",
-            *(_fmt(values[t]) for t in _TIER_NAMES),
+            *(_fmt(values[t]) for t in tiers),
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
             *([f"*-{missing}" if missing else "yes"] if paired else []),
         )
-    table.caption = "n: responses averaged; unscored: responses without a Gamut score"
+    table.caption = (
+        f"n: responses averaged; {unscored[0]}: responses without a Gamut score; "
+        f"{unscored[1]}: share of checks the judge could not grade"
+        + ("" if tiers else "; tier scores (AC, V, C) need a wider terminal")
+    )
     if unpaired:
         table.caption += (
             "; *-k: k questions fewer than another model of its setting and judge "
@@ -284,7 +294,9 @@ def _score_run(
     else:
         from gamut_eval.cli._fit import fitted
 
-        for part in fitted(lambda name: summary_table(summary, name=name), console):
+        for part in fitted(
+            lambda name, level: summary_table(summary, name=name, level=level), console
+        ):
             console.print(part)
 
 
