@@ -83,8 +83,18 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Output file (a folder for csv/parquet; `-` for standard output). "
+    help="Output file (a folder for csv/parquet; `-` for standard output, plain text for "
+    "piping: html, md, json, or one table as csv). "
     "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet.",
+)
+@click.option(
+    "--table",
+    "table_name",
+    default=None,
+    metavar="NAME",
+    help="With -o -: print only this table (leaderboard, judge_scores, judge_pairs, "
+    "reference_agreement, modality, ...; see docs/report.md) as md, csv or json. "
+    "csv to standard output prints the leaderboard unless --table names another.",
 )
 @click.option(
     "--seed",
@@ -115,8 +125,8 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     "bundled sample).",
 )
 def report(
-    run_dir: Path, fmt: str, out: Path | None, seed: int, resamples: int,
-    families: Path | None, dataset: Path | None,
+    run_dir: Path, fmt: str, out: Path | None, table_name: str | None, seed: int,
+    resamples: int, families: Path | None, dataset: Path | None,
 ) -> None:  # fmt: skip
     """Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.
 
@@ -126,10 +136,12 @@ def report(
       gamut report runs/demo                      # RUN_DIR/report.html
       gamut report runs/x --format json -o x.json
       gamut report runs/x --format csv -o tables/ # one CSV per table
+      gamut report runs/x --format md -o - | less # to standard output (no colour)
+      gamut report runs/x --format csv -o - --table judge_scores
     """
     from gamut_eval.analysis._export import (
-        FOLDER_FORMATS,
         default_output,
+        render_table,
         render_text,
         write_report,
     )
@@ -142,11 +154,17 @@ def report(
         families=load_families(families) if families else {},
         families_file=str(families) if families else None,
     )
+    if table_name is not None and out != Path("-"):
+        raise InputError("--table selects what -o - prints; add -o - (or leave --table out)")
+    if out == Path("-") and fmt == "parquet":
+        raise InputError("parquet output is a folder of binary tables; give -o FOLDER")
     result = report_for_run(run_dir, config, dataset)
     if out == Path("-"):
-        if fmt in FOLDER_FORMATS:
-            raise InputError(f"{fmt} output is a folder of tables; give -o FOLDER")
-        click.echo(render_text(result, fmt), nl=False)
+        if fmt == "csv" or table_name is not None:
+            text = render_table(result, fmt, table_name or "leaderboard")
+        else:
+            text = render_text(result, fmt)
+        click.echo(text, nl=False)
         return
     target = out or default_output(run_dir, fmt)
     written = write_report(result, fmt, target)
