@@ -142,8 +142,6 @@ def _settings_notes(data: dict[str, Any]) -> list[str]:
         if not isinstance(judge, dict):
             continue
         name = judge.get("judge")
-        if isinstance(name, str) and name.startswith("gamut/"):
-            continue  # the built-in judges (offline, reference) are graded in process
         shape = requests.get(name) if isinstance(requests, dict) else None
         sent = f", verdict schema as {shape.get('structured')}" if isinstance(shape, dict) else ""
         notes.append(

@@ -146,9 +146,11 @@ def summary_table(
         title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
     paired = "missing_questions" in summary.columns
     compact, tiers = level >= 1, _TIER_NAMES if level < 2 else ()
-    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=compact)
-    unscored = ("unsc", "unsc. checks") if compact else ("unscored", "unscored checks")
-    columns = [*keys, "n", unscored[0], "gamut", *tiers, unscored[1]]
+    table = Table(title=title)
+    if compact:
+        table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    unscored = ("unsc", "unsc. checks") if compact else ("unscored", "unsc. checks")
+    columns = [*keys, "n", unscored[0], "gamut", *(("AC", "V", "C") if tiers else ()), unscored[1]]
     for column in columns + (["paired"] if paired else []):
         table.add_column(
             column,
@@ -170,11 +172,11 @@ def summary_table(
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
             *([f"*-{missing}" if missing else "yes"] if paired else []),
         )
-    table.caption = (
-        f"n: responses averaged; {unscored[0]}: responses without a Gamut score; "
-        f"{unscored[1]}: share of checks the judge could not grade"
-        + ("" if tiers else "; tier scores (AC, V, C) need a wider terminal")
-    )
+    table.caption = f"n: responses averaged; {unscored[0]}: responses without a Gamut score"
+    if compact:
+        table.caption += f"; {unscored[1]}: share of checks the judge could not grade"
+    if not tiers:
+        table.caption += "; tier scores (AC, V, C) need a wider terminal"
     if unpaired:
         table.caption += (
             "; *-k: k questions fewer than another model of its setting and judge "

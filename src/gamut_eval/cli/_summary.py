@@ -27,14 +27,11 @@ def table_with(
 ) -> Table:
     """A table whose columns are (header, kind): ``name`` (a model or judge id, left),
     ``text`` (left, may wrap) or ``number`` (right). Names and numbers never wrap; every
-    column folds rather than cuts. ``compact``: one space between columns."""
-    table = Table(
-        title=title,
-        caption=caption or None,
-        box=box.SIMPLE_HEAD,
-        collapse_padding=compact,
-        pad_edge=False,
-    )
+    column folds rather than cuts. ``compact``: no vertical rules and one space between
+    columns."""
+    table = Table(title=title, caption=caption or None)
+    if compact:
+        table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
     for header, kind in columns:
         table.add_column(
             header,
