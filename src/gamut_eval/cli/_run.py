@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -299,6 +300,13 @@ def demo(out: Path, overwrite: bool) -> None:
     from gamut_eval.judge._settings import JudgeSettings
     from gamut_eval.run import run_benchmark
 
+    if not overwrite and _one_judge_demo(out):
+        err_console.print(
+            f"{out} holds the demo of an earlier version (the offline judge alone); "
+            "replacing it with this one (the verdict store is kept)",
+            markup=False,
+        )
+        overwrite = True
     with PassProgress() as progress:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
@@ -310,6 +318,28 @@ def demo(out: Path, overwrite: bool) -> None:
         )
     print_result(result, leaderboards=False, where=False)
     write_html_report(out, summary=True, where=result.out_dir)
+
+
+def _one_judge_demo(out: Path) -> bool:
+    """Whether ``out`` holds ``gamut demo``'s run as earlier versions made it: the sample's
+    dataset and answers judged by the offline judge alone. Only that run is replaced
+    without --overwrite (a rerun of the demo continues its run, as before)."""
+    from gamut_eval._folder import file_sha256
+    from gamut_eval.records import RunIdentity
+
+    try:
+        recorded = RunIdentity.model_validate(
+            json.loads((out / "run.json").read_text(encoding="utf-8"))["identity"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    sample = sample_dir()
+    return (
+        [judge.get("judge") for judge in recorded.judges] == [OFFLINE_JUDGE]
+        and recorded.dataset_sha256 == file_sha256(sample / "dataset.jsonl")
+        and recorded.responses_sha256 == file_sha256(sample / "responses.jsonl")
+        and not recorded.models
+    )
 
 
 COMMANDS = [generate, run, demo]

@@ -106,7 +106,8 @@ class Matching(BaseModel):
 
 
 class AgreementReport(BaseModel):
-    """``gamut agreement``: a judge's verdicts against human (gold) verdicts."""
+    """``gamut agreement``: a judge's verdicts against reference (gold) verdicts: human
+    labels, or by default the sample's reference labels (written with the sample)."""
 
     model_config = _FROZEN
 
