@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.table import Table
 
-__all__ = ["LEVELS", "Builder", "Namer", "fitted", "short_names"]
+__all__ = ["LEVELS", "Builder", "Namer", "fitted", "print_fitted", "short_names"]
 
 Namer = Callable[[str], str]
 """What a table builder calls to write a model or judge id into a cell."""
@@ -62,7 +62,7 @@ def _natural_width(table: Table) -> int:
     return max((cell_len(line) for line in buffer.getvalue().splitlines()), default=0)
 
 
-def _records(table: Table) -> RenderableType:
+def _records(table: Table) -> list[RenderableType]:
     """The last resort on a console too narrow for any candidate: the table as records,
     one line per cell (``header: value``) under its row's first cell, so that nothing is
     cut and every name stays whole (a line longer than the console is left to it)."""
@@ -83,9 +83,10 @@ def _records(table: Table) -> RenderableType:
             text.append_text(Text.from_markup(str(values[i])))
             text.no_wrap, text.overflow = True, "ignore"
             lines.append(text)
+    out: list[RenderableType] = [Group(*lines)]
     if table.caption:
-        lines.append(Text.from_markup(str(table.caption)))
-    return Group(*lines)
+        out.append(Text.from_markup(str(table.caption)))  # a sentence: wraps as usual
+    return out
 
 
 def _legend(names: dict[str, str]) -> RenderableType:
@@ -94,6 +95,18 @@ def _legend(names: dict[str, str]) -> RenderableType:
     width = max(len(short) for short in names.values())
     lines = [f"  {short.ljust(width)}  {full}" for full, short in names.items()]
     return Text("\n".join(lines), no_wrap=True, overflow="ignore")
+
+
+def print_fitted(console: Console, parts: Sequence[RenderableType]) -> None:
+    """Print what ``fitted`` returned: tables as tables, a legend or records with soft
+    wrapping (never cropped: a line longer than the console is folded by the terminal,
+    and the name in it stays whole), a caption as a wrapped sentence."""
+    from rich.console import Group
+    from rich.text import Text
+
+    for part in parts:
+        whole = isinstance(part, Group) or (isinstance(part, Text) and part.no_wrap)
+        console.print(part, soft_wrap=bool(whole))
 
 
 def fitted(build: Builder, console: Console) -> list[RenderableType]:
@@ -117,5 +130,5 @@ def fitted(build: Builder, console: Console) -> list[RenderableType]:
         if _natural_width(table) <= width:
             break
     else:
-        return [_records(build(full, 0))]
+        return _records(build(full, 0))
     return [table] if names is None else [table, _legend(names)]

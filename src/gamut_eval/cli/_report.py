@@ -36,8 +36,9 @@ def summary_tables(report: Report) -> list[RenderableType]:
 
 def print_summary(report: Report) -> None:
     """The terminal summary, then the report's notes (to standard error, never cut)."""
-    for table in summary_tables(report):
-        console.print(table)
+    from gamut_eval.cli._fit import print_fitted
+
+    print_fitted(console, summary_tables(report))
     for note in report.meta.notes:
         err_console.print(f"note: {note}", markup=False, highlight=False)
 

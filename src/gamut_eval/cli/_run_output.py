@@ -8,7 +8,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from gamut_eval.cli._common import console, err_console
-from gamut_eval.cli._fit import Namer, fitted
+from gamut_eval.cli._fit import Namer, fitted, print_fitted
 from gamut_eval.cli._progress import warn_flagged
 
 if TYPE_CHECKING:
@@ -54,8 +54,8 @@ def _print_usage(result: RunResult) -> None:
     used = [*manifest.model_usage.values(), *manifest.judge_usage.values()]
     if not any(u.input or u.output or u.cost for u in used):
         return
-    for part in fitted(lambda name, level: _usage_table(result, name, level >= 1), err_console):
-        err_console.print(part)
+    parts = fitted(lambda name, level: _usage_table(result, name, level >= 1), err_console)
+    print_fitted(err_console, parts)
 
 
 def print_where(out_dir: object) -> None:
@@ -74,8 +74,7 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
     for setting in ("multimodal", "text_only") if leaderboards else ():
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
         if len(part):
-            for renderable in fitted(partial(_leaderboard, part, title), console):
-                console.print(renderable)
+            print_fitted(console, fitted(partial(_leaderboard, part, title), console))
     if result.filled:
         shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
         more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""

@@ -294,12 +294,10 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        from gamut_eval.cli._fit import fitted
+        from gamut_eval.cli._fit import fitted, print_fitted
 
-        for part in fitted(
-            lambda name, level: summary_table(summary, name=name, level=level), console
-        ):
-            console.print(part)
+        parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
+        print_fitted(console, parts)
 
 
 COMMANDS = [score]
