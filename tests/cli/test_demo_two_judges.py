@@ -161,7 +161,7 @@ def test_the_report_gives_held_out_agreement_and_what_offline_misses(
     sentence = (
         f"{OFFLINE} matches words, so it cannot detect a false statement: of the "
         f"{len(contradicted)} checks the reference labels mark contradicts, it marked {found} "
-        f"contradicts and gave {credited} full credit."
+        f"of them contradicts and gave {credited} of them full credit."
     )
     assert sentence in notes
     assert sentence in " ".join(stderr.split())  # said on the terminal too

@@ -135,7 +135,7 @@ def reference_notes(rows: list[ReferenceAgreementRow]) -> list[str]:
         credited = sum(r.credited_contradicts for r in mine.values())
         notes.append(
             f"{OFFLINE_JUDGE} matches words, so it cannot detect a false statement: of the "
-            f"{contradicts} checks the reference labels mark contradicts, it marked {found} "
-            f"contradicts and gave {credited} full credit."
+            f"{contradicts} checks the reference labels mark contradicts, it marked {found} of "
+            f"them contradicts and gave {credited} of them full credit."
         )
     return notes

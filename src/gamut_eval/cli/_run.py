@@ -286,7 +286,6 @@ def run(
 def demo(out: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
 
-    \b
     Scores the sample's recorded answers of three illustrative systems in both settings
     with two judges: the built-in offline judge (gamut/offline, a low-fidelity stand-in
     for an LLM judge that matches words) and the reference judge (gamut/reference, which
