@@ -2,7 +2,8 @@
 
 Each question folder holds ``record.yaml`` (the dataset record with its meta-rubric and an
 ``image`` file name in the folder), ``answers.yaml`` (illustrative answers of the sample
-systems in both settings) and ``gold.yaml`` (hand-labelled verdicts: system -> setting ->
+systems in both settings) and ``gold.yaml`` (the reference labels written with the sample,
+not annotations by independent raters: system -> setting ->
 check id -> verdict). This script validates all of it and writes the package data in
 ``src/gamut_eval/data/sample/``: ``dataset.jsonl``, ``responses.jsonl``, ``gold.jsonl`` and
 ``images/``. ``--check`` validates and compares with the built files without writing.
@@ -154,7 +155,7 @@ def main() -> int:
     if problems:
         print("\n".join(problems), file=sys.stderr)
         return 2
-    print(f"{len(dataset)} questions, {len(responses)} answers, {len(gold)} gold verdicts")
+    print(f"{len(dataset)} questions, {len(responses)} answers, {len(gold)} reference labels")
     if args.only:
         return 0
     files = {

@@ -117,10 +117,11 @@ def test_bad_input_exits_2(run_dir: Path, tmp_path: Path, setup: str, message: s
     assert not (tmp_path / "o").exists()
 
 
-def test_folder_format_to_stdout_is_refused(run_dir: Path) -> None:
-    code, _, err = run("report", str(run_dir), "--format", "csv", "-o", "-")
+def test_parquet_to_stdout_is_refused(run_dir: Path) -> None:
+    code, out, err = run("report", str(run_dir), "--format", "parquet", "-o", "-")
     assert code == 2
     assert "folder" in err
+    assert out == ""
 
 
 def test_unknown_format_is_a_usage_error(run_dir: Path) -> None:

@@ -62,6 +62,9 @@ def test_json_has_meta_and_one_key_per_table(report: Report) -> None:
     assert set(data) == {"meta", *(spec.name for spec in TABLES)}
     assert set(Report.model_fields) == set(data)
     for spec in TABLES:
+        if spec.name == "reference_agreement":  # needs gamut/reference (the demo has it)
+            assert data[spec.name] == []
+            continue
         assert data[spec.name], f"{spec.name} is empty on a 3-judge, 2-setting run"
         for row in data[spec.name]:
             assert list(row) == list(spec.row.model_fields)
@@ -177,8 +180,9 @@ def test_html_is_self_contained_and_escapes_untrusted_text(report: Report) -> No
     assert not re.search(r"\s(src|href)=\"(?!#)", html)
     for kind in ("scores", "verdicts", "heatmap", "scatter", "modality"):
         assert f'data-plot="{kind}"' in html
-    for spec in TABLES:
-        assert f'data-table="{spec.name}"' in html
+    for spec in TABLES:  # reference_agreement: the demo's report has it
+        if spec.name != "reference_agreement":
+            assert f'data-table="{spec.name}"' in html
 
 
 def test_markdown_escapes_untrusted_text(report: Report) -> None:

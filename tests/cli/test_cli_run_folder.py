@@ -191,7 +191,8 @@ def test_rewritten_verdicts_remove_the_report_made_from_the_old_ones(tmp_path: P
     out = tmp_path / "run"
     assert invoke("demo", "--out", str(out)).exit_code == 0
     assert (out / "report.html").is_file()
-    again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))  # the demo's own inputs
+    # the demo's own inputs: the sample's answers, the offline and the reference judge
+    again = invoke(*run_args(out, SAMPLE / "responses.jsonl", "--judge", "gamut/reference"))
     assert again.exit_code == 0, again.output
     assert not (out / "report.html").exists()
 

@@ -36,7 +36,7 @@ def _arguments(command: str, tmp: Path, run: Path) -> list[str]:
         "report": ["report", str(run), "--dataset", SAMPLE_ALIAS, "--format", "json",
                    "-o", str(tmp / "report.json")],
         "agreement": ["agreement", "--dataset", SAMPLE_ALIAS, "--verdicts", verdicts,
-                      "--resamples", "10", "--json"],
+                      "--judge", OFFLINE, "--resamples", "10", "--json"],
         "stability": ["stability", "--dataset", SAMPLE_ALIAS, "--judge", OFFLINE,
                       "--repeats", "2", "--json"],
         "audit-judge": ["audit-judge", "--dataset", SAMPLE_ALIAS, "--judge", OFFLINE, "--json"],

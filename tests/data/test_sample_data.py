@@ -1,8 +1,10 @@
-"""The bundled sample benchmark: complete, valid, consistent with its sources, and the
-offline judge's agreement with the gold verdicts is what the README says."""
+"""The bundled sample benchmark: complete, valid, consistent with its sources; the offline
+judge's threshold is fitted on the tuning half of its reference labels, and its agreement
+on the held-out half is what the README says."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -15,8 +17,10 @@ import pytest
 
 from gamut_eval import load_dataset, score_table, summarise_scores
 from gamut_eval.analysis import accuracy, cohen_kappa
-from gamut_eval.data import sample_dir
-from gamut_eval.judge._offline import grade_check
+from gamut_eval.data import TUNING_QUESTIONS, label_part, sample_dir
+from gamut_eval.judge._offline import MEETS_AT, grade_check
+from gamut_eval.quality import fit_meets_at, offline_agreement
+from gamut_eval.quality._offline_fit import sample_labels
 from gamut_eval.responses import check_responses
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,30 +107,95 @@ def test_gold_scores_rank_the_systems_and_show_the_modality_gap(dataset) -> None
     assert confused["text_only"] > confused["multimodal"]
 
 
-def _offline_agreement(dataset) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def _labelled(dataset):  # type: ignore[no-untyped-def]
+    """(question id, answer, check, reference label) for every label of the sample."""
     checks = {(qid, c.id): c for qid, cl in dataset.checklists().items() for c in cl.checks}
     answers = {
         (r["question_id"], r["model"], r["setting"]): r["response"]
         for r in _jsonl("responses.jsonl")
     }
-    gold = _jsonl("gold.jsonl")
-    human = [g["verdict"] for g in gold]
-    offline = [
-        grade_check(
+    return [
+        (
+            g["question_id"],
             answers[(g["question_id"], g["model"], g["setting"])],
             checks[(g["question_id"], g["check_id"])],
-        )[0]
-        for g in gold
+            g["verdict"],
+        )
+        for g in _jsonl("gold.jsonl")
     ]
-    return accuracy(human, offline), cohen_kappa(human, offline)
 
 
-def test_readme_states_the_offline_judges_agreement(dataset) -> None:  # type: ignore[no-untyped-def]
-    acc, kappa = _offline_agreement(dataset)
-    readme = (ROOT / "README.md").read_text()
+def _halves(dataset) -> tuple[set[str], set[str]]:  # type: ignore[no-untyped-def]
+    """The split as documented: every other question in id order is tuning, from the first."""
+    ids = sorted(r.id for r in dataset)
+    return set(ids[0::2]), set(ids[1::2])
+
+
+def _agreement(rows, meets_at: float = MEETS_AT) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    labels = [label for _, _, _, label in rows]
+    graded = [grade_check(answer, check, meets_at=meets_at)[0] for _, answer, check, _ in rows]
+    return accuracy(labels, graded), cohen_kappa(labels, graded)
+
+
+def test_the_split_is_every_other_question_and_the_code_says_so(dataset) -> None:  # type: ignore[no-untyped-def]
+    tuning, held_out = _halves(dataset)
+    assert tuning == TUNING_QUESTIONS
+    assert len(tuning) == len(held_out) == 6
+    assert {label_part(q) for q in held_out} == {"held_out"}
+    assert {label_part(q) for q in tuning} == {"tuning"}
+
+
+def test_the_threshold_is_the_best_kappa_on_the_tuning_half_only(dataset) -> None:  # type: ignore[no-untyped-def]
+    tuning, _ = _halves(dataset)
+    rows = [r for r in _labelled(dataset) if r[0] in tuning]
+    grid = [0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60, 0.65, 0.70, 0.75, 0.80]
+    kappas = {t: _agreement(rows, t)[1] for t in grid}
+    assert max(kappas, key=lambda t: kappas[t]) == MEETS_AT
+    best, fitted = fit_meets_at()
+    assert best == MEETS_AT
+    assert fitted == pytest.approx(kappas)
+
+
+def test_the_fit_never_reads_held_out_labels(dataset) -> None:  # type: ignore[no-untyped-def]
+    """Flip every held-out label to "contradicts": the fit does not move."""
+    _, held_out = _halves(dataset)
+    labelled = sample_labels()
+    flipped = [
+        dataclasses.replace(r, label="contradicts") if r.question_id in held_out else r
+        for r in labelled
+    ]
+    assert fit_meets_at(flipped) == fit_meets_at(labelled)
+
+
+def test_readme_states_the_offline_judges_held_out_agreement(dataset) -> None:  # type: ignore[no-untyped-def]
+    tuning, held_out = _halves(dataset)
+    rows = _labelled(dataset)
+    held = _agreement([r for r in rows if r[0] in held_out])
+    tuned = _agreement([r for r in rows if r[0] in tuning])
+    readme = " ".join((ROOT / "README.md").read_text().split())
     match = re.search(
-        r"agrees with the gold verdicts on ([\d.]+)% of checks \(Cohen's kappa ([\d.]+)\)", readme
+        r"on the other six, held out, it agrees with the reference labels on ([\d.]+)% of "
+        r"checks \(Cohen's kappa ([\d.]+)\), and on the tuning half on ([\d.]+)% \(kappa "
+        r"([\d.]+)\)",
+        readme,
     )
-    assert match, "README must state the offline judge's agreement"
-    assert float(match.group(1)) == pytest.approx(100 * acc, abs=0.05)
-    assert float(match.group(2)) == pytest.approx(kappa, abs=0.005)
+    assert match, "README must state the offline judge's agreement on the held-out half"
+    assert float(match.group(1)) == pytest.approx(100 * held[0], abs=0.05)
+    assert float(match.group(2)) == pytest.approx(held[1], abs=0.0005)
+    assert float(match.group(3)) == pytest.approx(100 * tuned[0], abs=0.05)
+    assert float(match.group(4)) == pytest.approx(tuned[1], abs=0.0005)
+    parts = offline_agreement()
+    assert parts["held_out"].checks == sum(r[0] in held_out for r in rows)
+    assert parts["held_out"].accuracy == pytest.approx(held[0])
+
+
+def test_readme_states_what_the_offline_judge_misses(dataset) -> None:  # type: ignore[no-untyped-def]
+    rows = [r for r in _labelled(dataset) if r[3] == "contradicts"]
+    graded = [grade_check(answer, check)[0] for _, answer, check, _ in rows]
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    expected = (
+        f"of the {len(rows)} checks the reference labels mark contradicts it finds "
+        f"{'none' if 'contradicts' not in graded else graded.count('contradicts')} "
+        f"(and gives {graded.count('meets')} of them full credit)"
+    )
+    assert expected in readme

@@ -31,6 +31,7 @@ __all__ = [
     "Format",
     "arrow_schema",
     "default_output",
+    "render_table",
     "render_text",
     "table_frame",
     "write_report",
@@ -85,6 +86,35 @@ def render_text(report: Report, fmt: str) -> str:
     raise ValueError(f"not a single-file format: {fmt!r}")
 
 
+def _csv(spec: TableSpec, rows: list[Row]) -> str:
+    frame = table_frame(spec, rows)
+    for column in frame.columns:
+        if frame[column].map(lambda v: isinstance(v, list)).any():
+            frame[column] = frame[column].map("; ".join)
+    text: str = frame.to_csv(index=False)
+    return text
+
+
+def render_table(report: Report, fmt: str, name: str) -> str:
+    """One table of ``report`` as ``md``, ``csv`` or ``json`` text (for standard output)."""
+    from gamut_eval.analysis._render_md import markdown_table
+
+    spec = next((s for s in TABLES if s.name == name), None)
+    if spec is None:
+        raise InputError(
+            f"--table {name!r}: not a table of the report; choose one of "
+            + ", ".join(s.name for s in TABLES)
+        )
+    rows = report.table(name)
+    if fmt == "csv":
+        return _csv(spec, rows)
+    if fmt == "md":
+        return f"## {spec.title}\n\n{markdown_table(spec, rows)}\n"
+    if fmt == "json":
+        return json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n"
+    raise InputError(f"--table prints one table as md, csv or json, not {fmt}")
+
+
 def _write_text(path: Path, text: str) -> None:
     with atomic_writer(path) as handle:
         handle.write(text)
@@ -102,11 +132,7 @@ def _write_folder(report: Report, fmt: str, folder: Path) -> list[Path]:
         rows = report.table(spec.name)
         path = folder / f"{spec.name}.{fmt}"
         if fmt == "csv":
-            frame = table_frame(spec, rows)
-            for column in frame.columns:
-                if frame[column].map(lambda v: isinstance(v, list)).any():
-                    frame[column] = frame[column].map("; ".join)
-            _write_text(path, frame.to_csv(index=False))
+            _write_text(path, _csv(spec, rows))
         else:
             table = pa.Table.from_pylist(
                 [r.model_dump(mode="json") for r in rows], schema=arrow_schema(spec.row)

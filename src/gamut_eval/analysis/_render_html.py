@@ -226,6 +226,11 @@ def _robustness(report: Report) -> Section:
         table_block("check_agreement", report.check_agreement)
         if report.check_agreement
         else _note("Per-check agreement needs verdicts.jsonl."),
+        *(
+            [table_block("reference_agreement", report.reference_agreement)]
+            if report.reference_agreement
+            else []
+        ),
         table_block("rank_swaps", pairs_swaps, drop=("comparison",), caption="Swapped pairs")
         if pairs_swaps
         else _note("No pair of judges orders any two models differently."),

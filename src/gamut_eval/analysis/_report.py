@@ -43,6 +43,11 @@ from gamut_eval.analysis._leaderboard import (
     leaderboard_rows,
 )
 from gamut_eval.analysis._modality import ModalityRow, ModalitySummaryRow, modality_tables
+from gamut_eval.analysis._reference_agreement import (
+    ReferenceAgreementRow,
+    reference_agreement,
+    reference_notes,
+)
 from gamut_eval.analysis._robustness import (
     JudgeGapRow,
     JudgePairRow,
@@ -116,7 +121,8 @@ class ReportMeta(BaseModel):
     families_file: str | None
     """The --families mapping, if one was given."""
     notes: list[str]
-    """What the report leaves out, and why."""
+    """What the report leaves out or cannot show, and why (and, with the reference judge,
+    the offline judge's held-out agreement and what it cannot detect)."""
 
 
 _INTERVALS = "percentile bootstrap over questions, one paired set of resamples for all tables"
@@ -140,6 +146,11 @@ TABLES: tuple[TableSpec, ...] = (
               "The family of every model and judge, for self-preference."),
     TableSpec("check_agreement", "Per-check agreement between judges", CheckAgreementRow,
               "Cohen's kappa and ordinal Krippendorff's alpha on the verdicts."),
+    TableSpec("reference_agreement", "Against the reference labels, held out and tuning",
+              ReferenceAgreementRow,
+              "Each judge against gamut/reference (the sample's reference labels, written "
+              "with it) on each half of the sample; the offline judge was fitted on the "
+              "tuning half."),
     TableSpec("modality", "Text-only minus multimodal", ModalityRow,
               "Table 3: each model's score with and without the image."),
     TableSpec("modality_summary", "Does the ranking survive removing the image?",
@@ -159,7 +170,9 @@ class Report(BaseModel):
     ``meta`` (``ReportMeta``: how and from what it was computed), ``leaderboard``,
     ``breakdowns`` (Table 1 and its domain/popularity breakdowns); ``judge_scores``,
     ``judge_pairs``, ``judge_gaps``, ``leniency``, ``self_preference``, ``families``,
-    ``check_agreement`` (Table 2, empty with one judge); ``modality``,
+    ``check_agreement`` (Table 2, empty with one judge); ``reference_agreement`` (each
+    judge against the sample's reference labels, per half; empty without
+    ``gamut/reference``); ``modality``,
     ``modality_summary`` (Table 3, empty without both settings); ``rank_swaps`` (pairs two
     rankings order differently, for judges and settings); ``diversity_summary``,
     ``diversity_templates``, ``diversity_near_duplicates``, ``diversity_clusters``
@@ -189,6 +202,7 @@ class Report(BaseModel):
     diversity_near_duplicates: list[NearDuplicateRow]
     diversity_clusters: list[ClusterRow]
     judge_audit: list[AuditRow] = Field(default_factory=list)
+    reference_agreement: list[ReferenceAgreementRow] = Field(default_factory=list)
 
     def table(self, name: str) -> list[Row]:
         """The rows of the table called ``name`` (one of ``TABLES``)."""
@@ -209,9 +223,11 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
     families = {m: model_family(m, config.families) for m in ids}
     robustness = judge_robustness(cube, means, boot, families)
     modality, modality_summary, modality_swaps = modality_tables(cube, means, boot)
-    check_agreement = []
+    check_agreement, against_reference = [], []
     if len(cube.judges) >= 2 and run.verdicts is not None:
         check_agreement = check_agreement_rows(run.verdicts, cube, boot)
+        against_reference = reference_agreement(run.verdicts, cube, boot)
+        notes += reference_notes(against_reference)
     diversity = _diversity(run.dataset, notes)
     audit = audit_rows(run.run_dir, notes)
     notes += _coverage_notes(cube)
@@ -234,6 +250,7 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         diversity_near_duplicates=diversity.near_duplicates,
         diversity_clusters=diversity.clusters,
         judge_audit=audit,
+        reference_agreement=against_reference,
     )
 
 

@@ -83,7 +83,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "agreement": LazyCommand(
         _CLI + "_quality",
         "agreement",
-        "How well a judge agrees with human verdicts, and how far the score moves.",
+        "How well a judge agrees with reference verdicts, and how far the score moves.",
     ),
     "stability": LazyCommand(
         _CLI + "_quality",

@@ -87,7 +87,8 @@ def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None
 @click.option(
     "--gold",
     type=_file,
-    help="Human verdict rows (JSONL). Default: the bundled sample's hand-labelled gold.",
+    help="Reference verdict rows (JSONL), such as human labels. Default: the bundled "
+    "sample's reference labels (written with the sample, not by independent raters).",
 )
 @_dataset_option
 @click.option("--judge", "judge", help="Use only the verdict rows of this judge.")
@@ -119,13 +120,15 @@ def agreement(
     as_json: bool,
     out: Path | None,
 ) -> None:
-    """How well a judge agrees with human verdicts, and how far the score moves.
+    """How well a judge agrees with reference verdicts, and how far the score moves.
 
     Rows are matched on (question_id, model, setting, check_id). Reports accuracy,
     Cohen's kappa and Krippendorff's alpha (ordinal: contradicts < missing <
     partially_meets < meets) with bootstrap intervals over questions, the confusion
     matrix, the same per tier and per check kind, and each model's Gamut score from the
-    gold verdicts and from the judge's. Unmatched and unscored rows are counted and left out.
+    reference verdicts and from the judge's. Unmatched and unscored rows are counted and
+    left out. The default reference, the bundled sample's labels, was written with the
+    sample: agreement with it is not agreement with independent human raters.
     """
     from gamut_eval.quality import agreement_report
     from gamut_eval.quality._tables import agreement_view

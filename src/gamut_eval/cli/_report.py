@@ -10,95 +10,37 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.markup import escape
-from rich.table import Table
 
 from gamut_eval.cli._common import DATASET_PATH, console, err_console
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from gamut_eval.analysis._report import Report
 
 _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 """``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
 checks that the two agree)."""
 
-__all__ = ["COMMANDS", "report", "summary_tables", "write_html_report"]
+__all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "write_html_report"]
 
 
-def _with_interval(value: float | None, low: float | None, high: float | None, unit: str) -> str:
-    from gamut_eval.analysis._tables import format_cell
+def summary_tables(report: Report) -> list[RenderableType]:
+    """The concise terminal summary (leaderboards, scores per judge, judge agreement,
+    modality), fitted to the console's width."""
+    from gamut_eval.cli._summary import summary_renderables
 
-    text = format_cell(value, unit)
-    if low is None or high is None:
-        return text
-    return f"{text} [dim][{format_cell(low, unit)}, {format_cell(high, unit)}][/dim]"
-
-
-def _leaderboard_table(report: Report, setting: str) -> Table:
-    from gamut_eval.analysis._tables import format_cell
-
-    judge = report.meta.primary_judge
-    table = Table(title=escape(f"Leaderboard (Gamut x100) — {setting}, judge {judge}"))
-    for column in ("#", "model", "gamut [95% CI]", "AC", "V", "C", "omits", "contradicts",
-                   "unscored"):  # fmt: skip
-        table.add_column(column, justify="left" if column == "model" else "right")
-    for row in report.leaderboard:
-        if row.setting != setting or row.judge != judge:
-            continue
-        table.add_row(
-            str(row.rank),
-            escape(row.model),
-            _with_interval(row.gamut, row.gamut_low, row.gamut_high, "score"),
-            *(format_cell(v, "score") for v in (row.answer_critical, row.valuable, row.context)),
-            *(format_cell(v, "rate") for v in
-              (row.omission_rate, row.contradiction_rate, row.unscored_rate)),
-        )  # fmt: skip
-    return table
+    return summary_renderables(report, console)
 
 
-def _judges_table(report: Report) -> Table:
-    from gamut_eval.analysis._tables import format_cell
+def print_summary(report: Report) -> None:
+    """The terminal summary, then the report's notes (to standard error, never cut)."""
+    from gamut_eval.cli._fit import print_fitted
 
-    table = Table(title="Judge agreement (Kendall tau-b between rankings)")
-    for column in ("setting", "judges", "tau-b [95% CI]", "swaps", "largest gap"):
-        table.add_column(column, justify="left" if column in ("setting", "judges") else "right")
-    for row in report.judge_pairs:
-        table.add_row(
-            escape(row.setting),
-            escape(f"{row.judge_a} vs {row.judge_b}"),
-            _with_interval(row.tau_b, row.tau_b_low, row.tau_b_high, "stat"),
-            f"{row.swapped_pairs} ({row.adjacent_swaps} adjacent)",
-            escape(f"{format_cell(row.max_abs_gap, 'score')} ({row.max_gap_model or '—'})"),
-        )
-    return table
-
-
-def _modality_table(report: Report) -> Table:
-    from gamut_eval.analysis._tables import format_cell
-
-    table = Table(title="Modality: text-only minus multimodal (x100)")
-    for column in ("judge", "tau-b [95% CI]", "mean gap", "gap sd", "corr(gap, multimodal)"):
-        table.add_column(column, justify="left" if column == "judge" else "right")
-    for row in report.modality_summary:
-        table.add_row(
-            escape(row.judge),
-            _with_interval(row.tau_b, row.tau_b_low, row.tau_b_high, "stat"),
-            format_cell(row.gap_mean, "score"),
-            format_cell(row.gap_sd, "score"),
-            _with_interval(row.gap_corr, row.gap_corr_low, row.gap_corr_high, "stat"),
-        )
-    return table
-
-
-def summary_tables(report: Report) -> list[Table]:
-    """The concise terminal summary: leaderboards, judge agreement, modality."""
-    tables = [_leaderboard_table(report, s) for s in report.meta.settings]
-    if report.judge_pairs:
-        tables.append(_judges_table(report))
-    if report.modality_summary:
-        tables.append(_modality_table(report))
-    return tables
+    print_fitted(console, summary_tables(report))
+    for note in report.meta.notes:
+        err_console.print(f"note: {note}", markup=False, highlight=False)
 
 
 def _print_plain(text: str) -> None:
@@ -106,13 +48,22 @@ def _print_plain(text: str) -> None:
     console.print(text, markup=False, soft_wrap=True, highlight=False)
 
 
-def write_html_report(run_dir: Path) -> Path:
-    """The demo's last step: RUN_DIR/report.html with default settings; prints its path."""
+def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | None = None) -> Path:
+    """The demo's last step: RUN_DIR/report.html with default settings; prints its path
+    (after the terminal summary and the notes, with ``summary``, and the run's files,
+    with ``where``)."""
     from gamut_eval.analysis._export import default_output, write_report
     from gamut_eval.analysis._report import report_for_run
 
     path = default_output(run_dir, "html")
-    write_report(report_for_run(run_dir), "html", path)
+    result = report_for_run(run_dir)
+    write_report(result, "html", path)
+    if summary:
+        print_summary(result)
+    if where is not None:
+        from gamut_eval.cli._run_output import print_where
+
+        print_where(where)
     _print_plain(f"HTML report: {path}")
     return path
 
@@ -133,8 +84,18 @@ def write_html_report(run_dir: Path) -> Path:
     "--out",
     type=click.Path(path_type=Path),
     default=None,
-    help="Output file (a folder for csv/parquet; `-` for standard output). "
+    help="Output file (a folder for csv/parquet; `-` for standard output, plain text for "
+    "piping: html, md, json, or one table as csv). "
     "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet.",
+)
+@click.option(
+    "--table",
+    "table_name",
+    default=None,
+    metavar="NAME",
+    help="With -o -: print only this table (leaderboard, judge_scores, judge_pairs, "
+    "reference_agreement, modality, ...; see docs/report.md) as md, csv or json. "
+    "csv to standard output prints the leaderboard unless --table names another.",
 )
 @click.option(
     "--seed",
@@ -165,8 +126,8 @@ def write_html_report(run_dir: Path) -> Path:
     "bundled sample).",
 )
 def report(
-    run_dir: Path, fmt: str, out: Path | None, seed: int, resamples: int,
-    families: Path | None, dataset: Path | None,
+    run_dir: Path, fmt: str, out: Path | None, table_name: str | None, seed: int,
+    resamples: int, families: Path | None, dataset: Path | None,
 ) -> None:  # fmt: skip
     """Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.
 
@@ -176,10 +137,12 @@ def report(
       gamut report runs/demo                      # RUN_DIR/report.html
       gamut report runs/x --format json -o x.json
       gamut report runs/x --format csv -o tables/ # one CSV per table
+      gamut report runs/x --format md -o - | less # to standard output (no colour)
+      gamut report runs/x --format csv -o - --table judge_scores
     """
     from gamut_eval.analysis._export import (
-        FOLDER_FORMATS,
         default_output,
+        render_table,
         render_text,
         write_report,
     )
@@ -192,18 +155,21 @@ def report(
         families=load_families(families) if families else {},
         families_file=str(families) if families else None,
     )
+    if table_name is not None and out != Path("-"):
+        raise InputError("--table selects what -o - prints; add -o - (or leave --table out)")
+    if out == Path("-") and fmt == "parquet":
+        raise InputError("parquet output is a folder of binary tables; give -o FOLDER")
     result = report_for_run(run_dir, config, dataset)
     if out == Path("-"):
-        if fmt in FOLDER_FORMATS:
-            raise InputError(f"{fmt} output is a folder of tables; give -o FOLDER")
-        click.echo(render_text(result, fmt), nl=False)
+        if fmt == "csv" or table_name is not None:
+            text = render_table(result, fmt, table_name or "leaderboard")
+        else:
+            text = render_text(result, fmt)
+        click.echo(text, nl=False)
         return
     target = out or default_output(run_dir, fmt)
     written = write_report(result, fmt, target)
-    for table in summary_tables(result):
-        console.print(table)
-    for note in result.meta.notes:
-        err_console.print(f"note: {note}", markup=False, soft_wrap=True)
+    print_summary(result)
     where = target if len(written) == 1 else f"{target}/ ({len(written)} files)"
     _print_plain(f"report: {where}")
 

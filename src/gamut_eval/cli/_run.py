@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -11,14 +12,14 @@ import click
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._judge import judge_options, judge_settings
 from gamut_eval.cli._options import model_options, model_values, settings_from
-from gamut_eval.cli._progress import PassProgress, warn_flagged
+from gamut_eval.cli._progress import PassProgress
+from gamut_eval.cli._run_output import print_result
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
 from gamut_eval.judge._backend_names import ONLINE_BACKENDS
 from gamut_eval.judge._offline import OFFLINE_JUDGE
 
 if TYPE_CHECKING:
     from gamut_eval.generate._settings import GenerationSettings
-    from gamut_eval.run import RunResult
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -100,53 +101,6 @@ def _prices(path: Path | None) -> Any:
     from gamut_eval.judge.backends._dryrun import load_prices
 
     return load_prices(path)
-
-
-def _print_usage(result: RunResult) -> None:
-    """Tokens and estimated cost per answering model and judge, when any were used."""
-    from rich.table import Table
-
-    manifest = result.manifest
-    if manifest is None or not (manifest.model_usage or manifest.judge_usage):
-        return
-    table = Table(title="Tokens (and estimated cost)" if manifest.currency else "Tokens")
-    for column in ("", "input", "cached input", "output", "cost"):
-        table.add_column(column, justify="left" if not column else "right")
-    rows = [*(("model", m, u) for m, u in manifest.model_usage.items())]
-    rows += [("judge", j, u) for j, u in manifest.judge_usage.items()]
-    for kind, name, usage in rows:
-        cost = "n/a" if usage.cost is None else f"{usage.cost:,.4f} {manifest.currency}"
-        table.add_row(f"{kind} {name}", f"{usage.input:,}", f"{usage.cached_input:,}",
-                      f"{usage.output:,}", cost)  # fmt: skip
-    err_console.print(table)
-
-
-def _print_result(result: RunResult) -> None:
-    from gamut_eval.cli._score import summary_table
-
-    summary = result.summary
-    for setting in ("multimodal", "text_only"):
-        part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
-        if len(part):
-            console.print(summary_table(part, "Leaderboard (Gamut score x100)"))
-    if result.filled:
-        shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
-        more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""
-        console.print(
-            f"[yellow]{len(result.filled)} missing answer(s) were scored as empty answers "
-            f"(--fill-missing):[/yellow] {shown}{more}; listed in run.json"
-        )
-    for judge, report in result.reports.items():
-        stats = report.stats
-        warn_flagged(stats)
-        err_console.print(
-            f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
-            f"{stats.judged} judged now); {report.unscored} unscored"
-        )
-    _print_usage(result)
-    err_console.print(
-        f"results in {result.out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json)"
-    )
 
 
 @click.command()
@@ -235,7 +189,8 @@ def generate(
     multiple=True,
     required=True,
     help=f"Judge model (repeatable: each re-scores the same answers); `{OFFLINE_JUDGE}` is "
-    "the built-in offline judge.",
+    "the built-in offline judge, `gamut/reference` replays the bundled sample's reference "
+    "labels (only for the sample's own answers).",
 )
 @click.option(
     "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
@@ -322,7 +277,7 @@ def run(
             generation=generation,
             probe=probe,
         )
-    _print_result(result)
+    print_result(result)
 
 
 @click.command()
@@ -332,25 +287,58 @@ def demo(out: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
 
     Scores the sample's recorded answers of three illustrative systems in both settings
-    with the built-in offline judge (a low-fidelity stand-in for an LLM judge), then prints
-    the leaderboards. With an API key, `gamut run --model ... --judge ...` does the same
-    with real models and a real judge.
+    with two judges: the built-in offline judge (gamut/offline, a low-fidelity stand-in
+    for an LLM judge that matches words) and the reference judge (gamut/reference, which
+    replays the reference labels written with the sample). Prints the leaderboards, the
+    judges' scores side by side and how far their rankings agree, then writes the HTML
+    report. Rerun with the same --out, it continues the same run. With an API key,
+    `gamut run --model ... --judge ...` does the same with real models and judges.
     """
     from gamut_eval.cli._report import write_html_report
+    from gamut_eval.judge._reference import REFERENCE_JUDGE
     from gamut_eval.judge._settings import JudgeSettings
     from gamut_eval.run import run_benchmark
 
+    if not overwrite and _one_judge_demo(out):
+        err_console.print(
+            f"{out} holds the demo of an earlier version (the offline judge alone); "
+            "replacing it with this one (the verdict store is kept)",
+            markup=False,
+        )
+        overwrite = True
     with PassProgress() as progress:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
             out,
-            [JudgeSettings(judge=OFFLINE_JUDGE)],
+            [JudgeSettings(judge=OFFLINE_JUDGE), JudgeSettings(judge=REFERENCE_JUDGE)],
             responses=sample_dir() / "responses.jsonl",
             on_event=progress,
             overwrite=overwrite,
         )
-    _print_result(result)
-    write_html_report(out)
+    print_result(result, leaderboards=False, where=False)
+    write_html_report(out, summary=True, where=result.out_dir)
+
+
+def _one_judge_demo(out: Path) -> bool:
+    """Whether ``out`` holds ``gamut demo``'s run as earlier versions made it: the sample's
+    dataset and answers judged by the offline judge alone. Only that run is replaced
+    without --overwrite (a rerun of the demo continues its run, as before)."""
+    from gamut_eval._folder import file_sha256
+    from gamut_eval.records import RunIdentity
+
+    try:
+        recorded = RunIdentity.model_validate(
+            json.loads((out / "run.json").read_text(encoding="utf-8"))["identity"]
+        )
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    sample = sample_dir()
+    return (
+        [judge.get("judge") for judge in recorded.judges] == [OFFLINE_JUDGE]
+        and recorded.dataset_sha256 == file_sha256(sample / "dataset.jsonl")
+        and recorded.responses_sha256 == file_sha256(sample / "responses.jsonl")
+        and not recorded.models
+    )
 
 
 COMMANDS = [generate, run, demo]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+from rich import box
 from rich.table import Table
 
 from gamut_eval._files import read_document, read_mapping
@@ -25,6 +26,8 @@ from gamut_eval.cli._common import (
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import pandas as pd
 
     from gamut_eval.rubric import Checklist
@@ -121,14 +124,20 @@ def _card_table(card: ScoreCard) -> Table:
 
 
 def summary_table(
-    summary: pd.DataFrame, title: str = "Gamut score per model (x100, mean over questions)"
+    summary: pd.DataFrame,
+    title: str = "Gamut score per model (x100, mean over questions)",
+    name: Callable[[str], str] = str,
+    level: int = 0,
 ) -> Table:
     """Per-(model, setting, judge) means as a rich table, best first.
 
     A key column with one value throughout (one judge, one setting) moves into the title.
     Each row gives the responses averaged and those left unscored (no Gamut score); a row
     that lacks k questions another model of its setting and judge is scored on shows
-    ``*-k`` under "paired" (its mean is over different questions).
+    ``*-k`` under "paired" (its mean is over different questions). ``name`` writes each
+    model and judge id (``_fit.fitted`` passes short names when the full ones do not fit);
+    ``level`` 1 packs the columns closer and shortens two headers, 2 also leaves out the
+    tier scores (for narrow terminals).
     """
     keys = [c for c in ("model", "setting", "judge") if c in summary.columns]
     constant = [k for k in keys[1:] if summary[k].nunique() == 1]
@@ -136,25 +145,38 @@ def summary_table(
     if constant:
         title += " — " + ", ".join(f"{k}: {summary[k].iloc[0]}" for k in constant)
     paired = "missing_questions" in summary.columns
+    compact, tiers = level >= 1, _TIER_NAMES if level < 2 else ()
     table = Table(title=title)
-    columns = [*keys, "n", "unscored", "gamut", "AC", "V", "C", "unsc. checks"]
+    if compact:
+        table.box, table.pad_edge, table.collapse_padding = box.SIMPLE_HEAD, False, True
+    unscored = ("unsc", "unsc. checks") if compact else ("unscored", "unsc. checks")
+    columns = [*keys, "n", unscored[0], "gamut", *(("AC", "V", "C") if tiers else ()), unscored[1]]
     for column in columns + (["paired"] if paired else []):
-        table.add_column(column, justify="left" if column in keys else "right")
+        table.add_column(
+            column,
+            justify="left" if column in keys else "right",
+            no_wrap=True,
+            overflow="fold",
+        )
     unpaired = False
     for values in summary.sort_values("gamut", ascending=False).to_dict(orient="records"):
         missing = int(values["missing_questions"]) if paired else 0
         unpaired |= missing > 0
         rate = values["unscored_rate"]
         table.add_row(
-            *(str(values[k]) for k in keys),
+            *(name(str(values[k])) if k != "setting" else str(values[k]) for k in keys),
             str(values["scored"]),
             str(values["responses"] - values["scored"]),
             f"[bold]{_fmt(values['gamut'])}[/bold]",
-            *(_fmt(values[t]) for t in _TIER_NAMES),
+            *(_fmt(values[t]) for t in tiers),
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
             *([f"*-{missing}" if missing else "yes"] if paired else []),
         )
-    table.caption = "n: responses averaged; unscored: responses without a Gamut score"
+    table.caption = f"n: responses averaged; {unscored[0]}: responses without a Gamut score"
+    if compact:
+        table.caption += f"; {unscored[1]}: share of checks the judge could not grade"
+    if not tiers:
+        table.caption += "; tier scores (AC, V, C) need a wider terminal"
     if unpaired:
         table.caption += (
             "; *-k: k questions fewer than another model of its setting and judge "
@@ -272,7 +294,10 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        console.print(summary_table(summary))
+        from gamut_eval.cli._fit import fitted, print_fitted
+
+        parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
+        print_fitted(console, parts)
 
 
 COMMANDS = [score]

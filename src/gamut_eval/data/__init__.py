@@ -5,14 +5,46 @@ from __future__ import annotations
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["SAMPLE_ALIAS", "resolve_dataset_path", "sample_dir"]
+__all__ = [
+    "HELD_OUT",
+    "SAMPLE_ALIAS",
+    "TUNING",
+    "TUNING_QUESTIONS",
+    "label_part",
+    "resolve_dataset_path",
+    "sample_dir",
+]
 
 SAMPLE_ALIAS = "sample"
 """Pass ``--dataset sample`` (or ``-T dataset=sample``) for the bundled sample benchmark."""
 
 
+TUNING = "tuning"
+HELD_OUT = "held_out"
+TUNING_QUESTIONS = frozenset(
+    (
+        "sample-bibimbap",
+        "sample-espresso",
+        "sample-leaning-tower",
+        "sample-pompeii-coins",
+        "sample-sunflower",
+        "sample-traffic-light",
+    )
+)
+"""The half of the bundled sample whose reference labels the offline judge's threshold is
+fitted on: every other question in id order, from the first. The reference labels of the
+other six questions are held out, and the offline judge's agreement is reported on them."""
+
+
+def label_part(question_id: str) -> str:
+    """``tuning`` or ``held_out``: which part of the sample's reference labels a question's
+    labels belong to (``TUNING_QUESTIONS``)."""
+    return TUNING if question_id in TUNING_QUESTIONS else HELD_OUT
+
+
 def sample_dir() -> Path:
-    """Folder of the bundled sample: dataset.jsonl, responses.jsonl, gold.jsonl, images/."""
+    """Folder of the bundled sample: dataset.jsonl, responses.jsonl, gold.jsonl (the
+    reference labels written with the sample), images/."""
     return Path(str(files("gamut_eval.data") / "sample"))
 
 

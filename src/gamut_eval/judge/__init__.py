@@ -62,7 +62,13 @@ if _typing.TYPE_CHECKING:
         JudgeRequestRejected,
         JudgeUnavailable,
     )
-    from gamut_eval.judge.backends import BACKENDS, OFFLINE_JUDGE, BackendOptions, make_backend
+    from gamut_eval.judge.backends import (
+        BACKENDS,
+        OFFLINE_JUDGE,
+        REFERENCE_JUDGE,
+        BackendOptions,
+        make_backend,
+    )
     from gamut_eval.judge.backends._anthropic import AnthropicExecutor
     from gamut_eval.judge.backends._fast import FastExecutor
     from gamut_eval.judge.backends._gemini import GeminiExecutor
@@ -119,6 +125,7 @@ _LAZY: dict[str, str] = {
     "BACKENDS": "gamut_eval.judge.backends",
     "BackendOptions": "gamut_eval.judge.backends",
     "OFFLINE_JUDGE": "gamut_eval.judge.backends",
+    "REFERENCE_JUDGE": "gamut_eval.judge.backends",
     "make_backend": "gamut_eval.judge.backends",
     "AnthropicExecutor": "gamut_eval.judge.backends._anthropic",
     "FastExecutor": "gamut_eval.judge.backends._fast",
@@ -136,6 +143,7 @@ __all__ = [
     "BACKENDS",
     "OFFLINE_JUDGE",
     "PROMPT_VERSION",
+    "REFERENCE_JUDGE",
     "RESPONSE_FORMAT",
     "AnthropicExecutor",
     "Backend",

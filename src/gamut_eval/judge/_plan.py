@@ -4,9 +4,10 @@ A ``JudgePlan`` is the dataset, the answers (a responses file, streamed, or rows
 memory) and one judge's settings. It validates the answers when it is made, so bad input
 is refused before any store is opened, and yields one ``PlannedResponse`` per answer:
 the question as the model was asked it, the checks, and each check's store key. Keys hash
-everything that determines a verdict (docs/method.md, judge keys), so the store can say
-what is already done. Iterating twice reads the answers twice: plans stay streaming, and
-memory does not grow with the size of the run.
+everything that determines a verdict (docs/method.md, judge keys; for a built-in judge,
+its revision: ``_builtin.py``), so the store can say what is already done. Iterating
+twice reads the answers twice: plans stay streaming, and memory does not grow with the
+size of the run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gamut_eval.dataset import Dataset
+from gamut_eval.judge._builtin import keyed_judge
 from gamut_eval.judge._prompt import JudgeImage, check_key, response_digest
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.responses import ResponseRow, check_responses, iter_responses
@@ -93,6 +95,7 @@ class JudgePlan:
 
     def __iter__(self) -> Iterator[PlannedResponse]:
         settings = self.settings
+        keyed = keyed_judge(settings.judge)
         records = self.dataset.by_id()
         for row in self._answers():
             record = records[row.question_id]
@@ -101,7 +104,7 @@ class JudgePlan:
             if settings.judge_image and row.setting == "multimodal":
                 image = self.dataset.image_path(record)
             image_sha = judge_image(image).sha256 if image else None
-            digest = response_digest(settings.judge, question, row.response, image_sha)
+            digest = response_digest(keyed, question, row.response, image_sha)
             checks = self._checklists[row.question_id].checks
             keys = tuple(check_key(digest, c.text) for c in checks)
             yield PlannedResponse(row, question, checks, keys, image)

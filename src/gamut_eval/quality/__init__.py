@@ -1,4 +1,4 @@
-"""Judge quality: agreement with human labels, stability across repeats, adversarial probes.
+"""Judge quality: agreement with labels, stability across repeats, adversarial probes.
 
 Three questions a user should answer before trusting a judge's scores:
 
@@ -27,6 +27,7 @@ from gamut_eval.quality._audit_report import (
     probe_result,
 )
 from gamut_eval.quality._judging import ExecutorFactory
+from gamut_eval.quality._offline_fit import PartAgreement, fit_meets_at, offline_agreement
 from gamut_eval.quality._rows import CheckRef, Verdicts, load_verdicts, model_scores
 from gamut_eval.quality._stability import (
     FlippedCheck,
@@ -53,6 +54,7 @@ __all__ = [
     "GroupAgreement",
     "Matching",
     "PairKappa",
+    "PartAgreement",
     "Probe",
     "ProbeKind",
     "ProbeResult",
@@ -65,9 +67,11 @@ __all__ = [
     "agreement_report",
     "audit_judge",
     "clean_answers",
+    "fit_meets_at",
     "judge_stability",
     "load_verdicts",
     "model_scores",
+    "offline_agreement",
     "probe_by_name",
     "probe_result",
     "stability_report",

@@ -1,4 +1,4 @@
-"""A judge against human labels: agreement statistics and how far the score moves.
+"""A judge against reference labels (human ones, or the sample's): agreement and score shift.
 
 Rows of the two files are matched on (question, model, setting, check). Only checks both
 graded are compared; unmatched and unscored rows are counted and shown, never silently
@@ -76,7 +76,8 @@ class ScoreShift(BaseModel):
     judge: float | None
     """The same from the judge's verdicts, on the same checks."""
     difference: float | None
-    """``judge - human``: positive when the judge is more generous than the people."""
+    """``judge - human``: positive when the judge is more generous than the reference
+    verdicts (``human`` names the reference side, human labels or the sample's)."""
 
 
 class Matching(BaseModel):
@@ -106,14 +107,15 @@ class Matching(BaseModel):
 
 
 class AgreementReport(BaseModel):
-    """``gamut agreement``: a judge's verdicts against human (gold) verdicts."""
+    """``gamut agreement``: a judge's verdicts against reference (gold) verdicts: human
+    labels, or by default the sample's reference labels (written with the sample)."""
 
     model_config = _FROZEN
 
     verdicts: str
     """The judge's verdict rows file."""
     gold: str
-    """The human verdict rows file."""
+    """The reference verdict rows file (``--gold``)."""
     dataset: str
     """The dataset whose checklists give each check's kind and tier."""
     judge: str | None

@@ -9,6 +9,7 @@ fast       online: lean aiohttp clients for OpenAI-compatible endpoints, Anthrop
            Messages API and Gemini's generateContent (the default for all three)
 inspect    online: any provider Inspect AI supports, through its model API
 offline    the built-in deterministic judge (``gamut/offline``), graded in process
+reference  the reference judge (``gamut/reference``): the bundled sample's reference labels
 batch      provider batch APIs (OpenAI-compatible ``/files`` + ``/batches``), resumable;
            also writes request files for ``vllm run-batch`` and ingests their results
 ray        Ray Data over many OpenAI-compatible replicas, or vLLM engines in the job
@@ -28,15 +29,24 @@ from gamut_eval.errors import InputError
 from gamut_eval.judge._endpoints import default_backend
 from gamut_eval.judge._offline import OFFLINE_JUDGE
 from gamut_eval.judge._pass import Backend
+from gamut_eval.judge._reference import REFERENCE_JUDGE
 from gamut_eval.judge._settings import ONLINE_BACKENDS, BatchSettings, JudgeSettings, RaySettings
 from gamut_eval.judge._types import Executor
 
-__all__ = ["BACKENDS", "OFFLINE_JUDGE", "BackendOptions", "backend_name", "make_backend"]
+__all__ = [
+    "BACKENDS",
+    "OFFLINE_JUDGE",
+    "REFERENCE_JUDGE",
+    "BackendOptions",
+    "backend_name",
+    "make_backend",
+]
 
 BACKENDS: dict[str, str] = {
     "fast": "gamut_eval.judge.backends._online:fast_backend",
     "inspect": "gamut_eval.judge.backends._online:inspect_backend",
     "offline": "gamut_eval.judge.backends._offline:offline_backend",
+    "reference": "gamut_eval.judge.backends._reference:reference_backend",
     "batch": "gamut_eval.judge.backends._batch:batch_backend",
     "ray": "gamut_eval.judge.backends._ray:ray_backend",
     "dry-run": "gamut_eval.judge.backends._dryrun:dry_run_backend",
@@ -68,11 +78,14 @@ class BackendOptions:
 
 def backend_name(settings: JudgeSettings, *, dry_run: bool = False) -> str:
     """The registry name ``settings`` asks for (``auto``: offline for the offline judge,
-    fast where the provider speaks the OpenAI API or is Anthropic or Google, inspect otherwise)."""
+    reference for the reference judge, fast where the provider speaks the OpenAI API or is
+    Anthropic or Google, inspect otherwise)."""
     if dry_run:
         return "dry-run"
     if settings.judge == OFFLINE_JUDGE and settings.backend in ONLINE_BACKENDS:
         return "offline"
+    if settings.judge == REFERENCE_JUDGE and settings.backend in ONLINE_BACKENDS:
+        return "reference"
     if settings.backend != "auto":
         return settings.backend
     return default_backend(settings.judge)

@@ -1,0 +1,237 @@
+"""``gamut demo`` as a user runs it: two judges (offline and the sample's reference labels),
+Table 2 filled, the held-out agreement and what the offline judge cannot detect in the
+report, a rerun that continues, and terminal output that never cuts a name.
+
+Expected values are computed here from the sample's files and the run's verdicts, with
+the public scoring function and a Kendall tau-b and a Cohen's kappa written out below."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from collections import Counter
+from itertools import combinations
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.cells import cell_len
+
+from gamut_eval import load_dataset, score_response
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+
+OFFLINE, REFERENCE = "gamut/offline", "gamut/reference"
+MODELS = ("sample/thorough", "sample/brief", "sample/confused")
+SETTINGS = ("multimodal", "text_only")
+
+
+def _jsonl(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    out = tmp_path_factory.mktemp("demo") / "run"
+    result = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.stdout, result.stderr
+
+
+def _model_means(verdicts: list[dict[str, object]], judge: str) -> dict[tuple[str, str], float]:
+    """(setting, model) -> mean Gamut score over questions, from the verdict rows."""
+    checklists = load_dataset(sample_dir() / "dataset.jsonl").checklists()
+    by_answer: dict[tuple[str, str, str], dict[str, str]] = {}
+    for row in verdicts:
+        if row["judge"] == judge:
+            key = (str(row["question_id"]), str(row["model"]), str(row["setting"]))
+            by_answer.setdefault(key, {})[str(row["check_id"])] = str(row["verdict"])
+    scores: dict[tuple[str, str], list[float]] = {}
+    for (question, model, setting), given in by_answer.items():
+        card = score_response(checklists[question], given)
+        assert card.gamut is not None
+        scores.setdefault((setting, model), []).append(card.gamut)
+    return {key: sum(v) / len(v) for key, v in scores.items()}
+
+
+def _tau_b(a: list[float], b: list[float]) -> float:
+    """Kendall's tau-b: (concordant - discordant) / sqrt((n0 - ties a) (n0 - ties b))."""
+    concordant = discordant = ties_a = ties_b = 0
+    for i, j in combinations(range(len(a)), 2):
+        da, db = a[i] - a[j], b[i] - b[j]
+        ties_a += da == 0
+        ties_b += db == 0
+        if da * db > 0:
+            concordant += 1
+        elif da * db < 0:
+            discordant += 1
+    n0 = len(a) * (len(a) - 1) / 2
+    return float((concordant - discordant) / ((n0 - ties_a) * (n0 - ties_b)) ** 0.5)
+
+
+def _kappa(a: list[str], b: list[str]) -> float:
+    n = len(a)
+    observed = sum(x == y for x, y in zip(a, b, strict=True)) / n
+    ca, cb = Counter(a), Counter(b)
+    expected = sum(ca[k] * cb[k] for k in ca) / (n * n)
+    return (observed - expected) / (1 - expected)
+
+
+def test_the_demo_runs_both_judges_and_fills_table_2(demo: tuple[Path, str, str]) -> None:
+    out, stdout, _ = demo
+    manifest = json.loads((out / "run.json").read_text())
+    assert [j["judge"] for j in manifest["judges"]] == [OFFLINE, REFERENCE]
+    verdicts = _jsonl(out / "verdicts.jsonl")
+    # the reference judge's verdicts are the sample's labels, row for row
+    labels = {
+        (g["question_id"], g["model"], g["setting"], g["check_id"]): g["verdict"]
+        for g in _jsonl(sample_dir() / "gold.jsonl")
+    }
+    replayed = {
+        (r["question_id"], r["model"], r["setting"], r["check_id"]): r["verdict"]
+        for r in verdicts
+        if r["judge"] == REFERENCE
+    }
+    assert replayed == labels
+    offline, reference = _model_means(verdicts, OFFLINE), _model_means(verdicts, REFERENCE)
+    report = json.loads(
+        CliRunner().invoke(cli, ["report", str(out), "--format", "json", "-o", "-"]).stdout
+    )
+    cells = {(r["setting"], r["model"], r["judge"]): r["gamut"] for r in report["judge_scores"]}
+    for setting in SETTINGS:
+        for model in MODELS:
+            assert cells[(setting, model, OFFLINE)] == pytest.approx(offline[(setting, model)])
+            assert cells[(setting, model, REFERENCE)] == pytest.approx(reference[(setting, model)])
+    for pair in report["judge_pairs"]:
+        setting = pair["setting"]
+        a = [offline[(setting, m)] for m in MODELS]
+        b = [reference[(setting, m)] for m in MODELS]
+        assert pair["tau_b"] == pytest.approx(_tau_b(a, b))
+        gaps = {m: offline[(setting, m)] - reference[(setting, m)] for m in MODELS}
+        largest = max(gaps, key=lambda m: abs(gaps[m]))
+        assert pair["max_gap_model"] == largest
+        assert pair["max_abs_gap"] == pytest.approx(abs(gaps[largest]))
+    # reference labels charge contradictions: the confused system scores below zero
+    assert (
+        reference[("multimodal", "sample/confused")]
+        < 0
+        < offline[("multimodal", "sample/confused")]
+    )
+    assert "Gamut x100 per judge — multimodal" in stdout
+    assert "Judge agreement" in stdout
+
+
+def test_the_report_gives_held_out_agreement_and_what_offline_misses(
+    demo: tuple[Path, str, str],
+) -> None:
+    out, _, stderr = demo
+    verdicts = _jsonl(out / "verdicts.jsonl")
+    by_judge: dict[str, dict[tuple[object, ...], str]] = {OFFLINE: {}, REFERENCE: {}}
+    for r in verdicts:
+        key = (r["question_id"], r["model"], r["setting"], r["check_id"])
+        by_judge[str(r["judge"])][key] = str(r["verdict"])
+    held_out = set(sorted({str(k[0]) for k in by_judge[REFERENCE]})[1::2])
+    keys = [k for k in by_judge[REFERENCE] if k[0] in held_out]
+    mine = [by_judge[OFFLINE][k] for k in keys]
+    theirs = [by_judge[REFERENCE][k] for k in keys]
+    agreement = sum(x == y for x, y in zip(mine, theirs, strict=True)) / len(keys)
+    kappa = _kappa(theirs, mine)
+    report = json.loads(
+        CliRunner().invoke(cli, ["report", str(out), "--format", "json", "-o", "-"]).stdout
+    )
+    rows = {(r["judge"], r["part"]): r for r in report["reference_agreement"]}
+    held = rows[(OFFLINE, "held_out")]
+    assert (held["questions"], held["checks"]) == (6, len(keys))
+    assert held["agreement"] == pytest.approx(agreement)
+    assert held["kappa"] == pytest.approx(kappa)
+    assert held["fitted_on"] is False
+    assert rows[(OFFLINE, "tuning")]["fitted_on"] is True
+    contradicted = [k for k, v in by_judge[REFERENCE].items() if v == "contradicts"]
+    found = sum(by_judge[OFFLINE][k] == "contradicts" for k in contradicted)
+    credited = sum(by_judge[OFFLINE][k] == "meets" for k in contradicted)
+    notes = " ".join(report["meta"]["notes"])
+    assert (
+        f"agrees with {REFERENCE} on {100 * agreement:.1f}% of the {len(keys)} checks of the 6 "
+        f"held-out questions (Cohen's kappa {kappa:.2f})"
+    ) in notes
+    assert "not by independent raters" in notes
+    sentence = (
+        f"{OFFLINE} matches words, so it cannot detect a false statement: of the "
+        f"{len(contradicted)} checks the reference labels mark contradicts, it marked {found} "
+        f"of them contradicts and gave {credited} of them full credit."
+    )
+    assert sentence in notes
+    assert sentence in " ".join(stderr.split())  # said on the terminal too
+    html = (out / "report.html").read_text()
+    assert 'data-table="reference_agreement"' in html
+    assert "cannot detect a false statement" in html
+
+
+def test_a_rerun_continues_the_same_run(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert first.exit_code == 0, first.output
+    scores = (out / "scores.jsonl").read_text()
+    again = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert again.exit_code == 0, again.output
+    text = " ".join(again.stderr.split())
+    for judge in (OFFLINE, REFERENCE):
+        assert f"{judge}: 1272 verdicts (1272 reused from the store, 0 judged now)" in text
+    assert (out / "scores.jsonl").read_text() == scores
+
+
+def test_an_earlier_one_judge_demo_folder_is_replaced(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    sample = sample_dir()
+    older = CliRunner().invoke(
+        cli,
+        ["run", "--responses", str(sample / "responses.jsonl"), "--judge", OFFLINE,
+         "--out", str(out)],
+    )  # fmt: skip
+    assert older.exit_code == 0, older.output
+    result = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "holds the demo of an earlier version" in " ".join(result.stderr.split())
+    assert {r["judge"] for r in _jsonl(out / "verdicts.jsonl")} == {OFFLINE, REFERENCE}
+    # any other run is still refused
+    other = tmp_path / "other"
+    answers = str(sample / "responses.jsonl")
+    made = CliRunner().invoke(
+        cli, ["run", "--responses", answers, "--judge", REFERENCE, "--out", str(other)]
+    )
+    assert made.exit_code == 0, made.output
+    refused = CliRunner().invoke(cli, ["demo", "--out", str(other)])
+    assert refused.exit_code == 2
+
+
+NAMES = re.compile(r"\b(sample|gamut)/([A-Za-z0-9_-]*)")
+WHOLE = {"sample": {"thorough", "brief", "confused"}, "gamut": {"offline", "reference"}}
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+def test_the_demo_fits_the_terminal_without_cutting_a_name(tmp_path: Path, width: int) -> None:
+    env = {**os.environ, "COLUMNS": str(width), "TERM": "dumb"}
+    result = subprocess.run(
+        [sys.executable, "-m", "gamut_eval", "demo", "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "\x1b[" not in result.stdout + result.stderr  # not a terminal: no colour codes
+    for text in (result.stdout, result.stderr):
+        assert "…" not in text
+        for prefix, name in NAMES.findall(text):
+            assert name in WHOLE[prefix], f"a cut name: {prefix}/{name} at {width} columns"
+    for line in result.stdout.splitlines():
+        if "/" in line and not line.startswith(("HTML report", "results in")):
+            assert cell_len(line) <= width, line
+    # every name is shown whole somewhere: in a table, or in a legend under it
+    for name in (*MODELS, OFFLINE, REFERENCE):
+        assert name in result.stdout
+    assert result.stdout.count("Leaderboard (Gamut x100)") == 2
