@@ -13,10 +13,12 @@ from itertools import combinations
 
 from markupsafe import Markup
 
+from gamut_eval.analysis._explore_page import explore_json
 from gamut_eval.analysis._html_page import Block, Header, Section, render_page
 from gamut_eval.analysis._leaderboard import BreakdownRow
 from gamut_eval.analysis._report import TABLES, Report
 from gamut_eval.analysis._robustness import JudgeScoreRow
+from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._svg import (
     Bar,
     Interval,
@@ -295,8 +297,13 @@ def _audit(report: Report) -> Section:
     return Section("audit", "Judge audit", intro, [table_block("judge_audit", report.judge_audit)])
 
 
-def render_html(report: Report) -> str:
-    """The report as one HTML file: no scripts, no external resources, a strict CSP."""
+def render_html(report: Report, run: RunData | None = None, *, explore: bool = True) -> str:
+    """The report as one HTML file: no external resources, a strict CSP.
+
+    With ``explore`` (the default) the page also holds the drill-down (every question,
+    check, verdict, explanation and answer, as embedded JSON and the script that shows it),
+    read from ``run`` or, without it, from the run folder the report names.
+    """
     meta = report.meta
     summary = (
         f"{meta.questions} questions, {len(meta.models)} models, {len(meta.judges)} "
@@ -317,4 +324,5 @@ def render_html(report: Report) -> str:
         _diversity(report),
     ]
     title = f"Gamut report: {meta.run_dir}" if meta.run_dir else "Gamut report"
-    return render_page(title, summary, meta.notes, sections, footer)
+    data = explore_json(report, run) if explore else None
+    return render_page(title, summary, meta.notes, sections, footer, data)
