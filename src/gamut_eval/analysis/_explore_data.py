@@ -54,9 +54,7 @@ _SCHEMA = pa.schema(
         ("explanation", pa.string()),
     ]
 )
-_RESPONSES = pa.schema(
-    [(k, pa.string()) for k in ("question_id", "model", "setting", "response")]
-)
+_RESPONSES = pa.schema([(k, pa.string()) for k in ("question_id", "model", "setting", "response")])
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ def _check_order(record: DatasetRecord | None, seen: list[str]) -> list[str]:
     if record is not None:
         try:
             order = [c.id for c in record.effective_checklist().checks]
-        except Exception:  # noqa: BLE001 - a record that does not compile still has verdicts
+        except Exception:  # a record that does not compile still has verdicts
             order = []
     known = set(order)
     return [*(c for c in order if c in seen), *sorted(c for c in seen if c not in known)]
@@ -101,7 +99,7 @@ def _check_info(record: DatasetRecord | None) -> dict[str, tuple[str, str]]:
         return {}
     try:
         checks = record.effective_checklist().checks
-    except Exception:  # noqa: BLE001
+    except Exception:
         return {}
     return {c.id: (c.tier.value, c.text) for c in checks}
 
@@ -122,7 +120,9 @@ def _item(data: dict[str, Any]) -> dict[str, Any]:
     head = data.get("statement") or data.get("name")
     if head is None:
         head = f"{data.get('entity', '')}: {data.get('relation', '')}"
-    parts = next((data[k] for k in ("items", "options", "steps", "aspects") if data.get(k)), [])
+    parts: list[Any] = next(
+        (data[k] for k in ("items", "options", "steps", "aspects") if data.get(k)), []
+    )
     need = data.get("min_required")
     return {
         "id": data.get("id"),

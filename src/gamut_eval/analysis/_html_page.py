@@ -22,7 +22,8 @@ from gamut_eval.analysis._explore_js import EXPLORE_CSS, EXPLORE_JS
 
 __all__ = ["CSP", "CSS", "Block", "Header", "Section", "embed_json", "render_page"]
 
-CSS = """
+CSS = (
+    """
 :root{color-scheme:light}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0}
 body{color:#1d2330;background:#fff}
@@ -64,7 +65,10 @@ svg .dot{fill:#1f5fa8;stroke:#fff;stroke-width:1}
 svg .bar{fill:#9ecae1}
 svg .cell{font-size:11px;fill:#1d2330}
 svg .cell.dark{fill:#fff}
-""".strip() + "\n" + EXPLORE_CSS
+""".strip()
+    + "\n"
+    + EXPLORE_CSS
+)
 
 
 def _style_hash(css: str) -> str:
