@@ -29,7 +29,8 @@ import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no ty
 from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
 from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._thumbs import thumbnail
-from gamut_eval.dataset import DatasetRecord
+from gamut_eval.dataset import Dataset, DatasetRecord
+from gamut_eval.rubric._checklist import Checklist
 
 __all__ = ["DATA_VERSION", "VERDICT_CODES", "explore_data"]
 
@@ -78,30 +79,21 @@ def _read(path: Path, schema: pa.Schema) -> pd.DataFrame | None:
     return frame
 
 
-def _codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.int64]:
-    return np.asarray(pd.Categorical(column, categories=list(axis)).codes, dtype=np.int64)
-
-
-def _check_order(record: DatasetRecord | None, seen: list[str]) -> list[str]:
+def _check_order(checklist: Checklist | None, seen: list[str]) -> list[str]:
     """The question's checks in checklist order, then any others the verdicts name."""
-    order: list[str] = []
-    if record is not None:
-        try:
-            order = [c.id for c in record.effective_checklist().checks]
-        except Exception:  # a record that does not compile still has verdicts
-            order = []
+    order = [c.id for c in checklist.checks] if checklist else []
     known = set(order)
-    return [*(c for c in order if c in seen), *sorted(c for c in seen if c not in known)]
+    wanted = set(seen)
+    return [*(c for c in order if c in wanted), *sorted(c for c in seen if c not in known)]
 
 
-def _check_info(record: DatasetRecord | None) -> dict[str, tuple[str, str]]:
-    if record is None:
+def _checklists(dataset: Dataset | None) -> dict[str, Checklist]:
+    if dataset is None:
         return {}
     try:
-        checks = record.effective_checklist().checks
-    except Exception:
+        return dataset.checklists()
+    except Exception:  # a record that does not compile: checks are then named by id only
         return {}
-    return {c.id: (c.tier.value, c.text) for c in checks}
 
 
 def _scores(cube: ScoreCube, q: int) -> list[int | None]:
@@ -137,6 +129,7 @@ class _Builder:
     def __init__(self, run: RunData, axes: _Axes, text_budget: int) -> None:
         self.run, self.axes, self.budget = run, axes, text_budget
         self.records = run.dataset.by_id() if run.dataset else {}
+        self.checklists = _checklists(run.dataset)
         self.thumb_budget = THUMB_BUDGET
         self.texts_left = text_budget
 
@@ -145,8 +138,8 @@ class _Builder:
         if frame is None:
             return out
         axes = self.axes
-        s = _codes(frame["setting"].astype(str), axes.settings)
-        m = _codes(frame["model"].astype(str), axes.models)
+        s = _category_codes(frame["setting"], axes.settings)
+        m = _category_codes(frame["model"], axes.models)
         keep = (s >= 0) & (m >= 0)
         slot = s * len(axes.models) + m
         for qid, k, text in zip(
@@ -169,10 +162,23 @@ class _Builder:
         return uri
 
 
+@dataclass(frozen=True)
+class _Rows:
+    """One question's verdict rows as axis codes (``k`` indexes ``check_names``)."""
+
+    s: npt.NDArray[np.int64]
+    j: npt.NDArray[np.int64]
+    m: npt.NDArray[np.int64]
+    k: npt.NDArray[np.int64]
+    v: npt.NDArray[np.uint8]
+    e: npt.NDArray[np.int64]
+    check_names: Sequence[str]
+
+
 def _question(
     b: _Builder,
     q: int,
-    rows: pd.DataFrame,
+    rows: _Rows,
     expl_dict: Sequence[str],
     answers: dict[int, str],
     cube: ScoreCube,
@@ -180,27 +186,25 @@ def _question(
     axes = b.axes
     qid = axes.questions[q]
     record = b.records.get(qid)
-    checks = _check_order(record, sorted(set(rows["check_id"].astype(str))))
-    info = _check_info(record)
+    seen = np.unique(rows.k)
+    checklist = b.checklists.get(qid)
+    checks = _check_order(checklist, [rows.check_names[int(k)] for k in seen])
+    info = {c.id: (c.tier.value, c.text) for c in checklist.checks} if checklist else {}
     shape = (len(axes.settings), len(axes.judges), len(axes.models), len(checks))
     codes = np.full(shape, ord("."), dtype=np.uint8)
     expl = np.full(shape, -1, dtype=np.int64)
-    if len(rows):
-        idx = (
-            rows["s"].to_numpy(),
-            rows["j"].to_numpy(),
-            rows["m"].to_numpy(),
-            _codes(rows["check_id"].astype(str), checks),
-        )
-        codes[idx] = rows["v"].to_numpy()
-        expl[idx] = rows["e"].to_numpy()
-    texts: list[str] = []
-    local = {-1: -1}
-    for code in np.unique(expl):
-        if code >= 0:
-            local[int(code)] = len(texts)
-            texts.append(expl_dict[int(code)])
-    expl_local = [local[int(c)] for c in expl.ravel()]
+    if len(rows.k):
+        position = {name: i for i, name in enumerate(checks)}
+        local_check = np.full(int(seen.max()) + 1, -1, dtype=np.int64)
+        for k in seen:
+            local_check[k] = position[rows.check_names[int(k)]]
+        idx = (rows.s, rows.j, rows.m, local_check[rows.k])
+        codes[idx] = rows.v
+        expl[idx] = rows.e
+    used, inverse = np.unique(expl.ravel(), return_inverse=True)
+    absent = int(len(used) > 0 and used[0] < 0)
+    texts = [expl_dict[int(c)] for c in used[absent:]]
+    expl_local = np.where(expl.ravel() < 0, -1, inverse - absent).tolist()
     answer_slots: list[int] = []
     for slot in range(len(axes.settings) * len(axes.models)):
         text = answers.get(slot)
@@ -234,24 +238,37 @@ def _question(
     }
 
 
-def _verdict_frame(frame: pd.DataFrame, axes: _Axes) -> tuple[pd.DataFrame, list[str]]:
-    """Verdict rows with axis codes: ``q``, ``s``, ``j``, ``m``, ``v`` (a byte), ``e``."""
-    verdict = frame["verdict"].astype(object).where(frame["verdict"].notna(), None)
-    letters = np.array([ord(VERDICT_CODES.get(v, "U")) for v in verdict], dtype=np.uint8)
-    explanations = frame["explanation"]
-    out = pd.DataFrame(
-        {
-            "q": _codes(frame["question_id"].astype(str), axes.questions),
-            "s": _codes(frame["setting"].astype(str), axes.settings),
-            "j": _codes(frame["judge"].astype(str), axes.judges),
-            "m": _codes(frame["model"].astype(str), axes.models),
-            "check_id": frame["check_id"],
-            "v": letters,
-            "e": np.asarray(explanations.cat.codes, dtype=np.int64),
-        }
-    )
-    keep = (out[["q", "s", "j", "m"]] >= 0).all(axis=1)
-    return out[keep], [str(t) for t in explanations.cat.categories]
+def _category_codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each value's index in ``axis`` (-1 when null or not in it), for a categorical column."""
+    index = {name: i for i, name in enumerate(axis)}
+    mapping = np.array([index.get(str(c), -1) for c in column.cat.categories] + [-1])
+    out: npt.NDArray[np.int64] = mapping[np.asarray(column.cat.codes, dtype=np.int64)]
+    return out
+
+
+def _verdict_rows(frame: pd.DataFrame, axes: _Axes) -> tuple[list[_Rows], list[str]]:
+    """Each question's verdict rows (``axes.questions`` order) and the explanation texts."""
+    q = _category_codes(frame["question_id"], axes.questions)
+    s = _category_codes(frame["setting"], axes.settings)
+    j = _category_codes(frame["judge"], axes.judges)
+    m = _category_codes(frame["model"], axes.models)
+    verdict = frame["verdict"]
+    letters = np.array(
+        [ord(VERDICT_CODES.get(str(v), "U")) for v in verdict.cat.categories] + [ord("U")],
+        dtype=np.uint8,
+    )[np.asarray(verdict.cat.codes, dtype=np.int64)]
+    checks = frame["check_id"]
+    k = np.asarray(checks.cat.codes, dtype=np.int64)
+    e = np.asarray(frame["explanation"].cat.codes, dtype=np.int64)
+    keep = np.flatnonzero((q >= 0) & (s >= 0) & (j >= 0) & (m >= 0) & (k >= 0))
+    keep = keep[np.argsort(q[keep], kind="stable")]
+    bounds = np.searchsorted(q[keep], np.arange(len(axes.questions) + 1))
+    names = [str(c) for c in checks.cat.categories]
+    out = []
+    for i in range(len(axes.questions)):
+        part = keep[bounds[i] : bounds[i + 1]]
+        out.append(_Rows(s[part], j[part], m[part], k[part], letters[part], e[part], names))
+    return out, [str(t) for t in frame["explanation"].cat.categories]
 
 
 def explore_data(
@@ -265,16 +282,12 @@ def explore_data(
         return None
     cube = cube_from_scores(run.scores, run.judges)
     axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
-    rows, expl_dict = _verdict_frame(frame, axes)
+    groups, expl_dict = _verdict_rows(frame, axes)
     del frame
     builder = _Builder(run, axes, text_budget)
     answers = builder.answers(_read(run.run_dir / "responses.jsonl", _RESPONSES))
-    groups = dict(iter(rows.groupby("q", sort=True)))
-    empty = rows.iloc[:0]
     questions = [
-        _question(
-            builder, q, groups.get(q, empty), expl_dict, answers.get(axes.questions[q], {}), cube
-        )
+        _question(builder, q, groups[q], expl_dict, answers.get(axes.questions[q], {}), cube)
         for q in range(len(axes.questions))
     ]
     with_text = sum(1 for q in questions if q["texts"] is not None)
