@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_rss_mb, verdict_line
 from playwright.sync_api import Browser, sync_playwright
 
+from _common import peak_rss_mb, verdict_line
 from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html, synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
