@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterator
+from itertools import combinations
 from pathlib import Path
 
 import pytest
@@ -296,3 +297,60 @@ def test_drill_down_data_is_readable_by_other_tools(opened: tuple[Page, list[str
                 d.questions.length, q.checks.length, q.verdicts.length]; }"""
     )
     assert shape == [1, 8, 3, 2, 30, 8, 2 * 3 * 8 * 8]
+
+
+# -- charts a reader can read --------------------------------------------------------------------
+
+_TEXT_BOXES = """svg => {
+  const box = svg.getBoundingClientRect();
+  const texts = [...svg.querySelectorAll('text')].map(t => {
+    const r = t.getBoundingClientRect();
+    return {text: t.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom};
+  });
+  return {svg: {left: box.left, right: box.right, top: box.top, bottom: box.bottom}, texts};
+}"""
+
+
+def test_no_chart_text_is_cut_or_overlaps_another(opened: tuple[Page, list[str]]) -> None:
+    page, _ = opened
+    plots = page.locator("svg.plot")
+    assert plots.count() >= 10
+    for i in range(plots.count()):
+        found = plots.nth(i).evaluate(_TEXT_BOXES)
+        svg, texts = found["svg"], found["texts"]
+        kind = plots.nth(i).get_attribute("data-plot")
+        assert len(texts) > 5
+        for t in texts:
+            horizontal = svg["left"] - 0.5 <= t["left"] and t["right"] <= svg["right"] + 0.5
+            vertical = svg["top"] - 0.5 <= t["top"] and t["bottom"] <= svg["bottom"] + 0.5
+            inside = horizontal and vertical
+            assert inside, f"{kind} plot {i}: {t['text']!r} runs outside its SVG"
+        for a, b in combinations(texts, 2):
+            overlap_x = min(a["right"], b["right"]) - max(a["left"], b["left"])
+            overlap_y = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+            assert overlap_x <= 0.5 or overlap_y <= 0.5, (
+                f"{kind} plot {i}: {a['text']!r} overlaps {b['text']!r}"
+            )
+
+
+def test_every_chart_has_a_title_captions_a_legend_and_a_text_alternative(
+    opened: tuple[Page, list[str]],
+) -> None:
+    page, _ = opened
+    plots = page.locator("svg.plot")
+    for i in range(plots.count()):
+        plot = plots.nth(i)
+        kind = plot.get_attribute("data-plot")
+        assert plot.get_attribute("role") == "img"
+        assert plot.get_attribute("aria-label")
+        assert plot.locator(":scope > title").count() == 1
+        desc = plot.locator(":scope > desc").text_content() or ""
+        assert len(desc) > 40, f"{kind} plot {i} has no description of its data"
+        assert plot.locator("text.ptitle").count() == 1
+        assert plot.locator("text.caption").count() >= 2, f"{kind} plot {i}: axis captions"
+        assert plot.locator("g.legend text").count() >= 2, f"{kind} plot {i} has no legend"
+    # the verdict colours are the Okabe-Ito ones
+    script = "els => els.map(e => e.getAttribute('fill'))"
+    fills = set(page.eval_on_selector_all('svg[data-plot="verdicts"] rect[fill]', script))
+    assert fills <= {"#009E73", "#56B4E9", "#CFCFCF", "#D55E00"}
+    assert len(fills) == 4

@@ -60,9 +60,10 @@ svg .axis{stroke:#4a5263;stroke-width:1}
 svg .grid{stroke:#e4e7ee;stroke-width:1}
 svg .zero{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:3 3}
 svg .diagonal{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:4 4}
-svg .whisker{stroke:#1f5fa8;stroke-width:1.5}
-svg .dot{fill:#1f5fa8;stroke:#fff;stroke-width:1}
-svg .bar{fill:#9ecae1}
+svg .whisker{stroke:#0072b2;stroke-width:1.5}
+svg .dot{fill:#0072b2;stroke:#fff;stroke-width:1}
+svg .bar{fill:#56b4e9}
+svg .leader{stroke:#9aa3b5;stroke-width:0.75}
 svg .cell{font-size:11px;fill:#1d2330}
 svg .cell.dark{fill:#fff}
 """.strip()

@@ -20,6 +20,7 @@ from gamut_eval.analysis._report import TABLES, Report
 from gamut_eval.analysis._robustness import JudgeScoreRow
 from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._svg import (
+    VERDICT_PALETTE,
     Bar,
     Interval,
     Point,
@@ -32,13 +33,8 @@ from gamut_eval.analysis._tables import Row, cell_text, display_columns
 
 __all__ = ["VERDICT_COLOURS", "render_html"]
 
-VERDICT_COLOURS: tuple[tuple[str, str], ...] = (
-    ("meets", "#1b7837"),
-    ("partially meets", "#a6dba0"),
-    ("missing", "#bababa"),
-    ("contradicts", "#c51b7d"),
-)
-"""Verdict bar colours (colour-blind safe: green, light green, grey, magenta)."""
+VERDICT_COLOURS = VERDICT_PALETTE
+"""Verdict bar colours (Okabe-Ito: bluish green, sky blue, light grey, vermillion)."""
 
 _SPECS = {spec.name: spec for spec in TABLES}
 
@@ -158,7 +154,7 @@ def _heatmap(
     cells = {(r.model, r.group): r.gamut for r in rows if r.setting == setting and r.judge == judge}
     groups = list(dict.fromkeys(g for _, g in cells))
     values = [[_x100(cells.get((m, g))) for g in groups] for m in order]
-    return heatmap(order, groups, values, f"Gamut score by {dim}: {setting}, {judge}")
+    return heatmap(order, groups, values, f"Gamut score by {dim}: {setting}, {judge}", dim)
 
 
 _GAMUT = next(c for c in display_columns(JudgeScoreRow) if c.name == "gamut")
