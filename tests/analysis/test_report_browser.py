@@ -236,6 +236,13 @@ def test_filters_search_and_sorts_of_a_models_questions(
     expected = sorted(q for q, r in dataset.items() if "please" in str(r["question"]).lower())
     assert expected
     assert [r[0] for r in _cells(page, listed)] == expected
+    app.get_by_label("search", exact=True).fill("Sentence 17 SAYS")  # in this model's answers
+    answered = sorted({
+        str(r["question_id"]) for r in _rows(run_dir / "responses.jsonl")
+        if r["model"] == model and "sentence 17 says" in str(r["response"]).lower()
+    })  # fmt: skip
+    assert answered
+    assert [r[0] for r in _cells(page, listed)] == answered
     app.get_by_label("search", exact=True).fill("")
     app.get_by_label("tier", exact=True).select_option("answer_critical")
     app.get_by_label("verdict", exact=True).select_option("C")

@@ -49,8 +49,11 @@ function board(){var rows={},order=[];D.leaderboard.forEach(function(r){if(!(r.m
   cols.forEach(function(c){var v=rows[model][c[0]+"\u0000"+c[1]];tr.appendChild(h("td",{cls:"num",text:v==null?"\u2014":(100*v).toFixed(1)}));});body.appendChild(tr);});
  return [h("p",{cls:"intro",text:"Gamut score x100 of every model. Open a model to see its questions, a question to see its checks, a check to see every verdict and the judges' explanations."}),
   h("table",{"data-table":"explore-leaderboard"},h("thead",null,head),body)];}
+var HAY={};
+function hay(q,m){var base=HAY[q.id];if(base==null){base=HAY[q.id]=[q.id,q.entity,q.question,q.question_text_only].concat(q.checks.map(function(c){return c.text;})).join("\n").toLowerCase();}
+ var own=[];for(var s=0;s<NS;s++){var a=answer(q,s,m);if(a)own.push(a);}return base+"\n"+own.join("\n").toLowerCase();}
 function matches(q,m){var t=F.search.toLowerCase(),c,s,j,ok;
- if(t&&[q.id,q.entity,q.question,q.question_text_only].join("\n").toLowerCase().indexOf(t)<0)return false;
+ if(t&&hay(q,m).indexOf(t)<0)return false;
  if(F.domain&&q.domain!==F.domain)return false;if(F.popularity&&q.popularity!==F.popularity)return false;
  if(!F.tier&&!F.verdict)return true;
  for(c=0;c<q.checks.length;c++){if(F.tier&&q.checks[c].tier!==F.tier)continue;if(!F.verdict)return true;
@@ -70,7 +73,7 @@ function modelView(m){var out=[crumbs(m,null),h("h3",{text:M[m]})],list=h("div")
    tr.appendChild(h("td",{cls:"num",text:fmt(judgeSpread(q,m))}));tr.appendChild(h("td",{cls:"num",text:fmt(settingGap(q,m))}));body.appendChild(tr);});
   list.appendChild(h("table",{"data-table":"explore-questions"},h("thead",null,head),body));
   if(idx.length>F.shown)list.appendChild(h("button",{cls:"more",text:"Show more ("+(idx.length-F.shown)+" left)",onclick:function(){F.shown+=200;render();}}));}
- var search=h("input",{type:"search",placeholder:"search question text","aria-label":"search",value:F.search});
+ var search=h("input",{type:"search",placeholder:"search questions, checks, answers","aria-label":"search",value:F.search});
  search.addEventListener("input",function(){F.search=search.value;F.shown=100;render();});
  out.push(h("div",{cls:"filters"},search,select("domain","domain",opts("any domain",uniq("domain")),render),
   select("popularity","popularity",opts("any popularity",uniq("popularity")),render),tierFilter(render),verdictFilter(render),
