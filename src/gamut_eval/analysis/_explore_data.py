@@ -24,6 +24,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
@@ -66,7 +67,26 @@ class _Axes:
     questions: tuple[str, ...]
 
 
-def _read(path: Path, schema: pa.Schema) -> pd.DataFrame | None:
+class _Explanations:
+    """The distinct explanations, kept in Arrow: only those of the questions whose texts
+    fit the budget become Python strings (real judges write millions of distinct ones)."""
+
+    def __init__(self, column: pa.ChunkedArray) -> None:
+        encoded = column.dictionary_encode().unify_dictionaries()
+        combined = (
+            encoded.combine_chunks() if encoded.num_chunks else pa.array([]).dictionary_encode()
+        )
+        self.codes = np.asarray(combined.indices.fill_null(-1).to_numpy(), dtype=np.int64)
+        self.values = combined.dictionary
+        self.lengths = np.asarray(pc.utf8_length(self.values).to_numpy(), dtype=np.int64)
+
+    def take(self, codes: npt.NDArray[np.int64]) -> list[str]:
+        texts: list[str] = self.values.take(pa.array(codes, type=pa.int64())).to_pylist()
+        return texts
+
+
+def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | None] | None:
+    """The file's columns as categoricals, and its explanations (if it has that column)."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
@@ -74,9 +94,14 @@ def _read(path: Path, schema: pa.Schema) -> pd.DataFrame | None:
         table = pj.read_json(path, parse_options=options)
     except pa.ArrowException:
         return None  # the report's own reading of the run already named any bad line
-    encoded = pa.table({n: table.column(n).dictionary_encode() for n in table.column_names})
+    names = [n for n in table.column_names if n != "explanation"]
+    explanations = None
+    if "explanation" in table.column_names:
+        explanations = _Explanations(table.column("explanation"))
+    encoded = pa.table({n: table.column(n).dictionary_encode() for n in names})
+    del table
     frame: pd.DataFrame = encoded.to_pandas()
-    return frame
+    return frame, explanations
 
 
 def _check_order(checklist: Checklist | None, seen: list[str]) -> list[str]:
@@ -179,7 +204,7 @@ def _question(
     b: _Builder,
     q: int,
     rows: _Rows,
-    expl_dict: Sequence[str],
+    explanations: _Explanations,
     answers: dict[int, str],
     cube: ScoreCube,
 ) -> dict[str, Any]:
@@ -203,18 +228,23 @@ def _question(
         expl[idx] = rows.e
     used, inverse = np.unique(expl.ravel(), return_inverse=True)
     absent = int(len(used) > 0 and used[0] < 0)
-    texts = [expl_dict[int(c)] for c in used[absent:]]
+    used = used[absent:]
     expl_local = np.where(expl.ravel() < 0, -1, inverse - absent).tolist()
+    slots = len(axes.settings) * len(axes.models)
     answer_slots: list[int] = []
-    for slot in range(len(axes.settings) * len(axes.models)):
+    answer_texts: list[str] = []
+    for slot in range(slots):
         text = answers.get(slot)
-        answer_slots.append(-1 if text is None else len(texts))
+        answer_slots.append(-1 if text is None else len(used) + len(answer_texts))
         if text is not None:
-            texts.append(text)
-    cost = sum(len(t) for t in texts) + 3 * len(expl_local)
+            answer_texts.append(text)
+    cost = int(explanations.lengths[used].sum()) + sum(len(t) for t in answer_texts)
+    cost += 3 * len(expl_local)
     fits = cost <= b.texts_left
+    texts = None
     if fits:
         b.texts_left -= cost
+        texts = explanations.take(used) + answer_texts
     return {
         "id": qid,
         "domain": record.domain if record else None,
@@ -232,7 +262,7 @@ def _question(
         ],
         "scores": _scores(cube, q),
         "verdicts": codes.tobytes().decode("ascii"),
-        "texts": texts if fits else None,
+        "texts": texts,
         "explanations": expl_local if fits else None,
         "answers": answer_slots if fits else None,
     }
@@ -246,8 +276,8 @@ def _category_codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.in
     return out
 
 
-def _verdict_rows(frame: pd.DataFrame, axes: _Axes) -> tuple[list[_Rows], list[str]]:
-    """Each question's verdict rows (``axes.questions`` order) and the explanation texts."""
+def _verdict_rows(frame: pd.DataFrame, axes: _Axes, e: npt.NDArray[np.int64]) -> list[_Rows]:
+    """Each question's verdict rows (``axes.questions`` order); ``e``: explanation codes."""
     q = _category_codes(frame["question_id"], axes.questions)
     s = _category_codes(frame["setting"], axes.settings)
     j = _category_codes(frame["judge"], axes.judges)
@@ -259,7 +289,6 @@ def _verdict_rows(frame: pd.DataFrame, axes: _Axes) -> tuple[list[_Rows], list[s
     )[np.asarray(verdict.cat.codes, dtype=np.int64)]
     checks = frame["check_id"]
     k = np.asarray(checks.cat.codes, dtype=np.int64)
-    e = np.asarray(frame["explanation"].cat.codes, dtype=np.int64)
     keep = np.flatnonzero((q >= 0) & (s >= 0) & (j >= 0) & (m >= 0) & (k >= 0))
     keep = keep[np.argsort(q[keep], kind="stable")]
     bounds = np.searchsorted(q[keep], np.arange(len(axes.questions) + 1))
@@ -268,7 +297,7 @@ def _verdict_rows(frame: pd.DataFrame, axes: _Axes) -> tuple[list[_Rows], list[s
     for i in range(len(axes.questions)):
         part = keep[bounds[i] : bounds[i + 1]]
         out.append(_Rows(s[part], j[part], m[part], k[part], letters[part], e[part], names))
-    return out, [str(t) for t in frame["explanation"].cat.categories]
+    return out
 
 
 def explore_data(
@@ -277,17 +306,21 @@ def explore_data(
     """The drill-down data of a run, or None when its folder has no verdicts.jsonl."""
     if run.run_dir is None:
         return None
-    frame = _read(run.run_dir / "verdicts.jsonl", _SCHEMA)
-    if frame is None:
+    read = _read(run.run_dir / "verdicts.jsonl", _SCHEMA)
+    if read is None:
+        return None
+    frame, explanations = read
+    if explanations is None:
         return None
     cube = cube_from_scores(run.scores, run.judges)
     axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
-    groups, expl_dict = _verdict_rows(frame, axes)
+    groups = _verdict_rows(frame, axes, explanations.codes)
     del frame
     builder = _Builder(run, axes, text_budget)
-    answers = builder.answers(_read(run.run_dir / "responses.jsonl", _RESPONSES))
+    responses = _read(run.run_dir / "responses.jsonl", _RESPONSES)
+    answers = builder.answers(responses[0] if responses else None)
     questions = [
-        _question(builder, q, groups[q], expl_dict, answers.get(axes.questions[q], {}), cube)
+        _question(builder, q, groups[q], explanations, answers.get(axes.questions[q], {}), cube)
         for q in range(len(axes.questions))
     ]
     with_text = sum(1 for q in questions if q["texts"] is not None)
