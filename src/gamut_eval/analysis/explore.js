@@ -86,7 +86,7 @@ function marked(text,phrases){var p=h("p"),low=text.toLowerCase(),ranges=[];
  ranges.sort(function(a,b){return a[0]-b[0];});var at=0;
  ranges.forEach(function(r){if(r[0]<at)r[0]=at;if(r[1]<=r[0])return;p.appendChild(document.createTextNode(text.slice(at,r[0])));
   p.appendChild(h("mark",{text:text.slice(r[0],r[1])}));at=r[1];});p.appendChild(document.createTextNode(text.slice(at)));return p;}
-function noTexts(){return h("p",{cls:"note",text:"The answers and explanations of this question are not in this page: the report embeds at most "+D.text_budget+" characters of texts ("+D.questions_with_texts+" of "+Q.length+" questions fit). They are in the run folder's verdicts.jsonl and responses.jsonl."});}
+function noTexts(){return h("p",{cls:"note",text:"The answers and explanations of this question are not in this page: the report embeds at most "+String(D.text_budget).replace(/\B(?=(\d{3})+(?!\d))/g,",")+" characters of texts ("+D.questions_with_texts+" of "+Q.length+" questions fit). They are in the run folder's verdicts.jsonl and responses.jsonl."});}
 function questionView(m,qi,open){var q=Q[qi],out=[crumbs(m,qi),h("h3",{text:q.id+(q.entity?" \u2014 "+q.entity:"")})];
  var picker=h("select",{"aria-label":"model",onchange:function(){location.hash=qh(picker.value,qi)+(open!=null?"/c/"+open:"");}});
  M.forEach(function(name,i){var o=h("option",{value:String(i),text:name});if(i===m)o.selected=true;picker.appendChild(o);});
