@@ -10,6 +10,7 @@ with its filters, search and sorts compared with the run's own files.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 from collections.abc import Iterator
@@ -361,3 +362,32 @@ def test_every_chart_has_a_title_captions_a_legend_and_a_text_alternative(
     fills = set(page.eval_on_selector_all('svg[data-plot="verdicts"] rect[fill]', script))
     assert fills <= {"#009E73", "#56B4E9", "#CFCFCF", "#D55E00"}
     assert len(fills) == 4
+
+
+def test_questions_past_the_text_budget_say_where_their_texts_are(
+    browser: Browser, report: tuple[Report, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamut_eval.analysis import _explore_page
+    from gamut_eval.analysis._explore_data import explore_data
+
+    budget = 60_000  # room for the texts of the first questions only
+    monkeypatch.setattr(
+        _explore_page, "explore_data", functools.partial(explore_data, text_budget=budget)
+    )
+    run_dir = report[1].parent
+    path = run_dir / "report-small.html"
+    path.write_text(render_html(report[0], load_run(run_dir)), encoding="utf-8")
+    data = json.loads(path.read_text().split('id="gamut-data">')[1].split("</script>")[0])
+    fit = data["questions_with_texts"]
+    assert 0 < fit < 30
+    page = browser.new_page()
+    page.goto(path.as_uri() + "#explore/m/0/q/0")
+    assert page.locator(".answer").count() == 2
+    page.goto(path.as_uri() + f"#explore/m/0/q/{fit}/c/0")
+    note = page.locator("#explore-app p.note").first.inner_text()
+    assert "60,000 characters" in note
+    assert f"{fit} of 30 questions" in note
+    assert page.locator(".answer").count() == 0
+    shown = page.locator('table[data-table="explore-verdicts"] tbody tr').first.inner_text()
+    assert "(not in this page)" in shown  # the verdicts stay, the explanations say so
+    page.close()

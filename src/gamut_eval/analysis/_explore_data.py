@@ -245,6 +245,8 @@ def _question(
     if fits:
         b.texts_left -= cost
         texts = explanations.take(used) + answer_texts
+    else:
+        b.texts_left = -1  # the first question that does not fit ends the texts
     return {
         "id": qid,
         "domain": record.domain if record else None,
