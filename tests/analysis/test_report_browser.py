@@ -391,3 +391,16 @@ def test_questions_past_the_text_budget_say_where_their_texts_are(
     shown = page.locator('table[data-table="explore-verdicts"] tbody tr').first.inner_text()
     assert "(not in this page)" in shown  # the verdicts stay, the explanations say so
     page.close()
+
+
+def test_the_leaderboard_tables_open_a_model_in_the_drill_down(
+    opened: tuple[Page, list[str]],
+) -> None:
+    page, problems = opened
+    table = page.locator('table[data-table="leaderboard"]').first
+    assert table.locator("tbody tr a").count() == 8  # every model of the table is a link
+    table.locator("tbody tr a", has_text="meta/llama-g").click()
+    app = page.locator("#explore-app")
+    assert app.get_attribute("data-view") == "model"
+    assert app.locator("h3").inner_text() == "meta/llama-g"
+    assert problems == []

@@ -142,7 +142,6 @@ _TEMPLATE = """<!DOCTYPE html>
 <div id="explore-app"><p class="note">The drill-down needs JavaScript.</p></div>
 </section>
 <script type="application/json" id="gamut-data">{{ data }}</script>
-<script>{{ js }}</script>
 {% endif %}
 {% macro table(b) -%}
 {% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
@@ -173,6 +172,7 @@ _TEMPLATE = """<!DOCTYPE html>
 {% endfor %}
 </main>
 <footer><p>{{ footer }}</p></footer>
+{% if data %}<script>{{ js }}</script>{% endif %}
 </body></html>
 """
 

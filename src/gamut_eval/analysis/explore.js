@@ -128,5 +128,7 @@ function route(){var parts=location.hash.replace(/^#/,"").split("/");if(parts[0]
  var views=m==null?board():q==null?modelView(m):questionView(m,q,c);app.textContent="";views.forEach(function(v){app.appendChild(v);});
  app.setAttribute("data-view",m==null?"leaderboard":q==null?"model":"question");
  if(parts[0]==="explore")document.getElementById("explore").scrollIntoView();}
-window.addEventListener("hashchange",route);route();
+function linkTables(){document.querySelectorAll('table[data-table="leaderboard"] tbody tr, table[data-table="judge_scores"] tbody tr').forEach(function(tr){
+ var td=tr.cells[0],m=td?M.indexOf(td.textContent.trim()):-1;if(m<0)return;var name=td.textContent.trim();td.textContent="";td.appendChild(link(name,mh(m)));});}
+window.addEventListener("hashchange",route);route();linkTables();
 })();
