@@ -130,3 +130,20 @@ def test_demo_report_embeds_small_thumbnails(tmp_path: Path) -> None:
     assert max(len(i) for i in images) < 40_000  # downscaled, not the original PNGs
     assert data["has_answers"]
     assert data["questions_with_texts"] == len(images)
+
+
+def test_a_broken_verdicts_file_is_named_on_the_page(run_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    broken = tmp_path / "run"
+    shutil.copytree(run_dir, broken)
+    run = load_run(broken)
+    report = build_report(run, ReportConfig(resamples=20))
+    lines = (broken / "verdicts.jsonl").read_text().splitlines()
+    lines[4] = '{"question_id": "q-00000", "model":'
+    (broken / "verdicts.jsonl").write_text("\n".join(lines) + "\n")
+    html = render_html(report)
+    assert 'id="gamut-data"' not in html
+    note = re.search(r'<section id="explore"><h2>Explore</h2>\s*<p class="note">([^<]*)</p>', html)
+    assert note is not None
+    assert "verdicts.jsonl:line 5" in note.group(1)  # the line that does not parse

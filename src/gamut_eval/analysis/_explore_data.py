@@ -27,10 +27,12 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
+from gamut_eval._files import read_jsonl
 from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
 from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._thumbs import thumbnail
 from gamut_eval.dataset import Dataset, DatasetRecord
+from gamut_eval.errors import InputError
 from gamut_eval.rubric._checklist import Checklist
 
 __all__ = ["DATA_VERSION", "VERDICT_CODES", "explore_data"]
@@ -92,8 +94,10 @@ def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | 
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     try:
         table = pj.read_json(path, parse_options=options)
-    except pa.ArrowException:
-        return None  # the report's own reading of the run already named any bad line
+    except pa.ArrowException as exc:
+        for _ in read_jsonl(path):  # names the first line that does not parse, if any
+            pass
+        raise InputError(f"{path}: a row does not fit the expected fields: {exc}") from None
     names = [n for n in table.column_names if n != "explanation"]
     explanations = None
     if "explanation" in table.column_names:

@@ -13,22 +13,29 @@ from gamut_eval.errors import InputError
 __all__ = ["explore_json"]
 
 
-def explore_json(report: Report, run: RunData | None = None) -> str | None:
-    """The ``gamut-data`` JSON text, or None when the run folder is not at hand (a report
-    re-rendered from its JSON elsewhere) or has no verdicts.jsonl."""
+def explore_json(report: Report, run: RunData | None = None) -> tuple[str | None, str]:
+    """The ``gamut-data`` JSON text, or None and why not: the run folder is not at hand (a
+    report re-rendered from its JSON elsewhere), has no verdicts.jsonl, or a file of it
+    does not parse."""
     if run is None:
         folder = report.meta.run_dir
-        if folder is None or not (Path(folder) / "verdicts.jsonl").is_file():
-            return None
+        if folder is None:
+            return None, "the drill-down needs the run folder, and this report names none"
+        if not (Path(folder) / "verdicts.jsonl").is_file():
+            return None, f"the drill-down needs {Path(folder) / 'verdicts.jsonl'}"
         try:
             run = load_run(folder, report.meta.dataset, verdicts=False)
-        except InputError:
-            return None
+        except InputError as exc:
+            return None, f"the drill-down is left out: {exc}"
     board = [
         {"model": r.model, "setting": r.setting, "judge": r.judge, "gamut": r.gamut}
         for r in report.leaderboard
     ]
-    data = explore_data(run, leaderboard=board)
+    try:
+        data = explore_data(run, leaderboard=board)
+    except InputError as exc:
+        return None, f"the drill-down is left out: {exc}"
     if data is None:
-        return None
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return None, "the drill-down needs the run folder's verdicts.jsonl"
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text, ""

@@ -320,5 +320,7 @@ def render_html(report: Report, run: RunData | None = None, *, explore: bool = T
         _diversity(report),
     ]
     title = f"Gamut report: {meta.run_dir}" if meta.run_dir else "Gamut report"
-    data = explore_json(report, run) if explore else None
+    data, why = explore_json(report, run) if explore else (None, "")
+    if data is None and why:
+        sections.insert(0, Section("explore", "Explore", "", [_note(why[0].upper() + why[1:])]))
     return render_page(title, summary, meta.notes, sections, footer, data)
