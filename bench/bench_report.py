@@ -38,7 +38,7 @@ def child(run_dir: Path) -> None:
     loaded = time.perf_counter()
     report = build_report(run, ReportConfig(resamples=RESAMPLES))
     built = time.perf_counter()
-    html = render_html(report)
+    html = render_html(report, run)
     (run_dir / "report.html").write_text(html, encoding="utf-8")
     done = time.perf_counter()
     print(json.dumps({

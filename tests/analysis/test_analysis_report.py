@@ -171,7 +171,15 @@ def test_html_is_self_contained_and_escapes_untrusted_text(report: Report) -> No
     html = render_html(report)
     assert f'<meta http-equiv="Content-Security-Policy" content="{CSP}">' in html
     assert "default-src 'none'" in CSP
-    assert "<script" not in html.lower()
+    # two script elements: the drill-down's JSON data and its script, admitted by hash
+    assert re.findall(r"<script[^>]*>", html.lower()) == [
+        '<script type="application/json" id="gamut-data">',
+        "<script>",
+    ]
+    assert "script-src 'sha256-" in CSP
+    data = html.split('id="gamut-data">')[1].split("</script>")[0]
+    assert "<" not in data  # the planted model id is escaped inside the JSON block
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in data
     assert "<img" not in html.lower()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     # No resource is referenced: the only URL is the SVG namespace (not fetched).

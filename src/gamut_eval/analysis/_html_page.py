@@ -1,10 +1,12 @@
 """The HTML page around a report's sections: template, stylesheet, Content-Security-Policy.
 
-The page is one self-contained file: no scripts, no fonts, no external URLs. A strict CSP
-(meta tag) forbids everything but the page's own stylesheet, admitted by its SHA-256
-hash, so even text that slipped past escaping could not load or run anything. Jinja's
-autoescaping escapes every value; only the stylesheet and the SVG plots (built by
-``_svg``, which escapes its own text) are marked safe.
+The page is one self-contained file: no fonts, no external URLs. A strict CSP (meta tag)
+forbids everything but the page's own stylesheet and its one drill-down script, each
+admitted by its SHA-256 hash, so even text that slipped past escaping could not load or
+run anything. Jinja's autoescaping escapes every value; only the stylesheet, the script,
+the SVG plots (built by ``_svg``, which escapes its own text) and the embedded JSON (with
+every ``<``, ``>`` and ``&`` written as a ``\\u`` escape, so it cannot end its block) are
+marked safe.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from dataclasses import dataclass, field
 import jinja2
 from markupsafe import Markup
 
-__all__ = ["CSP", "CSS", "Block", "Header", "Section", "render_page"]
+from gamut_eval.analysis._explore_js import EXPLORE_CSS, EXPLORE_JS
 
-CSS = """
+__all__ = ["CSP", "CSS", "Block", "Header", "Section", "embed_json", "render_page"]
+
+CSS = (
+    """
 :root{color-scheme:light}
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0}
 body{color:#1d2330;background:#fff}
@@ -55,12 +60,16 @@ svg .axis{stroke:#4a5263;stroke-width:1}
 svg .grid{stroke:#e4e7ee;stroke-width:1}
 svg .zero{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:3 3}
 svg .diagonal{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:4 4}
-svg .whisker{stroke:#1f5fa8;stroke-width:1.5}
-svg .dot{fill:#1f5fa8;stroke:#fff;stroke-width:1}
-svg .bar{fill:#9ecae1}
+svg .whisker{stroke:#0072b2;stroke-width:1.5}
+svg .dot{fill:#0072b2;stroke:#fff;stroke-width:1}
+svg .bar{fill:#56b4e9}
+svg .leader{stroke:#9aa3b5;stroke-width:0.75}
 svg .cell{font-size:11px;fill:#1d2330}
 svg .cell.dark{fill:#fff}
 """.strip()
+    + "\n"
+    + EXPLORE_CSS
+)
 
 
 def _style_hash(css: str) -> str:
@@ -69,10 +78,17 @@ def _style_hash(css: str) -> str:
 
 
 CSP = (
-    f"default-src 'none'; style-src {_style_hash(CSS)}; img-src data:; "
-    "base-uri 'none'; form-action 'none'"
+    f"default-src 'none'; style-src {_style_hash(CSS)}; script-src {_style_hash(EXPLORE_JS)}; "
+    "img-src data:; base-uri 'none'; form-action 'none'"
 )
-"""Nothing may load or run except the page's own stylesheet (by hash)."""
+"""Nothing may load or run except the page's own stylesheet and script (by hash)."""
+
+
+def embed_json(text: str) -> Markup:
+    """JSON text made safe inside ``<script type="application/json">``: no ``<``, ``>``
+    or ``&`` is left to end the block or open a comment (``JSON.parse`` reads the escapes
+    back)."""
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
 @dataclass(frozen=True)
@@ -115,13 +131,18 @@ _TEMPLATE = """<!DOCTYPE html>
 <header>
 <h1>{{ title }}</h1>
 <p class="meta">{{ summary }}</p>
-<nav><ul>{% for s in sections %}
+<nav><ul>{% if data %}<li><a href="#explore">Explore</a></li>{% endif %}{% for s in sections %}
 <li><a href="#{{ s.anchor }}">{{ s.title }}</a></li>{% endfor %}
 </ul></nav>
 {% if notes %}<ul class="notes">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>
 {% endif %}
 </header>
 <main>
+{% if data %}<section id="explore"><h2>Explore</h2>
+<div id="explore-app"><p class="note">The drill-down needs JavaScript.</p></div>
+</section>
+<script type="application/json" id="gamut-data">{{ data }}</script>
+{% endif %}
 {% macro table(b) -%}
 {% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
 <div class="scroll"><table data-table="{{ b.name }}">
@@ -151,6 +172,7 @@ _TEMPLATE = """<!DOCTYPE html>
 {% endfor %}
 </main>
 <footer><p>{{ footer }}</p></footer>
+{% if data %}<script>{{ js }}</script>{% endif %}
 </body></html>
 """
 
@@ -158,10 +180,18 @@ _ENV = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
 
 
 def render_page(
-    title: str, summary: str, notes: list[str], sections: list[Section], footer: str
+    title: str,
+    summary: str,
+    notes: list[str],
+    sections: list[Section],
+    footer: str,
+    data: str | None = None,
 ) -> str:
-    """The whole page; every string argument is escaped."""
+    """The whole page; every string argument is escaped. ``data``: the drill-down's JSON
+    text, embedded once with the script that renders it (no drill-down without it)."""
     return _ENV.from_string(_TEMPLATE).render(
+        data=embed_json(data) if data else None,
+        js=Markup(EXPLORE_JS),
         csp=Markup(CSP),
         css=Markup(CSS),
         title=title,

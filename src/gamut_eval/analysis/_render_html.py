@@ -13,11 +13,14 @@ from itertools import combinations
 
 from markupsafe import Markup
 
+from gamut_eval.analysis._explore_page import explore_json
 from gamut_eval.analysis._html_page import Block, Header, Section, render_page
 from gamut_eval.analysis._leaderboard import BreakdownRow
 from gamut_eval.analysis._report import TABLES, Report
 from gamut_eval.analysis._robustness import JudgeScoreRow
+from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._svg import (
+    VERDICT_PALETTE,
     Bar,
     Interval,
     Point,
@@ -30,13 +33,8 @@ from gamut_eval.analysis._tables import Row, cell_text, display_columns
 
 __all__ = ["VERDICT_COLOURS", "render_html"]
 
-VERDICT_COLOURS: tuple[tuple[str, str], ...] = (
-    ("meets", "#1b7837"),
-    ("partially meets", "#a6dba0"),
-    ("missing", "#bababa"),
-    ("contradicts", "#c51b7d"),
-)
-"""Verdict bar colours (colour-blind safe: green, light green, grey, magenta)."""
+VERDICT_COLOURS = VERDICT_PALETTE
+"""Verdict bar colours (Okabe-Ito: bluish green, sky blue, light grey, vermillion)."""
 
 _SPECS = {spec.name: spec for spec in TABLES}
 
@@ -156,7 +154,7 @@ def _heatmap(
     cells = {(r.model, r.group): r.gamut for r in rows if r.setting == setting and r.judge == judge}
     groups = list(dict.fromkeys(g for _, g in cells))
     values = [[_x100(cells.get((m, g))) for g in groups] for m in order]
-    return heatmap(order, groups, values, f"Gamut score by {dim}: {setting}, {judge}")
+    return heatmap(order, groups, values, f"Gamut score by {dim}: {setting}, {judge}", dim)
 
 
 _GAMUT = next(c for c in display_columns(JudgeScoreRow) if c.name == "gamut")
@@ -300,8 +298,13 @@ def _audit(report: Report) -> Section:
     return Section("audit", "Judge audit", intro, [table_block("judge_audit", report.judge_audit)])
 
 
-def render_html(report: Report) -> str:
-    """The report as one HTML file: no scripts, no external resources, a strict CSP."""
+def render_html(report: Report, run: RunData | None = None, *, explore: bool = True) -> str:
+    """The report as one HTML file: no external resources, a strict CSP.
+
+    With ``explore`` (the default) the page also holds the drill-down (every question,
+    check, verdict, explanation and answer, as embedded JSON and the script that shows it),
+    read from ``run`` or, without it, from the run folder the report names.
+    """
     meta = report.meta
     summary = (
         f"{meta.questions} questions, {len(meta.models)} models, {len(meta.judges)} "
@@ -322,4 +325,7 @@ def render_html(report: Report) -> str:
         _diversity(report),
     ]
     title = f"Gamut report: {meta.run_dir}" if meta.run_dir else "Gamut report"
-    return render_page(title, summary, meta.notes, sections, footer)
+    data, why = explore_json(report, run) if explore else (None, "")
+    if data is None and why:
+        sections.insert(0, Section("explore", "Explore", "", [_note(why[0].upper() + why[1:])]))
+    return render_page(title, summary, meta.notes, sections, footer, data)

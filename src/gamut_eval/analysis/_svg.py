@@ -1,24 +1,39 @@
-"""Plots as inline SVG strings: interval charts, stacked bars, scatter, heatmap.
+"""Plots as inline SVG strings: interval charts and stacked verdict bars (scatter plots and
+heatmaps are in ``_svg_grid``, re-exported here).
 
 Written by hand (no plotting library in the core install) and kept plain: each function
 returns one ``<svg>`` element sized by its viewBox, styled by the report's stylesheet
 through class names (no inline ``style`` attributes, so a strict Content-Security-Policy
-can forbid them) and fixed colours in presentation attributes.
-
-Every piece of text comes from a run's files (model ids, judge ids, domains), so it is
-untrusted: it goes through ``html.escape`` before it reaches the markup, in text nodes and
-attributes alike, and long labels are shortened (the full text stays in a ``<title>``
-tooltip, escaped too).
+can forbid them) and fixed colours in presentation attributes. Every chart has a title,
+axis captions, a legend, an accessible name (``aria-label`` and ``<title>``) and a
+``<desc>`` that lists its values as text; the page puts the same numbers in a table beside
+it. Colours are from the Okabe-Ito palette. Labels wrap instead of being cut (``_svg_text``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
+
+from gamut_eval.analysis._svg_grid import Point, heatmap, legend, scatter_chart
+from gamut_eval.analysis._svg_text import (
+    LINE,
+    OKABE_ITO,
+    Scale,
+    e,
+    f,
+    finite,
+    lines_text,
+    nice_ticks,
+    open_svg,
+    text_width,
+    title_height,
+    wrap,
+    x_axis,
+)
 
 __all__ = [
+    "VERDICT_PALETTE",
     "Bar",
     "Interval",
     "Point",
@@ -29,12 +44,10 @@ __all__ = [
     "stacked_bars",
 ]
 
-_LABEL_CHARS = 26
 _ROW = 22
-_LEFT = 196
 _PLOT = 330
-_TOP = 34
-_BOTTOM = 44
+_LABEL_SIZE = 12
+_LABEL_MAX = 190.0
 
 
 @dataclass(frozen=True)
@@ -56,268 +69,146 @@ class Bar:
 
 
 @dataclass(frozen=True)
-class Point:
-    """One labelled point of a scatter chart."""
+class _Rows:
+    """Row labels wrapped to the label column; each row's centre line."""
 
-    label: str
-    x: float
-    y: float
-
-
-def _e(text: object) -> str:
-    return escape(str(text), quote=True)
+    lines: list[list[str]]
+    centres: list[float]
+    left: float
+    bottom: float
 
 
-def _short(text: str, limit: int = _LABEL_CHARS) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def _rows(labels: Sequence[str], top: float) -> _Rows:
+    lines = [wrap(label, _LABEL_MAX, _LABEL_SIZE) for label in labels]
+    width = max([text_width(line, _LABEL_SIZE) for group in lines for line in group] or [40])
+    centres, y = [], top
+    for group in lines:
+        height = max(_ROW, _LABEL_SIZE * LINE * len(group) + 6)
+        centres.append(y + height / 2)
+        y += height
+    return _Rows(lines, centres, max(width + 18, 70.0), y if labels else top + _ROW)
 
 
-def _f(value: float) -> str:
-    """A coordinate: short, and never ``nan`` in the markup."""
-    return f"{value:.1f}" if math.isfinite(value) else "0"
-
-
-def nice_ticks(low: float, high: float, count: int = 5) -> list[float]:
-    """Round tick values covering [low, high] (1, 2 or 5 times a power of ten apart)."""
-    if not high > low:
-        low, high = low - 1, high + 1
-    raw = (high - low) / count
-    magnitude = 10 ** math.floor(math.log10(raw))
-    step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
-    start = math.floor(low / step) * step
-    ticks = []
-    value = start
-    while value <= high + step * 1e-9:
-        ticks.append(round(value, 10))
-        value += step
-    if ticks[-1] < high:
-        ticks.append(round(value, 10))
-    return ticks
-
-
-def _open(kind: str, width: float, height: float, title: str) -> str:
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" data-plot="{_e(kind)}" '
-        f'role="img" aria-label="{_e(title)}" viewBox="0 0 {_f(width)} {_f(height)}" '
-        f'width="{_f(width)}" height="{_f(height)}"><title>{_e(title)}</title>'
-        f'<rect class="bg" x="0" y="0" width="{_f(width)}" height="{_f(height)}"/>'
-        f'<text class="ptitle" x="8" y="20">{_e(title)}</text>'
-    )
-
-
-def _label(x: float, y: float, text: str, anchor: str = "end", cls: str = "label") -> str:
-    short = _short(text)
-    return (
-        f'<text class="{cls}" x="{_f(x)}" y="{_f(y)}" text-anchor="{anchor}">'
-        f"<title>{_e(text)}</title>{_e(short)}</text>"
-    )
-
-
-def _x_axis(ticks: Sequence[float], scale: _Scale, y: float, top: float, caption: str) -> str:
+def _row_labels(rows: _Rows, labels: Sequence[str], caption: str, top: float) -> str:
     parts = [
-        f'<line class="axis" x1="{_f(scale(ticks[0]))}" y1="{_f(y)}" '
-        f'x2="{_f(scale(ticks[-1]))}" y2="{_f(y)}"/>'
+        f'<text class="caption" x="{f(rows.left - 8)}" y="{f(top - 8)}" '
+        f'text-anchor="end">{e(caption)}</text>'
     ]
-    for tick in ticks:
-        x = scale(tick)
-        parts.append(f'<line class="grid" x1="{_f(x)}" y1="{_f(top)}" x2="{_f(x)}" y2="{_f(y)}"/>')
-        parts.append(
-            f'<text class="tick" x="{_f(x)}" y="{_f(y + 14)}" text-anchor="middle">'
-            f"{_e(f'{tick:g}')}</text>"
-        )
-    middle = (scale(ticks[0]) + scale(ticks[-1])) / 2
-    parts.append(
-        f'<text class="caption" x="{_f(middle)}" y="{_f(y + 32)}" '
-        f'text-anchor="middle">{_e(caption)}</text>'
-    )
+    for group, centre, full in zip(rows.lines, rows.centres, labels, strict=True):
+        first = centre + 4 - (len(group) - 1) * _LABEL_SIZE * LINE / 2
+        parts.append(lines_text(rows.left - 8, first, group, _LABEL_SIZE, "label", tip=full))
     return "".join(parts)
 
 
-@dataclass(frozen=True)
-class _Scale:
-    """A linear map from data values to pixels."""
-
-    low: float
-    high: float
-    start: float
-    end: float
-
-    def __call__(self, value: float) -> float:
-        span = self.high - self.low or 1.0
-        return self.start + (value - self.low) / span * (self.end - self.start)
-
-
-def _finite(values: Sequence[float | None]) -> list[float]:
-    return [v for v in values if v is not None and math.isfinite(v)]
+def _frame(kind: str, title: str, labels: Sequence[str]) -> tuple[list[str], float, _Rows, float]:
+    """Title lines, the plot's top, the wrapped row labels and the SVG's width."""
+    probe = _rows(labels, 0)
+    width = probe.left + _PLOT + 30
+    lines = wrap(title, width - 16, 13, bold=True)
+    top = title_height(lines) + 26
+    return lines, top, _rows(labels, top), width
 
 
 def interval_chart(
     rows: Sequence[Interval], title: str, caption: str, kind: str = "scores", bars: bool = False
 ) -> str:
     """A dot (or a bar from zero) per row with a whisker for its interval."""
-    values = _finite([v for r in rows for v in (r.value, r.low, r.high)]) or [0.0]
+    values = finite([v for r in rows for v in (r.value, r.low, r.high)]) or [0.0]
     ticks = nice_ticks(min(0.0, *values), max(0.0, *values))
-    scale = _Scale(ticks[0], ticks[-1], _LEFT, _LEFT + _PLOT)
-    height = _TOP + _ROW * max(len(rows), 1) + _BOTTOM
-    bottom = height - _BOTTOM
-    parts = [_open(kind, _LEFT + _PLOT + 30, height, title)]
-    parts.append(_x_axis(ticks, scale, bottom, _TOP, caption))
+    labels = [r.label for r in rows]
+    heading, top, layout, width = _frame(kind, title, labels)
+    scale = Scale(ticks[0], ticks[-1], layout.left, layout.left + _PLOT)
+    bottom = layout.bottom
+    items = [("bar", "the value") if bars else ("dot", "the value"), ("whisker", "its interval")]
+    key, key_height = legend(items, layout.left, bottom + 52, width - layout.left - 8)
+    desc = "; ".join(f"{r.label}: {_value_text(r)}" for r in rows)
+    parts = [open_svg(kind, width, bottom + 52 + key_height, heading, f"{caption}. {desc}")]
+    parts.append(x_axis(ticks, scale, bottom, top, caption))
     parts.append(
-        f'<line class="zero" x1="{_f(scale(0))}" y1="{_TOP}" x2="{_f(scale(0))}" '
-        f'y2="{_f(bottom)}"/>'
+        f'<line class="zero" x1="{f(scale(0))}" y1="{f(top)}" x2="{f(scale(0))}" y2="{f(bottom)}"/>'
     )
-    for i, row in enumerate(rows):
-        y = _TOP + _ROW * i + _ROW / 2
-        parts.append(_label(_LEFT - 8, y + 4, row.label))
+    parts.append(_row_labels(layout, labels, "model", top))
+    for row, y in zip(rows, layout.centres, strict=True):
         parts.append(_interval_marks(row, scale, y, bars))
-    parts.append("</svg>")
+    parts += [key, "</svg>"]
     return "".join(parts)
 
 
-def _interval_marks(row: Interval, scale: _Scale, y: float, bars: bool) -> str:
+def _value_text(row: Interval) -> str:
+    if row.value is None:
+        return "no value"
+    text = f"{row.value:.1f}"
+    if row.low is not None and row.high is not None:
+        text += f" [{row.low:.1f}, {row.high:.1f}]"
+    return text
+
+
+def _interval_marks(row: Interval, scale: Scale, y: float, bars: bool) -> str:
     parts = []
     if bars and row.value is not None:
         left, right = sorted((scale(0), scale(row.value)))
         parts.append(
-            f'<rect class="bar" x="{_f(left)}" y="{_f(y - 7)}" '
-            f'width="{_f(max(right - left, 1))}" height="14"/>'
+            f'<rect class="bar" x="{f(left)}" y="{f(y - 7)}" '
+            f'width="{f(max(right - left, 1))}" height="14"/>'
         )
     if row.low is not None and row.high is not None:
         x1, x2 = scale(row.low), scale(row.high)
-        parts.append(
-            f'<line class="whisker" x1="{_f(x1)}" y1="{_f(y)}" x2="{_f(x2)}" y2="{_f(y)}"/>'
-        )
+        parts.append(f'<line class="whisker" x1="{f(x1)}" y1="{f(y)}" x2="{f(x2)}" y2="{f(y)}"/>')
         for x in (x1, x2):
             parts.append(
-                f'<line class="whisker" x1="{_f(x)}" y1="{_f(y - 5)}" x2="{_f(x)}" '
-                f'y2="{_f(y + 5)}"/>'
+                f'<line class="whisker" x1="{f(x)}" y1="{f(y - 5)}" x2="{f(x)}" y2="{f(y + 5)}"/>'
             )
     if row.value is not None:
-        tip = f"{row.label}: {row.value:.1f}"
-        if row.low is not None and row.high is not None:
-            tip += f" [{row.low:.1f}, {row.high:.1f}]"
         parts.append(
-            f'<circle class="dot" cx="{_f(scale(row.value))}" cy="{_f(y)}" r="4.5">'
-            f"<title>{_e(tip)}</title></circle>"
+            f'<circle class="dot" cx="{f(scale(row.value))}" cy="{f(y)}" r="4.5">'
+            f"<title>{e(row.label)}: {e(_value_text(row))}</title></circle>"
         )
     return "".join(parts)
 
 
 def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], title: str) -> str:
     """100% horizontal bars; ``categories`` are (name, fill colour) in stacking order."""
-    height = _TOP + _ROW * max(len(rows), 1) + _BOTTOM
-    scale = _Scale(0.0, 1.0, _LEFT, _LEFT + _PLOT)
-    parts = [_open("verdicts", _LEFT + _PLOT + 30, height, title)]
-    for i, row in enumerate(rows):
-        y = _TOP + _ROW * i + 3
-        parts.append(_label(_LEFT - 8, y + 12, row.label))
+    labels = [r.label for r in rows]
+    heading, top, layout, width = _frame("verdicts", title, labels)
+    scale = Scale(0.0, 100.0, layout.left, layout.left + _PLOT)
+    bottom = layout.bottom
+    caption = "share of scored checks (%)"
+    key, key_height = legend(
+        [(colour, name) for name, colour in categories], layout.left, bottom + 52,
+        width - layout.left - 8,
+    )  # fmt: skip
+    desc = "; ".join(
+        f"{r.label}: "
+        + ", ".join(
+            f"{n} {100 * s:.1f}%"
+            for (n, _), s in zip(categories, r.shares, strict=True)
+            if s is not None
+        )
+        for r in rows
+    )
+    parts = [open_svg("verdicts", width, bottom + 52 + key_height, heading, f"{caption}. {desc}")]
+    parts.append(x_axis([0, 25, 50, 75, 100], scale, bottom, top, caption))
+    parts.append(_row_labels(layout, labels, "model", top))
+    for row, centre in zip(rows, layout.centres, strict=True):
         start = 0.0
         for (name, colour), share in zip(categories, row.shares, strict=True):
             if share is None or not share > 0:
                 continue
-            x1, x2 = scale(start), scale(min(start + share, 1.0))
+            x1, x2 = scale(100 * start), scale(100 * min(start + share, 1.0))
             parts.append(
-                f'<rect x="{_f(x1)}" y="{_f(y)}" width="{_f(max(x2 - x1, 0.5))}" '
-                f'height="{_ROW - 6}" fill="{_e(colour)}"><title>{_e(row.label)}: '
-                f"{_e(name)} {100 * share:.1f}%</title></rect>"
+                f'<rect x="{f(x1)}" y="{f(centre - 8)}" width="{f(max(x2 - x1, 0.5))}" '
+                f'height="16" fill="{e(colour)}"><title>{e(row.label)}: '
+                f"{e(name)} {100 * share:.1f}%</title></rect>"
             )
             start += share
-    legend_y = height - _BOTTOM + 22
-    x = float(_LEFT)
-    for name, colour in categories:
-        parts.append(
-            f'<rect x="{_f(x)}" y="{_f(legend_y - 10)}" width="12" height="12" '
-            f'fill="{_e(colour)}"/>'
-        )
-        parts.append(_label(x + 16, legend_y, name, anchor="start", cls="tick"))
-        x += 22 + 6.2 * len(name)
-    parts.append("</svg>")
+    parts += [key, "</svg>"]
     return "".join(parts)
 
 
-def scatter_chart(points: Sequence[Point], title: str, x_label: str, y_label: str) -> str:
-    """Points with the diagonal y = x: off-diagonal means the two axes disagree."""
-    values = _finite([v for p in points for v in (p.x, p.y)]) or [0.0]
-    ticks = nice_ticks(min(values), max(values))
-    size, left, top = 330.0, 60.0, _TOP
-    sx = _Scale(ticks[0], ticks[-1], left, left + size)
-    sy = _Scale(ticks[0], ticks[-1], top + size, top)
-    parts = [_open("scatter", left + size + 140, top + size + _BOTTOM, title)]
-    parts.append(_x_axis(ticks, sx, top + size, top, x_label))
-    for tick in ticks:
-        parts.append(
-            f'<line class="grid" x1="{_f(left)}" y1="{_f(sy(tick))}" '
-            f'x2="{_f(left + size)}" y2="{_f(sy(tick))}"/>'
-        )
-        parts.append(_label(left - 6, sy(tick) + 4, f"{tick:g}", cls="tick"))
-    parts.append(
-        f'<text class="caption" x="14" y="{_f(top + size / 2)}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {_f(top + size / 2)})">{_e(y_label)}</text>'
-    )
-    parts.append(
-        f'<line class="diagonal" x1="{_f(sx(ticks[0]))}" y1="{_f(sy(ticks[0]))}" '
-        f'x2="{_f(sx(ticks[-1]))}" y2="{_f(sy(ticks[-1]))}"/>'
-    )
-    for point in points:
-        cx, cy = sx(point.x), sy(point.y)
-        tip = f"{point.label}: {point.x:.1f} vs {point.y:.1f}"
-        parts.append(
-            f'<circle class="dot" cx="{_f(cx)}" cy="{_f(cy)}" r="4.5">'
-            f"<title>{_e(tip)}</title></circle>"
-        )
-        parts.append(_label(cx + 7, cy - 5, _short(point.label, 22), anchor="start", cls="plabel"))
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-_BLUES = ((247, 251, 255), (198, 219, 239), (107, 174, 214), (33, 113, 181), (8, 48, 107))
-
-
-def _colour(t: float) -> tuple[str, bool]:
-    """Fill for a value scaled to [0, 1] (light to dark blue), and whether it is dark."""
-    t = min(max(t, 0.0), 1.0) * (len(_BLUES) - 1)
-    i = min(int(t), len(_BLUES) - 2)
-    frac = t - i
-    rgb = [round(a + (b - a) * frac) for a, b in zip(_BLUES[i], _BLUES[i + 1], strict=True)]
-    return "#{:02x}{:02x}{:02x}".format(*rgb), t > 2.2
-
-
-def heatmap(
-    rows: Sequence[str],
-    columns: Sequence[str],
-    values: Sequence[Sequence[float | None]],
-    title: str,
-) -> str:
-    """A cell per (row, column) coloured by value (display scale), value written in it."""
-    finite = _finite([v for line in values for v in line]) or [0.0]
-    low, high = min(finite), max(finite)
-    cell_w, cell_h, top = 78.0, 24.0, _TOP + 40
-    width = _LEFT + cell_w * max(len(columns), 1) + 20
-    parts = [_open("heatmap", width, top + cell_h * max(len(rows), 1) + 16, title)]
-    for c, column in enumerate(columns):
-        x = _LEFT + cell_w * c + cell_w / 2
-        parts.append(_label(x, top - 8, _short(column, 11), anchor="middle", cls="tick"))
-    for r, row in enumerate(rows):
-        y = top + cell_h * r
-        parts.append(_label(_LEFT - 8, y + cell_h / 2 + 4, row))
-        for c, value in enumerate(values[r]):
-            parts.append(_cell(_LEFT + cell_w * c, y, cell_w, cell_h, value, (low, high)))
-    parts.append("</svg>")
-    return "".join(parts)
-
-
-def _cell(
-    x: float, y: float, w: float, h: float, value: float | None, span: tuple[float, float]
-) -> str:
-    if value is None or not math.isfinite(value):
-        fill, dark, text = "#e5e5e5", False, "—"
-    else:
-        low, high = span
-        fill, dark = _colour((value - low) / (high - low) if high > low else 0.5)
-        text = f"{value:.1f}"
-    cls = "cell dark" if dark else "cell"
-    return (
-        f'<rect x="{_f(x)}" y="{_f(y)}" width="{_f(w - 2)}" height="{_f(h - 2)}" '
-        f'fill="{fill}"/><text class="{cls}" x="{_f(x + w / 2 - 1)}" y="{_f(y + h / 2 + 3)}" '
-        f'text-anchor="middle">{_e(text)}</text>'
-    )
+VERDICT_PALETTE: tuple[tuple[str, str], ...] = (
+    ("meets", OKABE_ITO["bluish green"]),
+    ("partially meets", OKABE_ITO["sky blue"]),
+    ("missing", "#CFCFCF"),
+    ("contradicts", OKABE_ITO["vermillion"]),
+)
+"""Verdict colours: Okabe-Ito bluish green, sky blue and vermillion, and a light grey."""

@@ -64,8 +64,15 @@ def _question_text(i: int, domain: str, rng: np.random.Generator, previous: str)
     return _TEMPLATES[i % len(_TEMPLATES)].format(d=f"{words} {domain}")
 
 
-def _dataset(path: Path, questions: int, domains: Sequence[str], rng: np.random.Generator) -> None:
-    """Minimal valid records: the report reads ids, domains, popularity and question text."""
+def _dataset(
+    path: Path,
+    questions: int,
+    domains: Sequence[str],
+    rng: np.random.Generator,
+    tiers: npt.NDArray[np.object_],
+) -> None:
+    """Valid records: ids, domains, popularity, question texts and a meta-rubric of one fact
+    per check (``c-00``...), in the check's tier, so the checklist names every check."""
     text = ""
     with atomic_writer(path) as handle:
         for i in range(questions):
@@ -82,7 +89,13 @@ def _dataset(path: Path, questions: int, domains: Sequence[str], rng: np.random.
                     "id": qid,
                     "question": text,
                     "items": [
-                        {"id": "x", "type": "fact", "tier": "context", "statement": "Names it."}
+                        {
+                            "id": f"c-{c:02d}",
+                            "type": "fact",
+                            "tier": tier,
+                            "statement": f"States fact {c + 1} about entity {i}.",
+                        }
+                        for c, tier in enumerate(tiers[i])
                     ],
                 },
             }
@@ -129,23 +142,31 @@ def synthetic_run(
     domains: Sequence[str] = DOMAINS,
     seed: int = 0,
     chunk_rows: int = 400_000,
+    answers: bool = True,
 ) -> Path:
-    """Write a run folder and return it. Judge k is 0.15 * k more lenient than judge 0."""
+    """Write a run folder and return it. Judge k is 0.15 * k more lenient than judge 0.
+
+    With ``answers`` it holds responses.jsonl too: each answer is a few sentences from a
+    fixed pool, and an explanation of a met (or contradicted) check quotes the start of one
+    of that answer's sentences in double quotes, as real judges often do."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
-    _dataset(out / "dataset.jsonl", questions, domains, np.random.default_rng([seed, 1]))
     shape = (len(settings), len(models), questions, checks)
     latent = _latent(rng, shape, len(models))
     tiers = np.array([t.value for t in TIERS], dtype=object)[
         rng.choice(3, size=(questions, checks), p=[0.35, 0.4, 0.25])
     ]
+    _dataset(out / "dataset.jsonl", questions, domains, np.random.default_rng([seed, 1]), tiers)
+    sentences = _sentences(np.random.default_rng([seed, 2]), shape[:3])
+    if answers:
+        _responses(out / "responses.jsonl", sentences, settings, models)
     frames = []
     with atomic_writer(out / "verdicts.jsonl") as handle:
         for j, judge in enumerate(judges):
             codes = _verdict_codes(rng, latent, 0.15 * j, len(models))
             frame = _frame(codes, settings, models, judge, tiers)
-            _write_rows(handle, frame, chunk_rows)
+            _write_rows(handle, frame, chunk_rows, _explanations(codes, sentences))
             frames.append(frame)
     scores = score_table(pd.concat(frames, ignore_index=True))
     with atomic_writer(out / "scores.jsonl") as handle:
@@ -183,7 +204,72 @@ def _frame(
     )
 
 
-def _write_rows(handle: IO[str], frame: pd.DataFrame, chunk_rows: int) -> None:
+_SENTENCES_PER_ANSWER = 8
+_POOL = 64
+
+
+def _pool() -> list[str]:
+    """The sentences answers are made of; each starts with a distinct 5-word phrase."""
+    out = []
+    for k in range(_POOL):
+        a, b, c = (
+            _WORDS[k % len(_WORDS)],
+            _WORDS[(3 * k + 1) % len(_WORDS)],
+            DOMAINS[k % len(DOMAINS)],
+        )
+        out.append(
+            f"Sentence {k} says the {a} {b} {c} is known for its history and its many uses, "
+            "and people often mention it."
+        )
+    return out
+
+
+def _quote(sentence: str) -> str:
+    return " ".join(sentence.split()[:5])
+
+
+def _sentences(rng: np.random.Generator, shape: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    """(S, M, Q, sentences) pool indices: the sentences of each answer."""
+    return rng.integers(0, _POOL, size=(*shape, _SENTENCES_PER_ANSWER))
+
+
+def _responses(
+    path: Path, sentences: npt.NDArray[np.int64], settings: Sequence[str], models: Sequence[str]
+) -> None:
+    pool = _pool()
+    with atomic_writer(path) as handle:
+        for s, m, q in np.ndindex(*sentences.shape[:3]):
+            text = " ".join(pool[k] for k in sentences[s, m, q])
+            row = {"question_id": f"q-{q:05d}", "model": models[m], "setting": settings[s],
+                   "response": text}  # fmt: skip
+            handle.write(json.dumps(row) + "\n")
+
+
+def _explanations(
+    codes: npt.NDArray[np.int8], sentences: npt.NDArray[np.int64]
+) -> npt.NDArray[np.object_]:
+    """One explanation per verdict (codes' order): a quote of the answer for met, partly
+    met and contradicted checks, a plain sentence for missing ones, none when unscored."""
+    pool = _pool()
+    said = np.array(
+        [f'The answer says "{_quote(t)}", which covers the check.' for t in pool]
+        + ["The answer does not state this.", ""],
+        dtype=object,
+    )
+    checks = codes.shape[3]
+    slot = np.arange(checks) % _SENTENCES_PER_ANSWER
+    picks = sentences[:, :, :, slot]  # (S, M, Q, C): the sentence each check would quote
+    choice = np.where(codes == 1, _POOL, np.where(codes < 0, _POOL + 1, picks))
+    out: npt.NDArray[np.object_] = said[choice.ravel()]
+    return out
+
+
+def _write_rows(
+    handle: IO[str],
+    frame: pd.DataFrame,
+    chunk_rows: int,
+    explanations: npt.NDArray[np.object_] | None = None,
+) -> None:
     """JSON lines with the fields a real run writes (status, explanation, attempts...)."""
     out = frame.drop(columns="tier").astype(
         {"question_id": str, "model": str, "setting": str, "check_id": str}
@@ -191,7 +277,9 @@ def _write_rows(handle: IO[str], frame: pd.DataFrame, chunk_rows: int) -> None:
     unscored = out["verdict"].isna()
     out["status"] = unscored.map({True: "unscored", False: "ok"})
     out["reason"] = unscored.map({True: "unparseable judge reply", False: None})
-    out["explanation"] = "synthetic verdict for a benchmark"
+    out["explanation"] = (
+        "synthetic verdict for a benchmark" if explanations is None else explanations
+    )
     out["attempts"] = np.where(unscored, 3, 1)
     for start in range(0, len(out), chunk_rows):
         text = out.iloc[start : start + chunk_rows].to_json(orient="records", lines=True)

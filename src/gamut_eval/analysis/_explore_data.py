@@ -1,0 +1,344 @@
+"""The data behind the report's drill-down: every question, check, verdict and answer of a run.
+
+Built from the run folder (verdicts.jsonl with the judges' explanations, responses.jsonl,
+the dataset) and embedded once in the HTML page as plain JSON (``<script
+type="application/json" id="gamut-data">``), so other tools can read it too; its shape is
+documented in docs/report.md ("The embedded data").
+
+Verdicts are one character per (setting, judge, model, check) of a question, so even a
+paper-scale run (4.6 million verdicts) costs about 5 MB. The texts (answers and
+explanations) are the heavy part: they are embedded question by question, in question
+order, until ``text_budget`` characters are used; the questions past it keep their
+verdicts and scores but say that their texts are not in the page.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+
+from gamut_eval._files import read_jsonl
+from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
+from gamut_eval.analysis._rundata import RunData
+from gamut_eval.analysis._thumbs import thumbnail
+from gamut_eval.dataset import Dataset, DatasetRecord
+from gamut_eval.errors import InputError
+from gamut_eval.rubric._checklist import Checklist
+
+__all__ = ["DATA_VERSION", "VERDICT_CODES", "explore_data"]
+
+DATA_VERSION = 1
+VERDICT_CODES: dict[str | None, str] = {
+    "meets": "M",
+    "partially_meets": "P",
+    "missing": "O",
+    "contradicts": "C",
+    None: "U",
+}
+"""One character per verdict in ``questions[].verdicts``; ``U`` unscored, ``.`` not judged."""
+TEXT_BUDGET = 24_000_000
+"""Characters of answers and explanations embedded at most (about 24 MB)."""
+THUMB_BUDGET = 16_000_000
+"""Characters of embedded thumbnails at most."""
+
+_SCHEMA = pa.schema(
+    [
+        *((k, pa.string()) for k in ("question_id", "model", "setting", "judge", "check_id")),
+        ("verdict", pa.string()),
+        ("explanation", pa.string()),
+    ]
+)
+_RESPONSES = pa.schema([(k, pa.string()) for k in ("question_id", "model", "setting", "response")])
+
+
+@dataclass(frozen=True)
+class _Axes:
+    settings: tuple[str, ...]
+    judges: tuple[str, ...]
+    models: tuple[str, ...]
+    questions: tuple[str, ...]
+
+
+class _Explanations:
+    """The distinct explanations, kept in Arrow: only those of the questions whose texts
+    fit the budget become Python strings (real judges write millions of distinct ones)."""
+
+    def __init__(self, column: pa.ChunkedArray) -> None:
+        encoded = column.dictionary_encode().unify_dictionaries()
+        combined = (
+            encoded.combine_chunks() if encoded.num_chunks else pa.array([]).dictionary_encode()
+        )
+        self.codes = np.asarray(combined.indices.fill_null(-1).to_numpy(), dtype=np.int64)
+        self.values = combined.dictionary
+        self.lengths = np.asarray(pc.utf8_length(self.values).to_numpy(), dtype=np.int64)
+
+    def take(self, codes: npt.NDArray[np.int64]) -> list[str]:
+        texts: list[str] = self.values.take(pa.array(codes, type=pa.int64())).to_pylist()
+        return texts
+
+
+def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | None] | None:
+    """The file's columns as categoricals, and its explanations (if it has that column)."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return None
+    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    try:
+        table = pj.read_json(path, parse_options=options)
+    except pa.ArrowException as exc:
+        for _ in read_jsonl(path):  # names the first line that does not parse, if any
+            pass
+        raise InputError(f"{path}: a row does not fit the expected fields: {exc}") from None
+    names = [n for n in table.column_names if n != "explanation"]
+    explanations = None
+    if "explanation" in table.column_names:
+        explanations = _Explanations(table.column("explanation"))
+    encoded = pa.table({n: table.column(n).dictionary_encode() for n in names})
+    del table
+    frame: pd.DataFrame = encoded.to_pandas()
+    return frame, explanations
+
+
+def _check_order(checklist: Checklist | None, seen: list[str]) -> list[str]:
+    """The question's checks in checklist order, then any others the verdicts name."""
+    order = [c.id for c in checklist.checks] if checklist else []
+    known = set(order)
+    wanted = set(seen)
+    return [*(c for c in order if c in wanted), *sorted(c for c in seen if c not in known)]
+
+
+def _checklists(dataset: Dataset | None) -> dict[str, Checklist]:
+    if dataset is None:
+        return {}
+    try:
+        return dataset.checklists()
+    except Exception:  # a record that does not compile: checks are then named by id only
+        return {}
+
+
+def _scores(cube: ScoreCube, q: int) -> list[int | None]:
+    """Gamut x1000 per (setting, judge, model) of question ``q``, flattened."""
+    values = cube.gamut[:, :, :, q].ravel()
+    return [round(1000 * float(v)) if math.isfinite(v) else None for v in values]
+
+
+def _element(value: Any) -> str:
+    return str(value.get("text", "")) if isinstance(value, dict) else str(value)
+
+
+def _item(data: dict[str, Any]) -> dict[str, Any]:
+    """A meta-rubric item as id, tier, type, its statement and its elements (list items,
+    options, steps or aspects)."""
+    head = data.get("statement") or data.get("name")
+    if head is None:
+        head = f"{data.get('entity', '')}: {data.get('relation', '')}"
+    parts: list[Any] = next(
+        (data[k] for k in ("items", "options", "steps", "aspects") if data.get(k)), []
+    )
+    need = data.get("min_required")
+    return {
+        "id": data.get("id"),
+        "tier": data.get("tier"),
+        "type": data.get("type"),
+        "statement": str(head) + (f" (at least {need})" if need else ""),
+        "elements": [_element(p) for p in parts],
+    }
+
+
+class _Builder:
+    def __init__(self, run: RunData, axes: _Axes, text_budget: int) -> None:
+        self.run, self.axes, self.budget = run, axes, text_budget
+        self.records = run.dataset.by_id() if run.dataset else {}
+        self.checklists = _checklists(run.dataset)
+        self.thumb_budget = THUMB_BUDGET
+        self.texts_left = text_budget
+
+    def answers(self, frame: pd.DataFrame | None) -> dict[str, dict[int, str]]:
+        out: dict[str, dict[int, str]] = {}
+        if frame is None:
+            return out
+        axes = self.axes
+        s = _category_codes(frame["setting"], axes.settings)
+        m = _category_codes(frame["model"], axes.models)
+        keep = (s >= 0) & (m >= 0)
+        slot = s * len(axes.models) + m
+        for qid, k, text in zip(
+            frame["question_id"].astype(str)[keep], slot[keep], frame["response"][keep],
+            strict=True,
+        ):  # fmt: skip
+            out.setdefault(qid, {})[int(k)] = "" if text is None else str(text)
+        return out
+
+    def image(self, record: DatasetRecord | None) -> str | None:
+        if record is None or self.run.dataset is None:
+            return None
+        path = self.run.dataset.image_path(record)
+        if path is None or not path.is_file():
+            return None
+        uri = thumbnail(path)
+        if uri is None or len(uri) > self.thumb_budget:
+            return None
+        self.thumb_budget -= len(uri)
+        return uri
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """One question's verdict rows as axis codes (``k`` indexes ``check_names``)."""
+
+    s: npt.NDArray[np.int64]
+    j: npt.NDArray[np.int64]
+    m: npt.NDArray[np.int64]
+    k: npt.NDArray[np.int64]
+    v: npt.NDArray[np.uint8]
+    e: npt.NDArray[np.int64]
+    check_names: Sequence[str]
+
+
+def _question(
+    b: _Builder,
+    q: int,
+    rows: _Rows,
+    explanations: _Explanations,
+    answers: dict[int, str],
+    cube: ScoreCube,
+) -> dict[str, Any]:
+    axes = b.axes
+    qid = axes.questions[q]
+    record = b.records.get(qid)
+    seen = np.unique(rows.k)
+    checklist = b.checklists.get(qid)
+    checks = _check_order(checklist, [rows.check_names[int(k)] for k in seen])
+    info = {c.id: (c.tier.value, c.text) for c in checklist.checks} if checklist else {}
+    shape = (len(axes.settings), len(axes.judges), len(axes.models), len(checks))
+    codes = np.full(shape, ord("."), dtype=np.uint8)
+    expl = np.full(shape, -1, dtype=np.int64)
+    if len(rows.k):
+        position = {name: i for i, name in enumerate(checks)}
+        local_check = np.full(int(seen.max()) + 1, -1, dtype=np.int64)
+        for k in seen:
+            local_check[k] = position[rows.check_names[int(k)]]
+        idx = (rows.s, rows.j, rows.m, local_check[rows.k])
+        codes[idx] = rows.v
+        expl[idx] = rows.e
+    used, inverse = np.unique(expl.ravel(), return_inverse=True)
+    absent = int(len(used) > 0 and used[0] < 0)
+    used = used[absent:]
+    expl_local = np.where(expl.ravel() < 0, -1, inverse - absent).tolist()
+    slots = len(axes.settings) * len(axes.models)
+    answer_slots: list[int] = []
+    answer_texts: list[str] = []
+    for slot in range(slots):
+        text = answers.get(slot)
+        answer_slots.append(-1 if text is None else len(used) + len(answer_texts))
+        if text is not None:
+            answer_texts.append(text)
+    cost = int(explanations.lengths[used].sum()) + sum(len(t) for t in answer_texts)
+    cost += 3 * len(expl_local)
+    fits = cost <= b.texts_left
+    texts = None
+    if fits:
+        b.texts_left -= cost
+        texts = explanations.take(used) + answer_texts
+    else:
+        b.texts_left = -1  # the first question that does not fit ends the texts
+    return {
+        "id": qid,
+        "domain": record.domain if record else None,
+        "popularity": record.popularity if record else None,
+        "entity": record.entity if record else None,
+        "question": record.question if record else None,
+        "question_text_only": record.text_only_question() if record else None,
+        "image": b.image(record),
+        "rubric": [
+            _item(i.model_dump(mode="json")) for i in (record.meta_rubric.items if record else ())
+        ],
+        "checks": [
+            {"id": c, "tier": info.get(c, ("", ""))[0] or None, "text": info.get(c, ("", c))[1]}
+            for c in checks
+        ],
+        "scores": _scores(cube, q),
+        "verdicts": codes.tobytes().decode("ascii"),
+        "texts": texts,
+        "explanations": expl_local if fits else None,
+        "answers": answer_slots if fits else None,
+    }
+
+
+def _category_codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each value's index in ``axis`` (-1 when null or not in it), for a categorical column."""
+    index = {name: i for i, name in enumerate(axis)}
+    mapping = np.array([index.get(str(c), -1) for c in column.cat.categories] + [-1])
+    out: npt.NDArray[np.int64] = mapping[np.asarray(column.cat.codes, dtype=np.int64)]
+    return out
+
+
+def _verdict_rows(frame: pd.DataFrame, axes: _Axes, e: npt.NDArray[np.int64]) -> list[_Rows]:
+    """Each question's verdict rows (``axes.questions`` order); ``e``: explanation codes."""
+    q = _category_codes(frame["question_id"], axes.questions)
+    s = _category_codes(frame["setting"], axes.settings)
+    j = _category_codes(frame["judge"], axes.judges)
+    m = _category_codes(frame["model"], axes.models)
+    verdict = frame["verdict"]
+    letters = np.array(
+        [ord(VERDICT_CODES.get(str(v), "U")) for v in verdict.cat.categories] + [ord("U")],
+        dtype=np.uint8,
+    )[np.asarray(verdict.cat.codes, dtype=np.int64)]
+    checks = frame["check_id"]
+    k = np.asarray(checks.cat.codes, dtype=np.int64)
+    keep = np.flatnonzero((q >= 0) & (s >= 0) & (j >= 0) & (m >= 0) & (k >= 0))
+    keep = keep[np.argsort(q[keep], kind="stable")]
+    bounds = np.searchsorted(q[keep], np.arange(len(axes.questions) + 1))
+    names = [str(c) for c in checks.cat.categories]
+    out = []
+    for i in range(len(axes.questions)):
+        part = keep[bounds[i] : bounds[i + 1]]
+        out.append(_Rows(s[part], j[part], m[part], k[part], letters[part], e[part], names))
+    return out
+
+
+def explore_data(
+    run: RunData, *, text_budget: int = TEXT_BUDGET, leaderboard: Sequence[dict[str, Any]] = ()
+) -> dict[str, Any] | None:
+    """The drill-down data of a run, or None when its folder has no verdicts.jsonl."""
+    if run.run_dir is None:
+        return None
+    read = _read(run.run_dir / "verdicts.jsonl", _SCHEMA)
+    if read is None:
+        return None
+    frame, explanations = read
+    if explanations is None:
+        return None
+    cube = cube_from_scores(run.scores, run.judges)
+    axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
+    groups = _verdict_rows(frame, axes, explanations.codes)
+    del frame
+    builder = _Builder(run, axes, text_budget)
+    responses = _read(run.run_dir / "responses.jsonl", _RESPONSES)
+    answers = builder.answers(responses[0] if responses else None)
+    questions = [
+        _question(builder, q, groups[q], explanations, answers.get(axes.questions[q], {}), cube)
+        for q in range(len(axes.questions))
+    ]
+    with_text = sum(1 for q in questions if q["texts"] is not None)
+    return {
+        "version": DATA_VERSION,
+        "settings": list(axes.settings),
+        "judges": list(axes.judges),
+        "models": list(axes.models),
+        "verdict_codes": {v or "unscored": c for v, c in VERDICT_CODES.items()},
+        "leaderboard": list(leaderboard),
+        "text_budget": text_budget,
+        "questions_with_texts": with_text,
+        "has_answers": bool(answers),
+        "questions": questions,
+    }
