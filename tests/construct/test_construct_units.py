@@ -18,7 +18,7 @@ from gamut_eval.construct._errors import Invalid
 from gamut_eval.construct._llm import extract_json
 from gamut_eval.construct._pool import decide
 from gamut_eval.construct._question_models import Candidate, CandidateReview, Decision
-from gamut_eval.construct._superset import superset_errors
+from gamut_eval.construct._superset import enforce_superset
 from gamut_eval.construct._text import names_entity
 from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import validate_meta_rubric
@@ -119,17 +119,28 @@ def _rubric(options: list[str], extra: bool = False) -> Any:
     )
 
 
-def test_superset_errors_name_what_was_lost() -> None:
+def test_the_rebuild_is_made_a_superset_and_says_what_it_restored() -> None:
     draft = _rubric(["beef", "egg", "tofu"])
-    assert superset_errors(draft, _rubric(["Beef.", "egg", "TOFU", "squid"]), {}, {}) == []
-    assert superset_errors(draft, _rubric(["beef", "tofu"]), {}, {}) == [
-        "item 'tops' lost draft elements ['egg']: keep every element of the draft"
+    added = _rubric(["beef", "egg", "tofu", "squid"], extra=True)
+    assert enforce_superset(draft, added, set(), set()) == (added, [])
+
+    meta, restored = enforce_superset(draft, _rubric(["Beef.", "tofu", "squid"]), set(), set())
+    assert [c.line() for c in restored] == [
+        "q tops.options[1].text: reworded beef -> Beef.",
+        "q tops.options[2]: removed egg",
+        "q tops.options[3]: moved 3 -> 2",
     ]
-    errors = superset_errors(draft, _rubric(["beef", "egg", "tofu"]), {"ghost": "why"}, {})
-    assert errors == ["`dropped` lists 'ghost', which is not a draft item"]
-    kept = _rubric(["beef", "egg", "tofu"])
-    both = superset_errors(draft, kept, {"tops": "x"}, {"tops": "audit"})
-    assert both == ["item 'tops' is both kept and listed in `dropped`"]
+    tops = meta.items[1]
+    assert [o.text for o in tops.options] == ["beef", "egg", "tofu", "squid"]  # type: ignore[union-attr]
+
+
+def test_the_audit_lets_only_its_drops_and_failed_snippets_go() -> None:
+    draft = _rubric(["beef", "egg"], extra=True)
+    without = _rubric(["beef", "egg"])
+    assert enforce_superset(draft, without, {"more"}, set()) == (without, [])
+    meta, restored = enforce_superset(draft, without, set(), set())
+    assert [c.line() for c in restored] == ["q more: removed [fact, context] x"]
+    assert [i.id for i in meta.items] == ["core", "tops", "more"]
 
 
 # -- replies, prices, names -------------------------------------------------------------------

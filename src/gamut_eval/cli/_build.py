@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.markup import escape
 
-from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._build_diff import build_diff
+from gamut_eval.cli._common import DATASET_PATH, console, err_console
 
 if TYPE_CHECKING:
     from gamut_eval.construct import (
@@ -231,6 +232,8 @@ def build() -> None:
     gamut build draft --model M                       meta-rubrics grounded in snippets
     gamut build refine --model M --corpus DOCS        audit, re-research, verified superset
     gamut build text-only --model M                   text-only questions; dataset.jsonl
+    gamut build refine --input revised.jsonl ...      refine a human round's export again
+    gamut build diff OLD NEW                          is NEW a superset of OLD?
     gamut build all --images DIR --model M --corpus DOCS [--decisions D]
 
     Every stage is resumable and cached: a rerun makes no model call for finished work.
@@ -308,14 +311,40 @@ def draft(**opts: Any) -> None:
 
 
 @build.command()
+@click.option(
+    "--input",
+    "source",
+    type=DATASET_PATH,
+    default=None,
+    help="Refine the rubrics of this file instead of the build folder's drafts: "
+    "drafts, refine's own output (refine/refined.jsonl or refine/rubrics.jsonl), a "
+    "dataset (`sample` for the bundled one) or the annotation app's export.",
+)
 @_search
 @_fetch
 @_common
-def refine(**opts: Any) -> None:
-    """Audit, re-research independently, rebuild as a verified superset, re-compile."""
+def refine(source: Path | None, **opts: Any) -> None:
+    """Audit, re-research independently, rebuild as a verified superset, re-compile.
+
+    \b
+    Reads the build folder's drafts, or with --input FILE any rubric file:
+      draft/drafts.jsonl, refine/refined.jsonl, refine/rubrics.jsonl, a dataset, or
+      `gamut annotate export` after a human round (its revised checklists included).
+    Writes, in --workdir:
+      refine/refined.jsonl   audit, searches, restored changes, diffs, people's edits
+      refine/rubrics.jsonl   dataset records for `gamut annotate import` (next round)
+
+    The rebuild may only add: anything of the rubric refined it removes or changes
+    (items, elements and their positions, nested meta-insights, citations, tiers,
+    thresholds, required flags, wording) is restored and listed, except the drops the
+    audit allows. rubrics.jsonl has no checklist: the annotation app re-compiles it and
+    re-applies the previous round's edits where the refinement left a check unchanged;
+    people's revised checklist is kept in metadata.refine.revised_checklist, and each
+    edit that no longer fits is listed. Use one --workdir per round.
+    """
     from gamut_eval.construct import run_refine
 
-    _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts))))
+    _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts), source)))
 
 
 @build.command(name="text-only")
@@ -354,5 +383,7 @@ def all_stages(
         _say("", f"stopped after {result.stopped_at}")
     _finish(list(result.reports), result.next_step, result.incomplete)
 
+
+build.add_command(build_diff)
 
 COMMANDS = [build]

@@ -30,7 +30,7 @@ __all__ = [
 
 EVIDENCE_VERSION = "gamut-build-evidence-v1"
 DRAFT_VERSION = "gamut-build-draft-v1"
-REFINE_VERSION = "gamut-build-refine-v1"
+REFINE_VERSION = "gamut-build-refine-v2"
 """Covers the audit, the independent search's queries and the rebuild."""
 
 QUERIES_SYSTEM = f"""\
@@ -123,15 +123,15 @@ def audit_user(question: str, items: list[dict[str, Any]], snippets: list[dict[s
 REBUILD_SYSTEM = f"""\
 You rebuild a draft meta-rubric as a verified superset of the draft, using the audit and new \
 evidence from an independent search.
-- Keep every draft item, with its id, and every element of its lists, steps and aspects. The \
-only exception: an item the audit allows to be dropped, and then you record it in "dropped" \
-with the reason.
-- Add what the evidence supports and the draft lacks: options, list elements, steps, aspects, \
-whole items.
+- Keep every draft item, with its id, type, tier, wording, citations and thresholds \
+(min_required, coverage_thresholds), every element of its lists, steps and aspects in its \
+position (with each step's required flag) and every nested meta-insight. The only exception: \
+an item the audit allows to be dropped, and then you record it in "dropped" with the reason.
+- Add what the evidence supports and the draft lacks: options, list elements, steps and \
+aspects after the existing ones, nested meta-insights, citations, whole items.
 - Cite only the snippet ids given here; snippets that failed verification are gone, so \
 re-ground their items on the remaining and new snippets.
-- You may sharpen wording, correct tiers, and split a list into a strict core and a flexible \
-remainder (one of them keeps the draft's id and all of its elements).
+- Anything of the draft you remove or change is put back as it was: the rebuild may only add.
 
 {_AUTHORING}
 {DATA_RULE}

@@ -4,42 +4,42 @@ One round (the paper found a second changed little). The audit re-verifies every
 and flags partial coverage (``_audit.py``); the independent search re-researches the
 question from scratch, told only what is missing, never shown the draft's items; the
 rebuild gets the draft, the audit and the verified evidence, and its reply must validate
-and keep every draft item and element unless the audit recorded a reason to drop it
-(``_superset.py``); violations are fed back like validation errors.
+(problems are fed back); whatever it removed or changed of the rubric refined, beyond what
+the audit allows, is restored and recorded (``_superset.py``), so the result is always a
+verified superset. The rubric refined is a draft, or any rubric file (``_refine_input.py``):
+refine's own output, or the annotation app's export after a human round.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 from gamut_eval.construct._audit import PageCache, audit_draft, verify_snippets
 from gamut_eval.construct._cache import content_hash
 from gamut_eval.construct._draft import snippet_payload
 from gamut_eval.construct._errors import Invalid
-from gamut_eval.construct._evidence import ACCEPTED_HINT, question_inputs
+from gamut_eval.construct._evidence import question_inputs
 from gamut_eval.construct._fetch import Fetcher, FetchSettings
 from gamut_eval.construct._jsonschema import rebuild_reply_schema
 from gamut_eval.construct._llm import Prompt
 from gamut_eval.construct._models import StageReport
 from gamut_eval.construct._prompts_rubric import REBUILD_SYSTEM, REFINE_VERSION, rebuild_user
 from gamut_eval.construct._question_models import AcceptedQuestion
+from gamut_eval.construct._refine_input import RefineUnit, app_row, refine_units
 from gamut_eval.construct._research import ResearchSettings, gather_snippets, plan_queries
-from gamut_eval.construct._rubric_check import rubric_from_items
-from gamut_eval.construct._rubric_models import (
-    Audit,
-    DraftRecord,
-    DropReason,
-    RefinedRecord,
-    Snippet,
-)
+from gamut_eval.construct._rubric_check import grounding_errors, rubric_from_items
+from gamut_eval.construct._rubric_models import Audit, DropReason, RefinedRecord, Snippet
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
-from gamut_eval.construct._superset import rubric_diff, superset_errors
+from gamut_eval.construct._superset import enforce_superset, rubric_diff
 from gamut_eval.construct._text import normalise
+from gamut_eval.rubric._checklist_edits import checklist_edits
 from gamut_eval.rubric._compile import compile_rubric
 from gamut_eval.rubric._model import Evidence, MetaRubric
+from gamut_eval.rubric._superset import RubricChange, diff_meta_rubrics
 
 __all__ = ["run_refine"]
 
@@ -61,13 +61,20 @@ def _parse_dropped(raw: Any) -> dict[str, str]:
     return {r["item"]: r["reason"].strip() for r in raw}
 
 
+Rebuilt = tuple[MetaRubric, list[DropReason], list[RubricChange]]
+
+
 def _rebuild_validator(
     question: AcceptedQuestion, draft: MetaRubric, audit: Audit, evidence: list[Evidence]
-) -> Callable[[Any], Awaitable[tuple[MetaRubric, list[DropReason]]]]:
+) -> Callable[[Any], Awaitable[Rebuilt]]:
     allowed = {d.item: d for d in audit.drops_allowed}
+    failed = {c.snippet_id for c in audit.flagged()}
 
-    async def validate(data: Any) -> tuple[MetaRubric, list[DropReason]]:
+    async def validate(data: Any) -> Rebuilt:
         dropped = _parse_dropped(data.get("dropped"))
+        strangers = sorted(set(dropped) - {item.id for item in draft.items})
+        if strangers:
+            raise Invalid([f"`dropped` lists {s!r}, which is not a draft item" for s in strangers])
         meta = rubric_from_items(
             rubric_id=question.id,
             question=question.question,
@@ -75,11 +82,13 @@ def _rebuild_validator(
             evidence=evidence,
             data=data,
         )
-        reasons = {k: v.reason for k, v in allowed.items()}
-        errors = superset_errors(draft, meta, dropped, reasons)
+        kept = {item.id for item in meta.items}
+        drops = {i for i in dropped if i in allowed and i not in kept}
+        meta, restored = enforce_superset(draft, meta, drops, failed)
+        errors = grounding_errors(meta)
         if errors:
             raise Invalid(errors)
-        return meta, [_recorded(allowed[i], why) for i, why in dropped.items()]
+        return meta, [_recorded(allowed[i], dropped[i]) for i in sorted(drops)], restored
 
     return validate
 
@@ -125,13 +134,12 @@ async def _research(
 
 async def _refine_one(
     call: UnitCall,
-    question: AcceptedQuestion,
-    draft: DraftRecord,
+    unit: RefineUnit,
     provider: SearchProvider,
     pages: PageCache,
     research: ResearchSettings,
 ) -> RefinedRecord:
-    before = draft.meta_rubric
+    question, before = unit.question, unit.before
     audit = await audit_draft(call, pages, before)
     queries, new = await _research(call, question, before, audit, provider, pages, research)
     failed = {c.snippet_id for c in audit.flagged()}
@@ -143,7 +151,7 @@ async def _refine_one(
         rebuild_user(question.question, question.entity, items, _audit_payload(audit), shown),
     )
     validate = _rebuild_validator(question, before, audit, evidence)
-    (after, dropped), repairs = await call.ask(prompt, validate, rebuild_reply_schema())
+    (after, dropped, restored), repairs = await call.ask(prompt, validate, rebuild_reply_schema())
     checklist = compile_rubric(after)
     return RefinedRecord(
         question_id=question.id,
@@ -153,7 +161,9 @@ async def _refine_one(
         queries=tuple(queries),
         new_snippets=tuple(new),
         dropped=tuple(dropped),
-        diff=rubric_diff(before, after, draft.checklist, checklist, dropped),
+        diff=rubric_diff(before, after, unit.compiled, checklist, dropped),
+        changes=tuple(diff_meta_rubrics(before, after)),
+        restored=tuple(restored),
         repairs=repairs,
         provenance=call.provenance(),
     )
@@ -161,20 +171,23 @@ async def _refine_one(
 
 async def _one(
     run: StageRun,
-    question: AcceptedQuestion,
-    draft: DraftRecord | None,
+    unit: RefineUnit | None,
     provider: SearchProvider,
     pages: PageCache,
     research: ResearchSettings,
 ) -> RefinedRecord | None:
-    if draft is None:
+    if unit is None:
         return None  # the draft stage recorded why
-    inputs = {**question_inputs(question), "draft": content_hash(draft.meta_rubric)}
+    inputs = {**question_inputs(unit.question), "draft": content_hash(unit.before)}
 
     async def work(call: UnitCall) -> RefinedRecord:
-        return await _refine_one(call, question, draft, provider, pages, research)
+        return await _refine_one(call, unit, provider, pages, research)
 
-    return await run.unit(question.id, inputs, work, RefinedRecord)
+    refined = await run.unit(unit.question.id, inputs, work, RefinedRecord)
+    if refined is None or unit.revised is None:
+        return refined
+    edits = checklist_edits(unit.before, unit.revised, refined.meta_rubric)
+    return refined.model_copy(update={"people_edits": tuple(edits)})
 
 
 async def run_refine(
@@ -182,14 +195,13 @@ async def run_refine(
     provider: SearchProvider,
     fetcher: Fetcher | None = None,
     research: ResearchSettings | None = None,
+    source: Path | None = None,
 ) -> StageReport:
-    """Write ``refine/refined.jsonl``: audited, re-researched, superset rubrics and diffs."""
+    """Write ``refine/refined.jsonl`` (audited, re-researched, superset rubrics and their
+    diffs) and ``refine/rubrics.jsonl`` (dataset records for the annotation app), refining
+    the drafts or, with ``source``, the rubrics of that file."""
     workdir = session.workdir
-    questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
-    drafts = {
-        d.question_id: d
-        for d in workdir.read("drafts", DraftRecord, missing_hint="run `gamut build draft` first")
-    }
+    units = refine_units(workdir, source)
     research = research or ResearchSettings()
     session.require_model("refine")
     options = {"provider": provider.identity, **research.as_dict()}
@@ -198,15 +210,20 @@ async def run_refine(
     local = provider.name == "local"
     pages = PageCache(fetcher or Fetcher(FetchSettings(allow_files=local)))
     try:
-        results = await asyncio.gather(
-            *(_one(run, q, drafts.get(q.id), provider, pages, research) for q in questions)
-        )
+        results = await asyncio.gather(*(_one(run, u, provider, pages, research) for u in units))
     finally:
         if own_fetcher:
             await pages.fetcher.aclose()
-    refined = [r for r in results if r is not None]
-    path = workdir.write("refined", refined)
-    return run.finish(units=len(questions), outputs={"refined": path}, notes=_notes(refined))
+    done = [(u, r) for u, r in zip(units, results, strict=True) if u is not None and r is not None]
+    path = workdir.write("refined", [r for _, r in done])
+    rubrics = workdir.file("refine_rubrics")
+    rows = [app_row(u, r, rubrics.parent) for u, r in done]
+    workdir.write_path(rubrics, rows, exclude_none=True)
+    return run.finish(
+        units=len(units),
+        outputs={"refined": path, "rubrics": rubrics},
+        notes=_notes([r for _, r in done]),
+    )
 
 
 def _notes(refined: list[RefinedRecord]) -> tuple[str, ...]:
@@ -214,7 +231,23 @@ def _notes(refined: list[RefinedRecord]) -> tuple[str, ...]:
     partial = sum(len(r.audit.partial) for r in refined)
     added = sum(r.diff.count("added")[1] for r in refined)
     dropped = sum(r.diff.count("dropped")[1] for r in refined)
-    return (
+    notes = [
         f"{len(refined)} rubric(s) refined: {flagged} snippet(s) failed re-verification, "
         f"{partial} partly covered list(s)/process(es), checks +{added} -{dropped}",
-    )
+    ]
+    restored = [(r.question_id, c) for r in refined for c in r.restored]
+    if restored:
+        notes.append(
+            f"{len(restored)} removal(s) or change(s) by the rebuild restored (it may only add):"
+        )
+        notes += [f"  {c.line()}" for _, c in restored[:20]]
+    edits = [e for r in refined for e in r.people_edits]
+    if edits:
+        fits = sum(e.fits for e in edits)
+        notes.append(
+            f"{len(edits)} checklist edit(s) by people: {fits} still fit the refined rubric (the "
+            f"annotation app re-applies them on import), {len(edits) - fits} do not (the "
+            "refinement changed those checks):"
+        )
+        notes += [f"  {e.line()}" for e in edits if not e.fits][:20]
+    return tuple(notes)

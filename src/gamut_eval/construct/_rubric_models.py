@@ -8,7 +8,9 @@ from pydantic import BaseModel
 
 from gamut_eval.construct._models import FROZEN, Provenance
 from gamut_eval.rubric._checklist import Checklist
+from gamut_eval.rubric._checklist_edits import ChecklistEdit
 from gamut_eval.rubric._model import Evidence, MetaRubric, Text
+from gamut_eval.rubric._superset import RubricChange
 
 __all__ = [
     "Audit",
@@ -192,7 +194,8 @@ class RubricDiff(BaseModel):
 
 
 class RefinedRecord(BaseModel):
-    """A refined meta-rubric: a verified superset of the draft (``refine/refined.jsonl``)."""
+    """A refined meta-rubric: a verified superset of the rubric refined, a draft or a
+    revised rubric (``refine/refined.jsonl``)."""
 
     model_config = FROZEN
 
@@ -211,7 +214,14 @@ class RefinedRecord(BaseModel):
     dropped: tuple[DropReason, ...] = ()
     """Draft items dropped, each with its recorded reason."""
     diff: RubricDiff
-    """Draft -> refined."""
+    """Draft -> refined, by item and by compiled check."""
+    changes: tuple[RubricChange, ...] = ()
+    """Draft -> refined, every difference with its path (additions, the audit's drops)."""
+    restored: tuple[RubricChange, ...] = ()
+    """What the rebuild removed or changed that was put back (it may only add)."""
+    people_edits: tuple[ChecklistEdit, ...] = ()
+    """People's edits of the checklist of the rubric refined (a human-revised input), each
+    saying whether it still fits the refined rubric."""
     repairs: int = 0
     """Validation rounds fed back before the rebuild validated."""
     provenance: Provenance

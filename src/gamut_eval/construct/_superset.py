@@ -1,22 +1,29 @@
 """The refined rubric is a verified superset of the draft: the invariant and the diff.
 
-Invariant: every draft item is in the refined rubric under its id, and every element of
-its lists, steps and aspects is still somewhere in the refined rubric (a list may be split
-into a strict core and a flexible remainder), unless the item was dropped for a reason the
-audit recorded. Wording, tiers and citations may change; the diff records every change.
+Invariant (``gamut_eval.rubric._superset`` defines it, the same check ``gamut build diff``
+runs): every item of the rubric refined, every element of its lists, steps and aspects in
+its position, every nested meta-insight, citation, tier, threshold, ``required`` flag and
+wording stands unchanged; the rebuild may only add. The audit's exceptions: an item it
+allows to drop (with the reason), and snippets that failed re-verification with their
+citations. Whatever else the rebuild removed or changed is restored and recorded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Collection
 
+from gamut_eval.construct._errors import Invalid
 from gamut_eval.construct._rubric_models import CheckChange, DropReason, ItemChange, RubricDiff
 from gamut_eval.construct._text import element_key
+from gamut_eval.errors import ValidationError
 from gamut_eval.rubric._checklist import Check, Checklist
 from gamut_eval.rubric._items import item_elements
 from gamut_eval.rubric._model import Item, MetaRubric
+from gamut_eval.rubric._restore import restore_superset
+from gamut_eval.rubric._superset import RubricChange, diff_meta_rubrics, superset_problems
 
-__all__ = ["element_texts", "rubric_diff", "superset_errors"]
+__all__ = ["element_texts", "enforce_superset", "rubric_diff", "sanctioned"]
 
 
 def element_texts(item: Item) -> list[str]:
@@ -24,49 +31,45 @@ def element_texts(item: Item) -> list[str]:
     return [e.text for e in item_elements(item)[1]]
 
 
-def superset_errors(
-    draft: MetaRubric, refined: MetaRubric, dropped: Mapping[str, str], allowed: Mapping[str, str]
-) -> list[str]:
-    """Why ``refined`` is not a superset of ``draft`` given the drops (empty: it is).
+def sanctioned(change: RubricChange, drops: Collection[str], failed: Collection[str]) -> bool:
+    """Whether the audit lets this change happen: a whole item it allows to drop (and the
+    rebuild dropped), a snippet that failed re-verification, or a citation of one."""
+    if change.kind != "removed":
+        return False
+    if change.path == change.item and change.item in drops:
+        return True
+    cited = re.fullmatch(r"(?:.*\.cites|evidence)\[(.+)\]", change.path)
+    return cited is not None and cited.group(1) in failed
 
-    ``dropped`` maps item id -> the rebuild's reason; ``allowed`` the items the audit lets go.
+
+def enforce_superset(
+    draft: MetaRubric, rebuilt: MetaRubric, drops: Collection[str], failed: Collection[str]
+) -> tuple[MetaRubric, list[RubricChange]]:
+    """The rebuild made a superset of the draft, and what had to be restored.
+
+    ``drops``: items the audit allows to drop that the rebuild dropped; ``failed``: snippet
+    ids that failed re-verification (they and their citations may go). Everything else the
+    rebuild removed or changed is put back (``restore_superset``); ``Invalid`` if the
+    restored rubric breaks a rule.
     """
-    kept = {item.id for item in refined.items}
-    everywhere = {element_key(t) for item in refined.items for t in element_texts(item)}
-    draft_ids = {item.id for item in draft.items}
-    errors = [
-        f"`dropped` lists {item_id!r}, which is not a draft item"
-        for item_id in dropped
-        if item_id not in draft_ids
+    problems = [
+        c
+        for c in superset_problems(diff_meta_rubrics(draft, rebuilt))
+        if not sanctioned(c, drops, failed)
     ]
-    for item in draft.items:
-        if item.id in dropped:
-            errors += _drop_errors(item.id, kept, allowed)
-            continue
-        if item.id not in kept:
-            errors.append(
-                f"draft item {item.id!r} is missing: keep it under the same id (it may only go "
-                "if the audit allows it, listed in `dropped` with the reason)"
-            )
-            continue
-        lost = [t for t in element_texts(item) if element_key(t) not in everywhere]
-        if lost:
-            errors.append(
-                f"item {item.id!r} lost draft elements {lost}: keep every element of the draft"
-            )
-    return errors
-
-
-def _drop_errors(item_id: str, kept: set[str], allowed: Mapping[str, str]) -> list[str]:
-    if item_id not in allowed:
-        may = ", ".join(sorted(allowed)) or "none"
-        return [
-            f"item {item_id!r} may not be dropped: the audit gives no reason to drop it "
-            f"(items the audit allows to drop: {may})"
-        ]
-    if item_id in kept:
-        return [f"item {item_id!r} is both kept and listed in `dropped`"]
-    return []
+    if not problems:
+        return rebuilt, []
+    try:
+        restored = restore_superset(draft, rebuilt, drop_items=drops, drop_cites=failed)
+    except ValidationError as exc:
+        raise Invalid(
+            [
+                "restoring what the rebuild removed or changed breaks a rule: keep the draft's "
+                "items as they are",
+                *(d.render() for d in exc.details),
+            ]
+        ) from None
+    return restored, problems
 
 
 def _item_change(before: Item, after: Item) -> ItemChange | None:

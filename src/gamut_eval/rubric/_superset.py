@@ -1,0 +1,260 @@
+"""Is one meta-rubric a superset of another? Every difference, with its path (pure).
+
+A refinement of a meta-rubric (an LLM pass, a human round) may only add: every item of the
+old rubric, every element of its lists, steps and aspects (in its position: check ids such
+as ``vegetables/option-3`` are positions), every step's ``required`` flag, every nested
+meta-insight, every citation, tier and threshold must stand unchanged in the new one.
+``diff_meta_rubrics`` lists every difference, additions included; ``superset_problems``
+keeps those that break the rule. Elements are matched by their text (exactly, else ignoring
+case, spacing and a final full stop, else a similar unmatched element in the same position,
+which counts as reworded); items by id. ``gamut build diff``, the refinement stage and the
+annotation app (to show what people changed) all use it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from difflib import SequenceMatcher
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from gamut_eval.rubric._model import MetaRubric
+
+__all__ = [
+    "ELEMENT_FIELDS",
+    "WORDING_FIELDS",
+    "ChangeKind",
+    "RubricChange",
+    "diff_meta_rubrics",
+    "diff_rubric_sets",
+    "element_key",
+    "match_elements",
+    "superset_problems",
+]
+
+ChangeKind = Literal["removed", "changed", "moved", "reworded", "added"]
+
+WORDING_FIELDS = frozenset({"statement", "name", "relation", "text"})
+"""Fields whose change is a rewording (accepted only when asked for)."""
+ELEMENT_FIELDS = ("items", "options", "steps", "aspects", "meta_insights")
+"""Fields holding elements, compared element by element."""
+_SKIPPED = frozenset({"id", "type", "cites"})
+_WORD = re.compile(r"\w+")
+
+
+class RubricChange(BaseModel):
+    """One difference between an old and a new meta-rubric."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    question: str
+    """The rubric's id (the question id of its dataset record)."""
+    path: str
+    """Where: ``ITEM``, ``ITEM.FIELD``, ``ITEM.options[3]`` (1-based, as check ids count),
+    ``ITEM.steps[2].required``, ``ITEM.cites[s4]``, ``evidence[s4]``, ``question``..."""
+    kind: ChangeKind
+    """``removed``; ``changed`` (a tier, threshold, flag, type...); ``moved`` (an element at
+    another position); ``reworded`` (only the wording differs); ``added``."""
+    before: Any = None
+    """The old value (absent for ``added``)."""
+    after: Any = None
+    """The new value (absent for ``removed``)."""
+
+    @property
+    def item(self) -> str | None:
+        """The item id the path starts with (None for the rubric's own fields)."""
+        head = re.split(r"[.\[]", self.path, maxsplit=1)[0]
+        return None if head in ("evidence", "question", "entity", "") else head
+
+    def line(self) -> str:
+        """One line for people: ``QUESTION PATH: KIND BEFORE -> AFTER``."""
+        where = f"{self.question} {self.path}" if self.path else self.question
+        if self.kind == "added":
+            return f"{where}: added {_shown(self.after)}"
+        if self.kind == "removed":
+            return f"{where}: removed {_shown(self.before)}"
+        return f"{where}: {self.kind} {_shown(self.before)} -> {_shown(self.after)}"
+
+
+def _shown(value: Any, limit: int = 120) -> str:
+    if isinstance(value, dict):
+        value = value.get("text") or value.get("statement") or value.get("id") or value
+    text = value if isinstance(value, str) else repr(value)
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def element_key(text: str) -> str:
+    """An element compared ignoring case, spacing and one final full stop."""
+    return " ".join(text.casefold().split()).removesuffix(".").strip()
+
+
+def _text(element: Mapping[str, Any]) -> str:
+    return str(element.get("text", element.get("statement", "")))
+
+
+def match_elements(
+    old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> dict[int, int]:
+    """Old index -> new index: the same text, else the same ``element_key``, else an
+    unmatched new element in the same position (a rewording)."""
+    pairs: dict[int, int] = {}
+    taken: set[int] = set()
+    for same in (lambda a, b: a == b, lambda a, b: element_key(a) == element_key(b)):
+        for i, o in enumerate(old):
+            if i in pairs:
+                continue
+            for j, n in enumerate(new):
+                if j not in taken and same(_text(o), _text(n)):
+                    pairs[i] = j
+                    taken.add(j)
+                    break
+    for i in range(len(old)):
+        if i not in pairs and i < len(new) and i not in taken and _similar(old[i], new[i]):
+            pairs[i] = i
+            taken.add(i)
+    return pairs
+
+
+def _similar(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether a new text plausibly rewords an old one: half the words of the shorter occur
+    in the other, or their characters match at 60% (``difflib``); "carrot" -> "carrots" is
+    a rewording, "spinach" -> "kimchi" a replacement."""
+    x, y = _text(old).casefold(), _text(new).casefold()
+    a, b = set(_WORD.findall(x)), set(_WORD.findall(y))
+    shared = bool(a and b) and len(a & b) * 2 >= min(len(a), len(b))
+    return shared or SequenceMatcher(None, x, y).ratio() >= 0.6
+
+
+class _Diff:
+    def __init__(self, question: str) -> None:
+        self.question = question
+        self.changes: list[RubricChange] = []
+
+    def add(self, path: str, kind: ChangeKind, before: Any = None, after: Any = None) -> None:
+        self.changes.append(
+            RubricChange(question=self.question, path=path, kind=kind, before=before, after=after)
+        )
+
+    def cites(self, path: str, old: Sequence[str], new: Sequence[str]) -> None:
+        self.changes += [
+            RubricChange(
+                question=self.question, path=f"{path}.cites[{c}]", kind="removed", before=c
+            )
+            for c in old
+            if c not in new
+        ]
+        self.changes += [
+            RubricChange(question=self.question, path=f"{path}.cites[{c}]", kind="added", after=c)
+            for c in new
+            if c not in old
+        ]
+
+    def fields(self, path: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
+        """Every field of one item or element (both of the same type)."""
+        for key in sorted(old.keys() | new.keys(), key=_field_order):
+            before, after = old.get(key), new.get(key)
+            if key == "cites":
+                self.cites(path, before or (), after or ())
+            elif key in ELEMENT_FIELDS:
+                self.elements(f"{path}.{key}", before or [], after or [])
+            elif key not in _SKIPPED and before != after:
+                kind: ChangeKind = "reworded" if key in WORDING_FIELDS else "changed"
+                self.add(f"{path}.{key}", kind, before, after)
+
+    def elements(self, path: str, old: list[dict[str, Any]], new: list[dict[str, Any]]) -> None:
+        pairs = match_elements(old, new)
+        for i, o in enumerate(old):
+            where = f"{path}[{i + 1}]"
+            if i not in pairs:
+                self.add(where, "removed", before=o)
+                continue
+            j = pairs[i]
+            if j != i:
+                self.add(where, "moved", before=i + 1, after=j + 1)
+            self.fields(where, o, new[j])
+        matched = set(pairs.values())
+        for j, n in enumerate(new):
+            if j not in matched:
+                self.add(f"{path}[{j + 1}]", "added", after=n)
+
+
+def _field_order(key: str) -> tuple[int, str]:
+    order = ("tier", "statement", "name", "text", "entity", "relation", "required")
+    return (order.index(key), key) if key in order else (len(order), key)
+
+
+def _dump(model: BaseModel) -> dict[str, Any]:
+    return model.model_dump(mode="json")
+
+
+def diff_meta_rubrics(old: MetaRubric, new: MetaRubric) -> list[RubricChange]:
+    """Every difference from ``old`` to ``new`` (additions included), in ``old``'s order."""
+    diff = _Diff(old.id)
+    for key in ("question", "entity"):
+        if getattr(old, key) != getattr(new, key):
+            kind: ChangeKind = "reworded" if key == "question" else "changed"
+            diff.add(key, kind, getattr(old, key), getattr(new, key))
+    new_evidence = {e.id: _dump(e) for e in new.evidence}
+    for evidence in old.evidence:
+        found = new_evidence.pop(evidence.id, None)
+        if found is None:
+            diff.add(f"evidence[{evidence.id}]", "removed", before=evidence.text)
+        elif found != _dump(evidence):
+            diff.add(f"evidence[{evidence.id}]", "changed", _dump(evidence), found)
+    for evidence_id, found in new_evidence.items():
+        diff.add(f"evidence[{evidence_id}]", "added", after=found["text"])
+    new_items = {item.id: _dump(item) for item in new.items}
+    for item in old.items:
+        before, after = _dump(item), new_items.pop(item.id, None)
+        if after is None:
+            diff.add(item.id, "removed", before=_summary(before))
+        elif after["type"] != before["type"]:
+            diff.add(f"{item.id}.type", "changed", before["type"], after["type"])
+        else:
+            diff.fields(item.id, before, after)
+    for item_id, after in new_items.items():
+        diff.add(item_id, "added", after=_summary(after))
+    return diff.changes
+
+
+def _summary(item: Mapping[str, Any]) -> str:
+    label = item.get("statement") or item.get("name") or item.get("entity") or ""
+    return f"[{item['type']}, {item['tier']}] {label}"
+
+
+def diff_rubric_sets(
+    old: Mapping[str, MetaRubric], new: Mapping[str, MetaRubric]
+) -> list[RubricChange]:
+    """Rubrics matched by question id: every difference, a missing question as removed."""
+    changes: list[RubricChange] = []
+    for qid, rubric in old.items():
+        if qid not in new:
+            changes.append(
+                RubricChange(
+                    question=qid,
+                    path="",
+                    kind="removed",
+                    before=f"the rubric ({len(rubric.items)} items)",
+                )
+            )
+        else:
+            changes += diff_meta_rubrics(rubric, new[qid])
+    changes += [
+        RubricChange(
+            question=qid, path="", kind="added", after=f"the rubric ({len(r.items)} items)"
+        )
+        for qid, r in new.items()
+        if qid not in old
+    ]
+    return changes
+
+
+def superset_problems(
+    changes: Sequence[RubricChange], *, allow_rewording: bool = False
+) -> list[RubricChange]:
+    """The changes that keep the new rubric from being a superset of the old one."""
+    allowed: set[str] = {"added", "reworded"} if allow_rewording else {"added"}
+    return [c for c in changes if c.kind not in allowed]
