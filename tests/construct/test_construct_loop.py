@@ -172,18 +172,28 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     rows = {r["id"]: r for r in read_jsonl(revised_1)}
     assert rows["tower"]["question_text_only"] == f"What is {RIGHT} and how is it usually made?"
     assert rows["tower"]["meta_rubric"]["entity"] == RIGHT
+    code, out = gamut("build", "diff", work / "draft" / "drafts.jsonl", built)
+    assert (code, out.strip()) == (0, "0 removed, 0 changed, 0 moved, 0 reworded, 0 added: "
+                                   "NEW is a superset of OLD")  # fmt: skip
+    code, out = gamut("build", "diff", built, revised_1)
+    assert code == 1, out  # people changed the entity: shown, not refused
+    assert f"tower entity: changed {WRONG} -> {RIGHT}" in out
 
     # LLM round 2: refine the app's export; the diff is a pure superset.
     responder.handlers["rebuild"] = _rebuild_with_origin
     responder.calls.clear()
-    code, out = gamut("build", "refine", "--input", revised_1, *build)
+    # --refresh: the scripted first refinement kept the draft as it was, so the dish's
+    # round-2 refinement would otherwise be the cached round-1 one.
+    code, out = gamut("build", "refine", "--input", revised_1, "--refresh", *build)
     assert code == 0, out
     refined = work / "refine" / "rubrics.jsonl"
     told = [c.data("Question")["entity"] for c in responder.of("queries")]
-    assert RIGHT in told and WRONG not in told  # the corrected entity reaches the model
+    assert sorted(told) == ["Bibimbap", RIGHT]  # the corrected entity reaches the model
     code, out = gamut("build", "diff", revised_1, refined)
     assert code == 0, out
-    assert "origin" in out
+    assert "dish origin: added [fact, valuable] Says where it comes from." in out
+    assert "tower origin: added [fact, valuable] Says where it comes from." in out
+    assert "dish identity: changed by people" in out  # round 1's edit travels along
 
     # Human round 2: import the refined rubrics (round 2 opens), edit an item, export.
     code, out = gamut("annotate", "import", refined, *db_opt)
@@ -201,7 +211,10 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     assert code == 0, out
     code, out = gamut("build", "diff", refined, final)
     assert code == 1, out  # people reworded an item: shown, not refused
-    assert "origin" in out and "Says that it comes from Korea." in out
+    assert (
+        "dish origin.statement: reworded Says where it comes from. -> Says that it comes "
+        "from Korea." in out
+    )
 
     # The benchmark: valid, the corrected entity in the text-only questions, and it scores.
     code, out = gamut("validate", final)
