@@ -14,6 +14,7 @@ from annotate_helpers import RUBRIC, Client, Workspace, editor, rubric_row, writ
 from gamut_eval.annotate import Database, add_user, export_dataset, import_files
 from gamut_eval.annotate._models import Role, Rubric
 from gamut_eval.dataset import load_dataset
+from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import MetaRubric, compile_rubric
 
 COMPILED = compile_rubric(MetaRubric.model_validate(RUBRIC))
@@ -178,3 +179,18 @@ def test_stale_marks_survive_a_round_that_does_not_recompute_them(
     fresh = exported(db, tmp_path, "round3.jsonl")
     assert "stale" not in fresh["metadata"]["annotation"]
     assert fresh["question_text_only"] == "Which dish is bibimbap, and what is in it?"
+
+
+def test_a_build_stage_file_is_refused_naming_the_file_to_import(
+    db: Database, tmp_path: Path
+) -> None:
+    refined = {"question_id": "dish", "meta_rubric": RUBRIC, "checklist": {}, "audit": {}}
+    path = write_jsonl(tmp_path / "refined.jsonl", [refined])
+    with pytest.raises(ValidationError) as caught:
+        import_files(db, [path])
+    [detail] = caught.value.details
+    assert detail.render() == (
+        f"{path}:1:question_id: this is a build stage record (as in refine/refined.jsonl), not a "
+        "dataset record; import refine/rubrics.jsonl (which `gamut build refine` writes beside "
+        'refined.jsonl) or the build\'s dataset.jsonl [stage-record] (found: "dish")'
+    )
