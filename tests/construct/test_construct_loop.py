@@ -30,6 +30,8 @@ from gamut_eval.dataset import load_dataset
 
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 WRONG, RIGHT = "Blackpool Tower", "Eiffel Tower"
+QUESTION = "What is this and how is it usually made?"
+REWORDED = "Which dish is this, and how is it made?"
 
 
 @pytest.fixture
@@ -151,13 +153,17 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     built = work / "dataset.jsonl"
     text_only = {r.id: r.question_text_only for r in load_dataset(built).records}
     assert text_only["tower"] == f"What is {WRONG} and how is it usually made?"
+    assert load_dataset(built).by_id()["dish"].question == QUESTION
 
-    # Human round 1: correct the tower's entity, revise a check of the dish, mark both done.
+    # Human round 1: correct the tower's entity; reword the dish's question and revise one
+    # of its checks; mark both done.
     code, out = gamut("annotate", "import", built, *db_opt)
     assert code == 0, out
-    tower, dish = rubric(db, "tower"), rubric(db, "dish")
+    tower = rubric(db, "tower")
     ann1.post(f"/rubrics/{tower.id}/entity",
               {"version": tower.version, "entity": RIGHT, "comment": "it is in Paris"})  # fmt: skip
+    dish = rubric(db, "dish")
+    ann1.post(f"/rubrics/{dish.id}/question", {"version": dish.version, "question": REWORDED})
     dish = rubric(db, "dish")
     form = {"version": dish.version, "comment": "name the dish",
             "check-0-id": "identity", "check-0-text": "Identifies the dish as bibimbap.",
@@ -172,31 +178,45 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     rows = {r["id"]: r for r in read_jsonl(revised_1)}
     assert rows["tower"]["question_text_only"] == f"What is {RIGHT} and how is it usually made?"
     assert rows["tower"]["meta_rubric"]["entity"] == RIGHT
+    assert "question_text_only" not in rows["dish"]  # stale: it rewrote the old wording
+    assert set(rows["dish"]["metadata"]["annotation"]["stale"]) == {
+        "question_text_only",
+        "stranger_test",
+    }
     code, out = gamut("build", "diff", work / "draft" / "drafts.jsonl", built)
     assert (code, out.strip()) == (0, "0 removed, 0 changed, 0 moved, 0 reworded, 0 added: "
                                    "NEW is a superset of OLD")  # fmt: skip
     code, out = gamut("build", "diff", built, revised_1)
-    assert code == 1, out  # people changed the entity: shown, not refused
+    assert code == 1, out  # people changed the entity and the question: shown, not refused
     assert f"tower entity: changed {WRONG} -> {RIGHT}" in out
 
-    # LLM round 2: refine the app's export; the diff is a pure superset.
+    # LLM round 2, in a build folder of its own: refine the app's export (a pure superset),
+    # then write the text-only questions the human round left stale.
+    model, folder = ("--model", "mockllm/model"), ("--workdir", tmp_path / "round2")
+    round2 = (*model, "--corpus", CORPUS, *folder)
     responder.handlers["rebuild"] = _rebuild_with_origin
     responder.calls.clear()
-    # --refresh: the scripted first refinement kept the draft as it was, so the dish's
-    # round-2 refinement would otherwise be the cached round-1 one.
-    code, out = gamut("build", "refine", "--input", revised_1, "--refresh", *build)
+    code, out = gamut("build", "refine", "--input", revised_1, *round2)
     assert code == 0, out
-    refined = work / "refine" / "rubrics.jsonl"
-    told = [c.data("Question")["entity"] for c in responder.of("queries")]
-    assert sorted(told) == ["Bibimbap", RIGHT]  # the corrected entity reaches the model
+    refined = tmp_path / "round2" / "refine" / "rubrics.jsonl"
+    told = {c.data("Question")["entity"]: c.data("Question")["question"]
+            for c in responder.of("queries")}  # fmt: skip
+    assert told == {"Bibimbap": REWORDED, RIGHT: QUESTION}  # what people decided
     code, out = gamut("build", "diff", revised_1, refined)
     assert code == 0, out
     assert "dish origin: added [fact, valuable] Says where it comes from." in out
     assert "tower origin: added [fact, valuable] Says where it comes from." in out
     assert "dish identity: changed by people" in out  # round 1's edit travels along
+    code, out = gamut("build", "text-only", "--input", refined, *model, *folder)
+    assert code == 0, out
+    assert "2 row(s): 1 text-only question(s) written, 1 kept" in out
+    assert [c.data("Question and entity") for c in responder.of("text_only")] == [
+        {"question": REWORDED, "entity": "Bibimbap"}
+    ]
+    next_round = tmp_path / "round2" / "text-only" / "rubrics.jsonl"
 
     # Human round 2: import the refined rubrics (round 2 opens), edit an item, export.
-    code, out = gamut("annotate", "import", refined, *db_opt)
+    code, out = gamut("annotate", "import", next_round, *db_opt)
     assert code == 0, out
     assert "2 started their next revision round" in out
     dish = rubric(db, "dish")
@@ -209,7 +229,7 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     final = tmp_path / "dataset.jsonl"
     code, out = gamut("annotate", "export", "--out", final, *db_opt)
     assert code == 0, out
-    code, out = gamut("build", "diff", refined, final)
+    code, out = gamut("build", "diff", next_round, final)
     assert code == 1, out  # people reworded an item: shown, not refused
     assert (
         "dish origin.statement: reworded Says where it comes from. -> Says that it comes "
@@ -223,6 +243,10 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     records = dataset.by_id()
     assert records["tower"].entity == RIGHT
     assert records["tower"].text_only_question() == f"What is {RIGHT} and how is it usually made?"
+    assert records["dish"].question == REWORDED
+    assert records["dish"].text_only_question() == "Which dish is Bibimbap, and how is it made?"
+    for row in read_jsonl(final):  # nobody re-ran the LLM review: still listed as stale
+        assert set(row["metadata"]["annotation"]["stale"]) == {"stranger_test"}
     assert records["dish"].checklist is not None
     checks = records["dish"].checklist.by_id()
     assert checks["identity"].text == "Identifies the dish as bibimbap."  # round 1 carried over
