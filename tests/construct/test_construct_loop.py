@@ -18,13 +18,15 @@ from typing import Any
 import inspect_ai.model
 import pytest
 from click.testing import CliRunner
-from construct_helpers import CORPUS, Call, Responder, read_jsonl, write_jsonl
+from construct_helpers import CORPUS, Call, Responder, accepted, read_jsonl, seed, write_jsonl
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
 from gamut_eval.annotate import Database, Role, add_user, create_app
 from gamut_eval.annotate._models import Question, Rubric
 from gamut_eval.cli._main import cli
+from gamut_eval.construct._refine_input import refine_units
+from gamut_eval.construct._workdir import Workdir
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 
@@ -32,6 +34,7 @@ _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 WRONG, RIGHT = "Blackpool Tower", "Eiffel Tower"
 QUESTION = "What is this and how is it usually made?"
 REWORDED = "Which dish is this, and how is it made?"
+ITEM = {"id": "x", "type": "fact", "tier": "context", "statement": "x"}
 
 
 @pytest.fixture
@@ -265,3 +268,37 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
         (q, s) for q in ("dish", "tower") for s in ("multimodal", "text_only")
     }
     db.close()
+
+
+def test_refining_an_export_in_the_build_folder_researches_what_people_corrected(
+    tmp_path: Path,
+) -> None:
+    """The build folder still holds the accepted question with the old entity and wording;
+    the app's export row, with people's corrections, wins."""
+    image = tmp_path / "bowl.png"
+    shutil.copy(sample_dir() / "images" / "sample-bibimbap.png", image)
+    work = tmp_path / "build"
+    seed(work, "accepted", [accepted(image, entity=WRONG)])
+    meta = {"id": "bowl", "question": REWORDED, "entity": RIGHT, "items": [ITEM]}
+    row = {"id": "bowl", "question": REWORDED, "entity": RIGHT, "image": "bowl.png",
+           "meta_rubric": meta}  # fmt: skip
+    [unit] = refine_units(Workdir(work), write_jsonl(tmp_path / "export.jsonl", [row]))
+    assert unit is not None
+    assert (unit.question.question, unit.question.entity) == (REWORDED, RIGHT)
+    assert unit.question.image == str(image)  # the rest is the build's
+
+
+def test_text_only_input_takes_dataset_records_only(tmp_path: Path) -> None:
+    drafts = tmp_path / "drafts.jsonl"
+    meta = {"id": "bowl", "question": QUESTION, "items": [ITEM]}
+    write_jsonl(drafts, [{"question_id": "bowl", "meta_rubric": meta,
+                          "checklist": {"rubric_id": "bowl", "checks": [
+                              {"id": "x", "kind": "fact", "tier": "context", "text": "x",
+                               "item": "x"}]}, "provenance": {
+                              "stage": "draft", "model": None, "prompt_version": None,
+                              "inputs": {}, "key": "k"}}])  # fmt: skip
+    code, out = gamut("build", "text-only", "--input", drafts, "--model", "mockllm/model",
+                      "--workdir", tmp_path / "w")  # fmt: skip
+    assert code == 2, out
+    assert f"{drafts}:1:$: text-only --input reads dataset records" in " ".join(out.split())
+    assert not (tmp_path / "w" / "text-only").exists()

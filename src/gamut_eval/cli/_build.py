@@ -349,30 +349,20 @@ def refine(source: Path | None, **opts: Any) -> None:
 
 @build.command(name="text-only")
 @click.option(
-    "--input",
-    "source",
-    type=_file,
-    default=None,
-    help="Write text-only questions for the dataset records of this file (the annotation "
-    "app's export, refine/rubrics.jsonl) instead of the build folder's accepted questions.",
+    "--input", "source", type=_file, default=None, help="Rows to write them for (see above)."
 )
 @_common
 def text_only(source: Path | None, **opts: Any) -> None:
     """Write the text-only version of each question; assemble dataset.jsonl.
 
-    \b
-    With --input FILE, between human rounds: every row that lacks a text-only question,
-    has one marked stale by the annotation app (metadata.annotation.stale: people
-    reworded the question or corrected the entity), or has one that does not name its
-    entity gets a new one; the others are kept. The rows go to
-    text-only/rubrics.jsonl for `gamut annotate import`.
+    With --input FILE (the app's export, refine/rubrics.jsonl), rows without a text-only
+    question, or with a stale one or one not naming the entity, get a new one; all rows
+    go to rubrics.jsonl in the text-only folder, for `gamut annotate import`.
     """
     from gamut_eval.construct import run_text_only, run_text_only_input
 
-    if source is None:
-        _done(_run(opts, run_text_only))
-    else:
-        _done(_run(opts, lambda s: run_text_only_input(s, source)))
+    run = run_text_only if source is None else lambda s: run_text_only_input(s, source)
+    _done(_run(opts, run))
 
 
 @build.command(name="all")
