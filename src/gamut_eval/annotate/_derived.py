@@ -6,7 +6,8 @@ copies of the question and the entity, and the LLM review's stranger test (which
 the question knowing the entity). When people correct the entity, reword the question or
 edit an item, each derived field is either re-derived here, deterministically and without
 a model, or marked **stale**: emptied where the export would otherwise hold it, and listed
-in the export's ``metadata.annotation.stale`` so the next build round recomputes it:
+in the export's ``metadata.annotation.stale`` for the next build round
+(``gamut build text-only --input`` rewrites stale text-only questions):
 
 | edit | re-derived here | stale |
 |---|---|---|
@@ -125,7 +126,8 @@ def after_entity(
     derived = {"meta_rubric.entity": "set to the corrected entity"}
     stale = {
         STRANGER_TEST: "the LLM review judged the question knowing the old entity "
-        f"({old!r}); the next `gamut build review` re-checks it"
+        f"({old!r}); no command re-runs it on a rubric: check it by hand, or review the "
+        "question again in a build whose manifest has the corrected entity"
     }
     notes: list[str] = []
     if text_only is not None:
@@ -137,8 +139,8 @@ def after_entity(
             values[TEXT_ONLY] = None
             stale[TEXT_ONLY] = (
                 f"it does not name the old entity ({old!r}) in a form that can be replaced, so "
-                "it needs rewriting; until the next `gamut build text-only`, the text-only "
-                "setting asks the question followed by the corrected entity"
+                "it needs rewriting; until `gamut build text-only --input` rewrites it, the "
+                "text-only setting asks the question followed by the corrected entity"
             )
     if old:
         named = [c for c in checks_naming(checklist, old) if c not in checks_naming(checklist, new)]
@@ -151,14 +153,14 @@ def after_question(*, old: str, new: str, text_only: str | None, meta: dict[str,
     """The question was reworded from ``old`` to ``new``."""
     values: dict[str, Any] = {"question": new, "meta_rubric": _meta_with(meta, question=new)}
     stale = {
-        STRANGER_TEST: "the LLM review judged the old wording; the next `gamut build review` "
-        "re-checks the new one"
+        STRANGER_TEST: "the LLM review judged the old wording; the new one has not been "
+        "reviewed (import it as a candidate question, or check it by hand)"
     }
     if text_only is not None:
         values[TEXT_ONLY] = None
         stale[TEXT_ONLY] = (
-            "it rewrote the old wording; until the next `gamut build text-only`, the text-only "
-            "setting asks the new question followed by the entity"
+            "it rewrote the old wording; until `gamut build text-only --input` rewrites it, "
+            "the text-only setting asks the new question followed by the entity"
         )
     return Rederived(values, {"meta_rubric.question": "set to the new wording"}, stale)
 
