@@ -302,3 +302,19 @@ def test_text_only_input_takes_dataset_records_only(tmp_path: Path) -> None:
     assert code == 2, out
     assert f"{drafts}:1:$: text-only --input reads dataset records" in " ".join(out.split())
     assert not (tmp_path / "w" / "text-only").exists()
+
+
+def test_text_only_input_needs_the_entity_of_a_row_it_rewrites(tmp_path: Path) -> None:
+    meta = {"id": "bowl", "question": QUESTION, "items": [ITEM]}
+    rows = write_jsonl(tmp_path / "rows.jsonl", [
+        {"id": "bowl", "question": QUESTION, "meta_rubric": meta},
+        {"id": "cup", "question": QUESTION, "question_text_only": "What is a cup?",
+         "meta_rubric": {**meta, "id": "cup"}},  # has one, naming no entity: kept
+    ])  # fmt: skip
+    code, out = gamut("build", "text-only", "--input", rows, "--model", "mockllm/model",
+                      "--workdir", tmp_path / "w")  # fmt: skip
+    assert code == 2, out
+    assert " ".join(out.split()) == (
+        f"error: {rows}:1:entity: a text-only question names the entity in its text; give "
+        "the row's `entity` [entity-required] (found: null)"
+    )

@@ -60,6 +60,16 @@ def _records(source: Path) -> list[tuple[RubricRow, DatasetRecord]]:
         for row in rows.values()
         if row.record is None
     ]
+    errors += [
+        ErrorDetail(
+            "entity",
+            "entity-required",
+            "a text-only question names the entity in its text; give the row's `entity`",
+            None,
+        ).in_file(f"{source}:{row.line}")
+        for row in rows.values()
+        if row.record is not None and not row.record.entity and needs_text_only(row.record)
+    ]
     if errors:
         raise ValidationError(errors)
     return [(row, row.record) for row in rows.values() if row.record is not None]
