@@ -156,6 +156,14 @@ def test_refine_input_on_the_command_line(
     code, _, err = run("build", "refine", "--workdir", str(round2), "--input", "nope.jsonl", *base)
     assert code == 2
     assert "nope.jsonl" in err
+    half = tmp_path / "half.jsonl"
+    half.write_text('{"id": "q", "meta_rubric": {"id": "q"}}\n{"id": "r", "meta_ru')
+    round3 = tmp_path / "round-3"
+    code, _, err = run("build", "refine", "--workdir", str(round3), "--input", str(half), *base)
+    assert code == 2
+    assert f"{half}:1:meta_rubric.items: required field is missing [required]" in err
+    assert "[torn-line]" in err  # cut mid-line
+    assert not round3.exists()  # nothing written, not even the cache
     code, out, _ = run("build", "refine", "--help")
     assert "--input" in out
     assert "refine/rubrics.jsonl" in out

@@ -207,6 +207,30 @@ def _weakened(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [i for i in out if i["id"] != "jeonju"]
 
 
+async def test_an_item_whose_every_snippet_failed_goes_even_if_the_rebuild_forgets_to_say(
+    manifest: Path, workdir: Path, corpus: Path
+) -> None:
+    _draft(workdir, corpus, manifest.parent / "bowl.png")
+    page = corpus / "bibimbap.md"
+    page.write_text(page.read_text().replace(JEONJU, "Jeonju is a city in Korea."))
+
+    def rebuild(call: Call) -> str:
+        items = [i for i in call.data("Draft items") if i["id"] != "jeonju"]
+        return json.dumps({"items": items, "dropped": []})
+
+    report = await _run(workdir, corpus, Responder({"queries": _queries, "rebuild": rebuild}))
+
+    assert report.failed == 0
+    refined = _refined(workdir)
+    assert [(d.item, d.origin) for d in refined.dropped] == [("jeonju", "verification")]
+    assert refined.restored == ()
+    assert [(c.path, c.kind) for c in refined.changes] == [
+        ("evidence[s3]", "removed"),
+        ("evidence[r1]", "added"),
+        ("jeonju", "removed"),
+    ]
+
+
 async def test_a_weakening_rebuild_is_restored_and_what_it_tried_is_recorded(
     manifest: Path, workdir: Path, corpus: Path
 ) -> None:

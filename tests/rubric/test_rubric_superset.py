@@ -101,6 +101,11 @@ def test_the_same_rubric_has_no_difference() -> None:
          ["q1 evidence[s2]: changed two -> other"]),
         (lambda d: _item(d, "identity").update(type="meta_insight"),
          ["q1 identity.type: changed fact -> meta_insight"]),
+        (lambda d: d.update(entity="Dolsot bibimbap"),
+         ["q1 entity: changed Bibimbap -> Dolsot bibimbap"]),
+        (lambda d: _item(d, "core").update(type="flexible_list", min_required=1,
+                                          options=_item(d, "core").pop("items")),
+         ["q1 core.type: changed strict_list -> flexible_list"]),
     ],
 )  # fmt: skip
 def test_every_removal_and_change_is_named_by_its_path(

@@ -344,25 +344,25 @@ def refine(source: Path | None, **opts: Any) -> None:
     """
     from gamut_eval.construct import run_refine
 
+    if source is not None:  # bad input stops before the build folder is touched
+        from gamut_eval.construct._rubric_files import read_rubric_file
+
+        read_rubric_file(source)
     _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts), source)))
 
 
 @build.command(name="text-only")
-@click.option(
-    "--input", "source", type=_file, default=None, help="Rows to write them for (see above)."
-)
+@click.option("--input", "source", type=_file, default=None, help="Rows to rewrite (see above).")
 @_common
 def text_only(source: Path | None, **opts: Any) -> None:
     """Write the text-only version of each question; assemble dataset.jsonl.
 
-    With --input FILE (the app's export, refine/rubrics.jsonl), rows without a text-only
-    question, or with a stale one or one not naming the entity, get a new one; all rows
-    go to rubrics.jsonl in the text-only folder, for `gamut annotate import`.
+    With --input FILE (the app's export, refine/rubrics.jsonl): a new one for each row with
+    none, a stale one or one not naming the entity; rows go to text-only/rubrics.jsonl.
     """
     from gamut_eval.construct import run_text_only, run_text_only_input
 
-    run = run_text_only if source is None else lambda s: run_text_only_input(s, source)
-    _done(_run(opts, run))
+    _done(_run(opts, (lambda s: run_text_only_input(s, source)) if source else run_text_only))
 
 
 @build.command(name="all")

@@ -83,12 +83,18 @@ def _rebuild_validator(
             data=data,
         )
         kept = {item.id for item in meta.items}
-        drops = {i for i in dropped if i in allowed and i not in kept}
+        # An item whose every snippet failed goes even unlisted: restored, it would cite none.
+        drops = {
+            i
+            for i, d in allowed.items()
+            if i not in kept and (i in dropped or d.origin == "verification")
+        }
         meta, restored = enforce_superset(draft, meta, drops, failed)
         errors = grounding_errors(meta)
         if errors:
             raise Invalid(errors)
-        return meta, [_recorded(allowed[i], dropped[i]) for i in sorted(drops)], restored
+        recorded = [_recorded(allowed[i], dropped.get(i, "")) for i in sorted(drops)]
+        return meta, recorded, restored
 
     return validate
 

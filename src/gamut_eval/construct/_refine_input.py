@@ -102,17 +102,6 @@ def _revised(row: RubricRow) -> Checklist | None:
     return None if row.checklist == compile_rubric(row.meta) else row.checklist
 
 
-def _as_stated(question: AcceptedQuestion | None, row: RubricRow) -> AcceptedQuestion | None:
-    """The build's accepted question with the wording and entity the dataset row states: in
-    the annotation app's export people may have corrected either, and the refinement must
-    research the corrected entity."""
-    record = row.record
-    if question is None or record is None:
-        return question
-    update = {"question": record.question, "entity": record.entity or question.entity}
-    return question.model_copy(update=update)
-
-
 def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | None]:
     """The questions to refine, in order (``None``: an accepted question with no draft)."""
     accepted = workdir.read_optional("accepted", AcceptedQuestion)
@@ -131,9 +120,11 @@ def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | Non
         ]
     known = {q.id: q for q in accepted}
     rows = read_rubric_file(source)
+    # A dataset row states its own question (with people's entity corrections, if any).
     return [
         RefineUnit(
-            _as_stated(known.get(row.id), row) or _question(row, f"{source}:{row.line}"),
+            (known.get(row.id) if row.kind != "dataset" else None)
+            or _question(row, f"{source}:{row.line}"),
             row.meta,
             _revised(row),
             row,

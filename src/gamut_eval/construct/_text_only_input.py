@@ -7,7 +7,8 @@ reads dataset records (the app's export, or ``refine/rubrics.jsonl``), rewrites 
 text-only question of every row that lacks one, is marked stale, or does not name the
 row's entity (the rest are kept as they are), and writes the rows to
 ``text-only/rubrics.jsonl`` for ``gamut annotate import``. Each question is the row's own
-wording and entity (what people decided), the image the build's when it knows the question.
+wording, entity and image (what people decided), as ``gamut build refine --input`` takes
+them.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from typing import Any
 
 from gamut_eval.construct._models import StageReport
 from gamut_eval.construct._prompts_questions import TEXT_ONLY_VERSION
-from gamut_eval.construct._question_models import AcceptedQuestion, TextOnlyRecord
-from gamut_eval.construct._refine_input import _as_stated, _question
+from gamut_eval.construct._question_models import TextOnlyRecord
+from gamut_eval.construct._refine_input import _question
 from gamut_eval.construct._rubric_files import RubricRow, read_rubric_file
 from gamut_eval.construct._session import BuildSession
 from gamut_eval.construct._text import names_entity
@@ -106,9 +107,8 @@ async def run_text_only_input(session: BuildSession, source: Path) -> StageRepor
     questions where they need one (see the module docstring)."""
     workdir = session.workdir
     pairs = _records(source)
-    accepted = {q.id: q for q in workdir.read_optional("accepted", AcceptedQuestion)}
     todo = [
-        (row, _as_stated(accepted.get(row.id), row) or _question(row, f"{source}:{row.line}"))
+        (row, _question(row, f"{source}:{row.line}"))
         for row, record in pairs
         if needs_text_only(record)
     ]
