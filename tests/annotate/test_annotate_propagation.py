@@ -98,6 +98,11 @@ def test_rewording_the_question_marks_the_text_only_version_and_stranger_test_st
     assert ann.post("/rubrics/1/question", {"version": 1, "question": "  "}).status_code == 422
     same = ann.post("/rubrics/1/question", {"version": 1, "question": RUBRIC["question"]})
     assert same.headers["location"] == "/rubrics/1?done=unchanged"
+    leading = ann.post("/rubrics/1/question", {"version": 1, "question": "How is bibimbap made?"})
+    assert leading.status_code == 422
+    assert "the question names the entity (Bibimbap), so it fails the stranger test" in (
+        leading.text
+    )
     assert ann.post("/rubrics/1/question", {"version": 1, "question": new}).status_code == 303
     page = ann.get("/rubrics/1").text
     assert new in page
@@ -193,4 +198,15 @@ def test_a_build_stage_file_is_refused_naming_the_file_to_import(
         f"{path}:1:question_id: this is a build stage record (as in refine/refined.jsonl), not a "
         "dataset record; import refine/rubrics.jsonl (which `gamut build refine` writes beside "
         'refined.jsonl) or the build\'s dataset.jsonl [stage-record] (found: "dish")'
+    )
+
+
+def test_a_corrected_entity_the_question_names_fails_the_stranger_test(
+    ann: Client, db: Database, tmp_path: Path
+) -> None:
+    ann.post("/rubrics/1/entity", {"version": 1, "entity": "this dish"})
+    stale = exported(db, tmp_path)["metadata"]["annotation"]["stale"]
+    assert stale["stranger_test"]["reason"] == (
+        "the question names the corrected entity ('this dish'), so it fails the stranger "
+        "test: reword it to refer to the entity through what the photo shows"
     )

@@ -14,8 +14,10 @@ in the export's ``metadata.annotation.stale`` for the next build round
 - **entity**: ``meta_rubric.entity`` is set; the text-only question gets the new name where
   the old one occurs as whole words, else it is stale; the stranger test is stale. Checks
   that name the old entity are listed in the audit note (people decide; they are content).
+  A question that names the corrected entity fails the stranger test, and the mark says so.
 - **question**: ``meta_rubric.question`` is set; the text-only question and the stranger
-  test are stale.
+  test are stale. A wording that names the entity is refused (the stranger test's plainest
+  failure, decided without a model).
 - **item**: the checklist is re-compiled from the items, people's check edits carried over
   (``_carry``); nothing becomes stale.
 """
@@ -117,6 +119,7 @@ def after_entity(
     *,
     old: str | None,
     new: str,
+    question: str,
     text_only: str | None,
     meta: dict[str, Any],
     checklist: Checklist,
@@ -130,6 +133,11 @@ def after_entity(
         "question again in a build whose manifest has the corrected entity"
     }
     notes: list[str] = []
+    if names(question, new):
+        stale[STRANGER_TEST] = (
+            f"the question names the corrected entity ({new!r}), so it fails the stranger "
+            "test: reword it to refer to the entity through what the photo shows"
+        )
     if text_only is not None:
         renamed = rename_entity(text_only, old, new) if old else None
         if renamed is not None:

@@ -24,6 +24,7 @@ from gamut_eval.annotate._derived import (
     after_entity,
     after_items,
     after_question,
+    names,
 )
 from gamut_eval.annotate._errors import FormError
 from gamut_eval.annotate._models import Rubric, User, dumps
@@ -59,6 +60,7 @@ def set_entity(
     derived = after_entity(
         old=rubric.entity,
         new=new,
+        question=rubric.question,
         text_only=rubric.question_text_only,
         meta=json.loads(rubric.meta_rubric),
         checklist=checklist_of(rubric),
@@ -80,6 +82,13 @@ def set_question(
     new = _text(question, "the question")
     if new == rubric.question:
         return None
+    if rubric.entity and names(new, rubric.entity):
+        raise FormError(
+            [
+                f"the question names the entity ({rubric.entity}), so it fails the stranger "
+                "test: refer to it through what the photo shows"
+            ]
+        )
     derived = after_question(
         old=rubric.question,
         new=new,
