@@ -106,7 +106,7 @@ def test_rewording_the_question_marks_the_text_only_version_and_stranger_test_st
     assert ann.post("/rubrics/1/question", {"version": 1, "question": new}).status_code == 303
     page = ann.get("/rubrics/1").text
     assert new in page
-    assert "Stale until the next build round" in page
+    assert "Stale: an edit changed what these were made from" in page
 
     row = exported(db, tmp_path)
     assert (row["question"], row["meta_rubric"]["question"]) == (new, new)
