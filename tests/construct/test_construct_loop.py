@@ -267,6 +267,7 @@ def test_two_llm_rounds_and_two_human_rounds_make_a_dataset_that_scores(
     assert {(s["question_id"], s["setting"]) for s in scores} == {
         (q, s) for q in ("dish", "tower") for s in ("multimodal", "text_only")
     }
+    assert all(0.0 <= s["gamut"] <= 1.0 for s in scores)
     db.close()
 
 
