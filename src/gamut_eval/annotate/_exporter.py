@@ -24,12 +24,14 @@ from sqlalchemy.orm import Session
 from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
 from gamut_eval.annotate._db import Database, utc_now
+from gamut_eval.annotate._derived import STRANGER_TEST, TEXT_ONLY, names
 from gamut_eval.annotate._export_models import DecisionRow, DroppedQuestion, ExportManifest
 from gamut_eval.annotate._models import ExportRecord, Image, Question, Rubric, RubricStatus
 from gamut_eval.annotate._provenance import question_provenance, rubric_provenance
 from gamut_eval.annotate._questions import reviews_of
 from gamut_eval.annotate._rounds import ImageStatus, image_status
 from gamut_eval.annotate._rubrics import checklist_of, meta_of
+from gamut_eval.annotate._upstream import stale_of
 from gamut_eval.dataset import DatasetRecord
 
 __all__ = ["ExportSummary", "export_dataset"]
@@ -68,23 +70,49 @@ def _image_path(session: Session, image_id: int | None, base: Path) -> str | Non
     return None if image is None else os.path.relpath(image.path, base)
 
 
+def _stale(
+    session: Session, rubric: Rubric, extra: dict[str, Any]
+) -> tuple[str | None, dict[str, Any]]:
+    """The text-only question to export (never a stale one) and the stale marks.
+
+    Beside the marks the edits left, a text-only question that does not name the entity is
+    never exported (a rubric corrected before corrections re-derived it may hold one)."""
+    stale = stale_of(session, rubric)
+    text_only = rubric.question_text_only
+    if text_only is not None and rubric.entity and not names(text_only, rubric.entity):
+        stale.setdefault(
+            TEXT_ONLY,
+            {"reason": f"it does not name the entity ({rubric.entity!r})", "by": None, "at": None},
+        )
+    if TEXT_ONLY in stale:
+        text_only = None
+    build = extra.get("build")
+    if STRANGER_TEST in stale and isinstance(build, dict) and build.get("review"):
+        stale[STRANGER_TEST] = {**stale[STRANGER_TEST], "review": build["review"]}
+    return text_only, stale
+
+
 def _record(session: Session, rubric: Rubric, base: Path, stamp: dict[str, Any]) -> dict[str, Any]:
     meta = meta_of(rubric)
-    if rubric.entity != meta.entity:
-        meta = meta.model_copy(update={"entity": rubric.entity})
+    if rubric.entity != meta.entity or rubric.question != meta.question:
+        meta = meta.model_copy(update={"entity": rubric.entity, "question": rubric.question})
     extra = json.loads(rubric.extra)
+    text_only, stale = _stale(session, rubric, extra)
+    annotation = {**stamp, **rubric_provenance(session, rubric)}
+    if stale:
+        annotation["stale"] = stale
     record = DatasetRecord.model_validate(
         {
             "id": rubric.record_id,
             "question": rubric.question,
-            "question_text_only": rubric.question_text_only,
+            "question_text_only": text_only,
             "entity": rubric.entity,
             "image": _image_path(session, rubric.image_id, base),
             "domain": rubric.domain,
             "popularity": rubric.popularity,
             "meta_rubric": meta,
             "checklist": checklist_of(rubric),
-            "metadata": {**extra, "annotation": {**stamp, **rubric_provenance(session, rubric)}},
+            "metadata": {**extra, "annotation": annotation},
         }
     )
     return record.model_dump(mode="json", exclude_none=True)

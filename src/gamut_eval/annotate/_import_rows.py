@@ -160,6 +160,20 @@ def _rubric(
     return ParsedRubric(record, checklist, path, image_key, candidate_id, line)
 
 
+def _stage_record(data: dict[str, Any]) -> ErrorDetail:
+    """A row of a build stage's own file (``draft/drafts.jsonl``, ``refine/refined.jsonl``):
+    not a dataset record, so the app says which file to import instead."""
+    stage = "refine/refined.jsonl" if "audit" in data else "draft/drafts.jsonl"
+    return ErrorDetail(
+        "question_id",
+        "stage-record",
+        f"this is a build stage record (as in {stage}), not a dataset record; import "
+        "refine/rubrics.jsonl (which `gamut build refine` writes beside refined.jsonl) or "
+        "the build's dataset.jsonl",
+        data.get("question_id"),
+    )
+
+
 def parse_file(
     path: Path, errors: list[ErrorDetail]
 ) -> tuple[list[ParsedCandidate], list[ParsedRubric]]:
@@ -167,7 +181,9 @@ def parse_file(
     first: dict[str, int] = {}
     for line, data in read_jsonl(path, errors):
         where = f"{path}:{line}"
-        if isinstance(data, dict) and "meta_rubric" in data:
+        if isinstance(data, dict) and "question_id" in data and "id" not in data:
+            errors.append(_stage_record(data).in_file(where))
+        elif isinstance(data, dict) and "meta_rubric" in data:
             row = _rubric(data, path.parent, where, line, errors)
             if row is not None and row.record.id in first:
                 errors.append(

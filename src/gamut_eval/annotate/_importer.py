@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from gamut_eval.annotate._carry import carry_edits
 from gamut_eval.annotate._db import Database, utc_now
+from gamut_eval.annotate._derived import TEXT_ONLY
 from gamut_eval.annotate._import_rows import ParsedCandidate, ParsedRubric, parse_file
 from gamut_eval.annotate._models import (
     Image,
@@ -31,6 +32,7 @@ from gamut_eval.annotate._models import (
 )
 from gamut_eval.annotate._rounds import ImageStatus, image_status
 from gamut_eval.annotate._rubrics import checklist_of, compiled_of
+from gamut_eval.annotate._upstream import carried_stale
 from gamut_eval.errors import ErrorDetail, ValidationError
 
 __all__ = ["FileSummary", "import_files"]
@@ -180,13 +182,27 @@ def _store_candidate(
 
 
 def _imported(item: ParsedRubric) -> dict[str, Any]:
-    """The content a rubric import brings: compared with the last import to spot a new round."""
-    return {
+    """The content a rubric import brings: compared with the last import to spot a new round.
+    Stale marks the row's export listed for fields it still lacks are kept (``_upstream``)."""
+    content = {
         "meta_rubric": item.record.meta_rubric.model_dump(mode="json"),
         "checklist": item.checklist.model_dump(mode="json"),
         "entity": item.record.entity,
         "question": item.record.question,
+        TEXT_ONLY: item.record.question_text_only,
     }
+    stale = carried_stale(item.record)
+    if stale:
+        content["stale"] = stale
+    return content
+
+
+def _unchanged(last: Any, content: dict[str, Any]) -> bool:
+    """The row brings what the last import brought (imports recorded before the text-only
+    question was compared do not name it, and are compared without it)."""
+    if not isinstance(last, dict):
+        return False
+    return last == {k: v for k, v in content.items() if k in last or k not in (TEXT_ONLY,)}
 
 
 def _rubric_fields(
@@ -258,7 +274,7 @@ def _store_rubric(
     if rubric is not None and rubric.status == RubricStatus.DROPPED.value:
         summary.rubrics_dropped += 1
         return
-    if rubric is not None and _last_import(session, rubric) == content:
+    if rubric is not None and _unchanged(_last_import(session, rubric), content):
         summary.rubrics_unchanged += 1
         return
     if rubric is not None:

@@ -18,8 +18,8 @@ from gamut_eval.annotate._rubrics import (
     set_ambiguous,
     set_complete,
     set_dropped,
-    set_entity,
 )
+from gamut_eval.annotate._upstream import set_entity, set_item, set_question
 from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
 
 __all__ = ["router"]
@@ -29,7 +29,9 @@ router = APIRouter()
 _DONE = {
     "saved": "The checklist was saved.",
     "unchanged": "Nothing had changed; nothing was saved.",
-    "entity": "The entity was corrected.",
+    "entity": "The entity was corrected; what is made from it was re-derived or marked stale.",
+    "question": "The question was reworded; what is made from it was re-derived or marked stale.",
+    "item": "The item was saved and the checklist re-compiled from the meta-rubric.",
     "ambiguous": "The ambiguity mark was updated.",
     "drop": "The question was dropped.",
     "restore": "The question was restored.",
@@ -125,6 +127,39 @@ def entity(
     return at.act(
         "entity",
         lambda: set_entity(at.session, at.rubric_id, at.who.user, entity, comment, version),
+    )
+
+
+@router.post("/rubrics/{rubric_id:int}/question")
+def question(
+    at: Rubric,
+    *,
+    version: Annotated[int, Form()],
+    question: Annotated[str, Form()] = "",
+    comment: Annotated[str, Form()] = "",
+) -> Response:
+    """Upstream correction: reword the question."""
+    return submitted(
+        lambda: set_question(at.session, at.rubric_id, at.who.user, question, comment, version),
+        lambda changed: at.done("question" if changed else "unchanged"),
+        at.page,
+    )
+
+
+@router.post("/rubrics/{rubric_id:int}/item")
+def item(
+    at: Rubric,
+    *,
+    version: Annotated[int, Form()],
+    item_id: Annotated[str, Form()] = "",
+    item: Annotated[str, Form()] = "",
+    comment: Annotated[str, Form()] = "",
+) -> Response:
+    """Edit one meta-rubric item (as JSON); the checklist is re-compiled from the items."""
+    return submitted(
+        lambda: set_item(at.session, at.rubric_id, at.who.user, item_id, item, comment, version),
+        lambda changed: at.done("item" if changed else "unchanged"),
+        at.page,
     )
 
 

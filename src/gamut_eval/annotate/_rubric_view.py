@@ -13,6 +13,7 @@ from gamut_eval.annotate._checklist_edit import parse_checklist_form
 from gamut_eval.annotate._diff import diff_checklists
 from gamut_eval.annotate._models import Image, Question, Rubric, RubricEvent
 from gamut_eval.annotate._rubrics import checklist_of, compiled_of, events_of, meta_of
+from gamut_eval.annotate._upstream import stale_of
 from gamut_eval.rubric import CheckKind, Checklist, Tier
 
 __all__ = ["NEW_ROWS", "rubric_context", "rubric_list"]
@@ -94,6 +95,11 @@ def rubric_context(
         "tiers": [t.value for t in Tier],
         "kinds": [k.value for k in CheckKind],
         "item_ids": [i.id for i in meta.items],
+        "item_json": {
+            i.id: json.dumps(i.model_dump(mode="json", exclude_none=True), indent=2)
+            for i in meta.items
+        },
+        "stale": stale_of(session, rubric),
         "comment": (form or {}).get("comment", ""),
     }
 

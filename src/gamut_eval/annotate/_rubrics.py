@@ -32,7 +32,6 @@ __all__ = [
     "set_ambiguous",
     "set_complete",
     "set_dropped",
-    "set_entity",
 ]
 
 _MAX_TEXT = 2000
@@ -164,16 +163,6 @@ def save_checklist(
         (before_json, after_json, parsed.comment),
     )
     return True
-
-
-def set_entity(
-    session: Session, rubric_id: int, user: User, entity: str, comment: str, version: int
-) -> None:
-    """Upstream correction: the ground-truth entity was wrong."""
-    rubric = get_rubric(session, rubric_id)
-    new = _text(entity, "the entity")
-    audit = ({"entity": rubric.entity}, {"entity": new}, comment.strip())
-    _change(session, rubric, user, version, "entity", {"entity": new}, audit)
 
 
 def set_ambiguous(

@@ -352,12 +352,17 @@ def refine(source: Path | None, **opts: Any) -> None:
 
 
 @build.command(name="text-only")
+@click.option("--input", "source", type=_file, default=None, help="Rows to rewrite (see above).")
 @_common
-def text_only(**opts: Any) -> None:
-    """Write the text-only version of each question; assemble dataset.jsonl."""
-    from gamut_eval.construct import run_text_only
+def text_only(source: Path | None, **opts: Any) -> None:
+    """Write the text-only version of each question; assemble dataset.jsonl.
 
-    _done(_run(opts, run_text_only))
+    With --input FILE (the app's export, refine/rubrics.jsonl): a new one for each row with
+    none, a stale one or one not naming the entity; rows go to text-only/rubrics.jsonl.
+    """
+    from gamut_eval.construct import run_text_only, run_text_only_input
+
+    _done(_run(opts, (lambda s: run_text_only_input(s, source)) if source else run_text_only))
 
 
 @build.command(name="all")

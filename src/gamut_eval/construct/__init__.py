@@ -62,6 +62,7 @@ from gamut_eval.construct._search import (
 from gamut_eval.construct._search_providers import make_search_provider
 from gamut_eval.construct._session import BuildSession, BuildSettings
 from gamut_eval.construct._text_only import run_text_only
+from gamut_eval.construct._text_only_input import run_text_only_input
 from gamut_eval.construct._web_search import BraveSearch, TavilySearch
 from gamut_eval.construct._workdir import Workdir
 
@@ -123,4 +124,5 @@ __all__ = [
     "run_refine",
     "run_review",
     "run_text_only",
+    "run_text_only_input",
 ]

@@ -30,7 +30,7 @@ from gamut_eval.construct._questions import MAX_QUESTION_CHARS
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
 from gamut_eval.construct._text import names_entity, normalise
 
-__all__ = ["run_text_only"]
+__all__ = ["run_text_only", "text_only_unit"]
 
 _REWRITE_SCHEMA = object_schema({"question_text_only": {"type": "string"}})
 _SAME_SCHEMA = object_schema({"same": {"type": "boolean"}, "reason": {"type": "string"}})
@@ -71,7 +71,8 @@ def _validator(
     return validate
 
 
-async def _one(run: StageRun, question: AcceptedQuestion) -> TextOnlyRecord | None:
+async def text_only_unit(run: StageRun, question: AcceptedQuestion) -> TextOnlyRecord | None:
+    """One question's text-only version (None when it failed; the failure is recorded)."""
     entity = question.entity
     if not entity:
         run.fail(question.id, "no-entity", "no ground-truth entity (give it in the manifest)")
@@ -101,7 +102,7 @@ async def run_text_only(session: BuildSession) -> StageReport:
     questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
     session.require_model("text-only")
     run = session.stage("text-only", TEXT_ONLY_VERSION)
-    results = await asyncio.gather(*(_one(run, q) for q in questions))
+    results = await asyncio.gather(*(text_only_unit(run, q) for q in questions))
     records = [r for r in results if r is not None]
     path = workdir.write("text_only", records)
     dataset = assemble_dataset(workdir)

@@ -7,7 +7,7 @@
       evidence/   evidence.jsonl  ...
       draft/      drafts.jsonl  ...
       refine/     refined.jsonl  rubrics.jsonl (for the annotation app)  ...
-      text-only/  text_only.jsonl  ...
+      text-only/  text_only.jsonl  rubrics.jsonl (text-only --input, for the app)  ...
       dataset.jsonl           the benchmark: one record per question (``gamut validate`` it)
 
 A stage reads the files of the stages before it and rewrites its own in full at its end, so
@@ -42,6 +42,7 @@ _FILES = {
     "refined": ("refine", "refined.jsonl"),
     "refine_rubrics": ("refine", "rubrics.jsonl"),
     "text_only": ("text-only", "text_only.jsonl"),
+    "text_only_rubrics": ("text-only", "rubrics.jsonl"),
 }
 
 
