@@ -18,12 +18,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.rubric import Checklist
 from gamut_eval.rubric._model import TIERS, Tier
+
+if TYPE_CHECKING:
+    from gamut_eval.scoring import ScoringParams
 
 __all__ = ["VERDICT_WORDS", "ScoreParts", "score_parts"]
 
@@ -79,13 +82,18 @@ def _headline(value: dict[str, float], tiers_with_checks: set[str], judge: str) 
     return line
 
 
-def score_parts(judge: str, checklist: Checklist, rows: Sequence[StoredVerdict]) -> ScoreParts:
+def score_parts(
+    judge: str,
+    checklist: Checklist,
+    rows: Sequence[StoredVerdict],
+    params: ScoringParams | None = None,
+) -> ScoreParts:
     """Values, explanation and metadata of one answer's score from its stored verdicts
-    (``rows`` in the order of ``checklist.checks``)."""
+    (``rows`` in the order of ``checklist.checks``), scored with ``params``."""
     from gamut_eval.scoring import score_response
 
     pairs = list(zip(checklist.checks, rows, strict=True))
-    card = score_response(checklist, {c.id: r.verdict for c, r in pairs})
+    card = score_response(checklist, {c.id: r.verdict for c, r in pairs}, params)
     value = {"gamut": math.nan if card.gamut is None else card.gamut}
     value |= {t.value: card.tiers.get(t, math.nan) for t in TIERS}
     counts = dict.fromkeys((*VERDICT_WORDS, "unscored"), 0)
