@@ -44,9 +44,7 @@ class _ByCheck(Recorder):
 
 def _lines(explanation: str) -> dict[str, str]:
     """The explanation's list lines by check id (``- `id` (tier): **verdict**. ...``)."""
-    return {
-        line.split("`")[1]: line for line in explanation.splitlines() if line.startswith("- `")
-    }
+    return {line.split("`")[1]: line for line in explanation.splitlines() if line.startswith("- `")}
 
 
 def _scores_file(out: Path) -> dict[tuple[str, str, str, str], float]:

@@ -104,9 +104,7 @@ def _results(samples: Sequence[EvalSample], judges: Sequence[JudgeSettings]) -> 
         name = scorer_name(index, settings.judge)
         for key in _KEYS:
             values = [
-                float(s.scores[name].value[key])
-                for s in samples
-                if s.scores and name in s.scores
+                float(s.scores[name].value[key]) for s in samples if s.scores and name in s.scores
             ]
             finite = [v for v in values if math.isfinite(v)]
             mean = sum(finite) / len(finite) if finite else math.nan
