@@ -75,7 +75,7 @@ def test_inspect_eval_smoke_run_works_offline(tmp_path: Path) -> None:
         score = (sample.scores or {})["gamut_scorer"]
         assert math.isfinite(score.value["gamut"])  # type: ignore[index]
         assert score.metadata["judge"] == "gamut/offline"  # type: ignore[index]
-        assert score.explanation and score.explanation.startswith("**Gamut ")
+        assert (score.explanation or "").startswith("**Gamut ")
         assert sample.model_usage["mockllm/model"].input_tokens > 0  # counted with o200k_base
     assert hashlib.sha256((cache / CACHE_NAME).read_bytes()).hexdigest() == O200K_SHA256
 
