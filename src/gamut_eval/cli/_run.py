@@ -145,7 +145,11 @@ def _print_result(result: RunResult) -> None:
         )
     _print_usage(result)
     err_console.print(
-        f"results in {result.out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json)"
+        f"results in {result.out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json; "
+        f"Inspect logs with the scores in logs/: inspect view --log-dir {result.out_dir}/logs)",
+        markup=False,
+        soft_wrap=True,
+        highlight=False,
     )
 
 
@@ -290,7 +294,8 @@ def run(
     """Generate answers, judge them with each judge, score, and print the leaderboard.
 
     \b
-    Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json.
+    Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json,
+    and Inspect logs with every judge's scores in RUN_DIR/logs/ (`inspect view`).
     Interrupted and rerun with the same arguments, it continues where it stopped; a
     different run into a used folder is refused (exit 2) unless --overwrite. Every
     question must have an answer from every model in every setting run, unless
