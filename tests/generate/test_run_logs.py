@@ -98,7 +98,7 @@ def test_generated_run_logs_carry_each_judges_scores(
 ) -> None:
     policy = _ByCheck()
     out = tmp_path / "run"
-    model = "openai-api/fake/cand"
+    model = f"openai-api/fake/cand-{tmp_path.name}"  # Inspect keeps models by name
     with FakeOpenAIServer(policy=policy) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "test-key")
