@@ -113,7 +113,7 @@ def write_html_report(run_dir: Path) -> Path:
 
     path = default_output(run_dir, "html")
     write_report(report_for_run(run_dir), "html", path)
-    _print_plain(f"HTML report: {path}")
+    _print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
     return path
 
 
