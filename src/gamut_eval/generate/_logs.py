@@ -144,6 +144,8 @@ def _score_generated(
     written = []
     for name in names:
         path = log_dir / name
+        if not path.is_file():  # removed by hand since: its answers are scored all the same
+            continue
         log = read_eval_log(str(path))
         setting = str((log.eval.metadata or {}).get("gamut_setting", ""))
         for sample in log.samples or []:
@@ -173,17 +175,13 @@ def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, Score]) -> Eva
         ModelUsage,
     )
 
-    from gamut_eval.generate._samples import record_sample
-
     record = dataset.by_id()[row.question_id]
-    asked = record_sample(dataset, record, row.setting)
     attachments: dict[str, str] = {}
     messages: list[Any] = []
-    if isinstance(asked.input, str):
-        messages.append(ChatMessageUser(content=asked.input))
+    image = dataset.image_path(record) if row.setting == "multimodal" else None
+    if image is None or not image.is_file():  # text-only, or an image the answers did without
+        messages.append(ChatMessageUser(content=record.question_for(row.setting)))
     else:
-        image = dataset.image_path(record)
-        assert image is not None  # record_sample refuses a multimodal question without one
         uri = _image_uri(image)
         digest = hashlib.md5(uri.encode("ascii"), usedforsecurity=False).hexdigest()
         attachments[digest] = uri
@@ -199,7 +197,12 @@ def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, Score]) -> Eva
         messages=messages,
         output=ModelOutput.from_content(model=row.model, content=row.response),
         scores=dict(scores),
-        metadata=dict(asked.metadata or {}),
+        metadata={
+            "question_id": record.id,
+            "setting": row.setting,
+            "domain": record.domain,
+            "entity": record.entity,
+        },
         attachments=attachments,
         model_usage=usage,
     )
