@@ -237,6 +237,8 @@ def view(run_dir: Path, no_browser: bool, port: int | None) -> None:
 
     from gamut_eval.analysis._view import ReportServer, ensure_report, has_browser, open_in_browser
 
+    if run_dir.is_dir() and not (run_dir / "report.html").is_file():
+        err_console.print("no report.html yet: writing it first (as `gamut report` does)...")
     path, written = ensure_report(run_dir)
     if written:
         _print_plain(f"report: {path} (written now)")
