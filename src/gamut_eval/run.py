@@ -3,7 +3,7 @@
     RUN_DIR/run.json          the manifest: what makes this run this run, and how it was made
     RUN_DIR/responses.jsonl   one row per (question, model, setting)
     RUN_DIR/store.sqlite      the verdict store (what makes a rerun continue, not restart)
-    RUN_DIR/logs/             Inspect logs of the generation (`inspect view`)
+    RUN_DIR/logs/             Inspect logs with every judge's scores (`inspect view`)
     RUN_DIR/verdicts.jsonl    one row per (response, check, judge), as `gamut judge` writes
     RUN_DIR/scores.jsonl      one row per (response, judge): gamut, tiers, counts
     RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored counts
@@ -252,6 +252,9 @@ def run_benchmark(
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
     summary = _score(dataset, out_dir, params)
+    from gamut_eval.generate._logs import write_run_logs
+
+    write_run_logs(dataset, given.rows, judges, out_dir, responses, params)
     plan = JudgePlan(dataset, answers, judges[0])
     manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))

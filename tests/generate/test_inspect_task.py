@@ -49,7 +49,7 @@ def test_task_scores_every_check_with_the_offline_judge(dataset: Path, tmp_path:
     verdicts = score.metadata["verdicts"]
     assert set(verdicts) == {c.id for c in checklist.checks}
     for check in checklist.checks:
-        assert verdicts[check.id]["verdict"] == grade_check(ANSWER, check)[0]
+        assert verdicts[check.id] == grade_check(ANSWER, check)[0]
     # identity (AC) "Identifies the red square." is met; both materials (V) are met.
     assert score.value["gamut"] == pytest.approx(1.0)
     # One metric per key: the mean over samples that have a value (no Context checks here).
@@ -76,7 +76,11 @@ def test_inspect_score_rescores_a_log_with_a_second_judge(
     ]
     assert len(second) == 1
     assert second[0].value["gamut"] == pytest.approx(-1.0)
-    assert {v["verdict"] for v in second[0].metadata["verdicts"].values()} == {"contradicts"}
+    assert set(second[0].metadata["verdicts"].values()) == {"contradicts"}
+    assert second[0].metadata["contradicts"] == second[0].metadata["checks"]
+    for check_id in second[0].metadata["verdicts"]:
+        assert f"- `{check_id}` (" in second[0].explanation
+    assert second[0].explanation.count("**contradicts**") == second[0].metadata["checks"]
     # One judge request per check of each answer, each check independently.
     checks = sum(len(c.checks) for c in load_dataset(dataset).checklists().values())
     assert len(recorder.judge_requests()) == checks

@@ -80,6 +80,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "report",
         "Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.",
     ),
+    "view": LazyCommand(
+        _CLI + "_report",
+        "view",
+        "Open a run's HTML report in the browser, or serve it on localhost.",
+    ),
     "agreement": LazyCommand(
         _CLI + "_quality",
         "agreement",

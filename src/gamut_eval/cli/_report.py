@@ -23,7 +23,7 @@ _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 """``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
 checks that the two agree)."""
 
-__all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "write_html_report"]
+__all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "view", "write_html_report"]
 
 
 def summary_tables(report: Report) -> list[RenderableType]:
@@ -64,7 +64,7 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
         from gamut_eval.cli._run_output import print_where
 
         print_where(where)
-    _print_plain(f"HTML report: {path}")
+    _print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
     return path
 
 
@@ -174,4 +174,55 @@ def report(
     _print_plain(f"report: {where}")
 
 
-COMMANDS = [report]
+@click.command()
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option(
+    "--no-browser",
+    is_flag=True,
+    help="Do not open a browser: serve the report on 127.0.0.1 and print its URL.",
+)
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve the report on this port of 127.0.0.1 and print its URL (0: any free "
+    "port, the default when serving).",
+)
+def view(run_dir: Path, no_browser: bool, port: int | None) -> None:
+    """Open a run's HTML report in the browser, or serve it on localhost.
+
+    \b
+    Opens RUN_DIR/report.html (writing it first, with `gamut report`'s defaults, when the
+    run has none). Without a graphical browser (a headless machine: no DISPLAY or
+    WAYLAND_DISPLAY), with --no-browser or with --port, it serves the report on
+    127.0.0.1 instead and prints the URL; Ctrl+C stops it. Only the report is served.
+      gamut view runs/demo
+      gamut view runs/demo --no-browser --port 8765   # then open the URL (or forward it)
+    """
+    import sys
+
+    from gamut_eval.analysis._view import ReportServer, ensure_report, has_browser, open_in_browser
+
+    if run_dir.is_dir() and not (run_dir / "report.html").is_file():
+        err_console.print("no report.html yet: writing it first (as `gamut report` does)...")
+    path, written = ensure_report(run_dir)
+    if written:
+        _print_plain(f"report: {path} (written now)")
+    browser = not no_browser and has_browser()
+    if browser and port is None and open_in_browser(path.resolve().as_uri()):
+        _print_plain(f"opened {path} in the browser")
+        return
+    server = ReportServer(path, port or 0)
+    try:
+        click.echo(f"serving {path} at {server.url} (Ctrl+C to stop)")
+        sys.stdout.flush()
+        if browser and port is not None:
+            open_in_browser(server.url)
+        server.serve_forever()
+    except KeyboardInterrupt:
+        click.echo("stopped", err=True)
+    finally:
+        server.server_close()
+
+
+COMMANDS = [report, view]

@@ -245,7 +245,8 @@ def run(
     """Generate answers, judge them with each judge, score, and print the leaderboard.
 
     \b
-    Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json.
+    Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json,
+    and Inspect logs with every judge's scores in RUN_DIR/logs/ (`inspect view`).
     Interrupted and rerun with the same arguments, it continues where it stopped; a
     different run into a used folder is refused (exit 2) unless --overwrite. Every
     question must have an answer from every model in every setting run, unless

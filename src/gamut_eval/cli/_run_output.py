@@ -5,6 +5,7 @@ did, tokens and cost, where the results are. Tables are fitted to the terminal
 from __future__ import annotations
 
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gamut_eval.cli._common import console, err_console
@@ -59,9 +60,13 @@ def _print_usage(result: RunResult) -> None:
 
 
 def print_where(out_dir: object) -> None:
+    logs = ""
+    if (Path(str(out_dir)) / "logs").is_dir():
+        logs = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs"
     err_console.print(
-        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json)",
+        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{logs})",
         markup=False,
+        soft_wrap=True,
         highlight=False,
     )
 

@@ -160,7 +160,9 @@ def probe_models(
     """One tiny request to each distinct model, concurrently (with an image unless the
     setting is ``text_only``). Raises ``ProbeFailed`` for the first that fails."""
     from gamut_eval.generate._settings import GenerationSettings
+    from gamut_eval.generate._tokens import ensure_o200k_base
 
+    ensure_o200k_base()  # Inspect counts the probe's tokens when a provider reports none
     generation = generation or GenerationSettings()
     image = setting != "text_only"
     distinct = list(dict.fromkeys(models))

@@ -2,27 +2,26 @@
 
 ``inspect score LOG --scorer gamut_eval/gamut_scorer -S judge=M2 -S dataset=D`` re-scores a
 log with another judge. A check the judge could not grade is unscored (left out of the
-score and reported in the metadata), never counted against the model.
+score and listed as unscored in the explanation and the metadata), never counted against
+the model. What the score holds is ``_score_view.score_parts``.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gamut_eval.data import resolve_dataset_path
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
+from gamut_eval.generate._score_view import score_parts
 from gamut_eval.judge._pass import run_pass
 from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import MemoryStore, Store, StoredVerdict, VerdictStore
+from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
 from gamut_eval.judge.backends import make_backend
 from gamut_eval.responses import ResponseRow
-from gamut_eval.rubric import Checklist
 from gamut_eval.rubric._model import TIERS
 
 if TYPE_CHECKING:
@@ -45,38 +44,6 @@ def _store(path: str | None) -> Store:
     if key not in _STORES:
         _STORES[key] = VerdictStore(key)
     return _STORES[key]
-
-
-def _card(checklist: Checklist, rows: list[StoredVerdict]) -> dict[str, float]:
-    from gamut_eval.scoring import score_response
-
-    card = score_response(
-        checklist, {c.id: r.verdict for c, r in zip(checklist.checks, rows, strict=True)}
-    )
-    values = {"gamut": math.nan if card.gamut is None else card.gamut}
-    values |= {t.value: card.tiers.get(t, math.nan) for t in TIERS}
-    return values
-
-
-def _metadata(
-    settings: JudgeSettings, checklist: Checklist, rows: list[StoredVerdict]
-) -> dict[str, Any]:
-    return {
-        "judge": settings.judge,
-        "prompt_version": PROMPT_VERSION,
-        "unscored": sum(r.verdict is None for r in rows),
-        "verdicts": {
-            c.id: {
-                "verdict": r.verdict,
-                "status": r.status,
-                "reason": r.reason,
-                "explanation": r.explanation,
-                "tier": c.tier.value,
-                "kind": c.kind.value,
-            }
-            for c, r in zip(checklist.checks, rows, strict=True)
-        },
-    }
 
 
 def build_score_fn(
@@ -115,10 +82,12 @@ def build_score_fn(
         [planned] = list(plan)
         found = verdicts.get(planned.keys)
         rows = [found[key] for key in planned.keys]
+        parts = score_parts(settings.judge, checklist, rows)
         return Score(
-            value=_card(checklist, rows),
+            value=parts.value,
             answer=answer,
-            metadata=_metadata(settings, checklist, rows),
+            explanation=parts.explanation,
+            metadata=parts.metadata,
         )
 
     return score

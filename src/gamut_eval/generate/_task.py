@@ -69,6 +69,9 @@ def gamut_task(
     from inspect_ai.solver import generate
 
     from gamut_eval.generate._inspect_scorer import gamut_scorer
+    from gamut_eval.generate._tokens import ensure_o200k_base
+
+    ensure_o200k_base()  # token counts without a download (mockllm reports no usage)
 
     if setting not in SETTING_CHOICES:
         raise InputError(f"setting must be one of {', '.join(SETTING_CHOICES)}; got {setting!r}")
