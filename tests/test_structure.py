@@ -24,7 +24,7 @@ PACKAGE = "gamut_eval"
 MAX_LINES = 400
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["errors", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
+    ("base", ["errors", "_extras", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
     ("rubric", ["rubric"]),
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).

@@ -23,6 +23,10 @@ _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 """``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
 checks that the two agree)."""
 
+_DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
+"""``gamut_eval.analysis._diversity_embed.DEFAULT_MODEL``, spelled out to keep the import
+lazy (a test checks that the two agree)."""
+
 __all__ = ["COMMANDS", "report", "summary_tables", "write_html_report"]
 
 
@@ -164,9 +168,21 @@ def write_html_report(run_dir: Path) -> Path:
     help="The run's dataset, when it is no longer where run.json says (`sample`: the "
     "bundled sample).",
 )
+@click.option(
+    "--embeddings",
+    "embeddings",
+    is_flag=False,
+    flag_value=_DEFAULT_EMBEDDINGS,
+    default=None,
+    metavar="[MODEL]",
+    help="Question diversity on sentence embeddings instead of TF-IDF: alone, the official "
+    f"{_DEFAULT_EMBEDDINGS}; or a sentence-transformers model name or local folder. Needs "
+    "pip install 'gamut-eval[embeddings]' (the model is downloaded once into the Hugging "
+    "Face cache); without it the report uses TF-IDF and says so.",
+)
 def report(
     run_dir: Path, fmt: str, out: Path | None, seed: int, resamples: int,
-    families: Path | None, dataset: Path | None,
+    families: Path | None, dataset: Path | None, embeddings: str | None,
 ) -> None:  # fmt: skip
     """Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.
 
@@ -176,6 +192,7 @@ def report(
       gamut report runs/demo                      # RUN_DIR/report.html
       gamut report runs/x --format json -o x.json
       gamut report runs/x --format csv -o tables/ # one CSV per table
+      gamut report runs/x --embeddings            # diversity on MiniLM embeddings
     """
     from gamut_eval.analysis._export import (
         FOLDER_FORMATS,
@@ -191,6 +208,7 @@ def report(
         resamples=resamples,
         families=load_families(families) if families else {},
         families_file=str(families) if families else None,
+        embeddings=embeddings,
     )
     result = report_for_run(run_dir, config, dataset)
     if out == Path("-"):
