@@ -23,7 +23,9 @@ __all__ = [
 
 
 class DatasetPath(click.Path):
-    """A dataset file, or ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark."""
+    """A dataset file, ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark, or
+    ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched with its folder into
+    the Hub cache; the optional ``hub`` extra)."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False, path_type=Path)
@@ -31,8 +33,8 @@ class DatasetPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path
 
-        if isinstance(value, str) and value == SAMPLE_ALIAS:
-            return resolve_dataset_path(value)
+        if isinstance(value, str) and (value == SAMPLE_ALIAS or value.startswith("hf://")):
+            value = str(resolve_dataset_path(value))
         return super().convert(value, param, ctx)
 
 

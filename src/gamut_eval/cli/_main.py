@@ -101,6 +101,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "build",
         "Build a GAMUT-style benchmark over your own images, stage by stage.",
     ),
+    "push": LazyCommand(
+        _CLI + "_hub",
+        "push",
+        "Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.",
+    ),
     "annotate": LazyCommand(
         _CLI + "_annotate",
         "annotate",
