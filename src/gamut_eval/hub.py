@@ -77,7 +77,7 @@ def _api() -> Any:
     return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
 
 
-def _hub_error(url: HubPath, exc: Exception) -> InputError:
+def _hub_error(url: HubPath, exc: Exception, endpoint: str) -> InputError:
     from huggingface_hub.errors import (
         EntryNotFoundError,
         HfHubHTTPError,
@@ -92,9 +92,11 @@ def _hub_error(url: HubPath, exc: Exception) -> InputError:
     elif isinstance(exc, EntryNotFoundError):
         why = "no such file or folder in the repository"
     elif isinstance(exc, HfHubHTTPError):
-        why = f"the Hub answered {exc}"
+        status = getattr(exc.response, "status_code", None)
+        hint = " (set HF_TOKEN to a token that may write there)" if status in (401, 403) else ""
+        why = f"the Hub at {endpoint} answered {exc}{hint}"
     else:
-        why = f"{type(exc).__name__}: {exc}"
+        why = f"could not reach the Hub at {endpoint} ({type(exc).__name__}: {exc})"
     return InputError(f"{url}: {why}")
 
 
@@ -134,7 +136,7 @@ def download(url: str) -> Path:
     except InputError:
         raise
     except Exception as exc:  # huggingface_hub's errors and the network's
-        raise _hub_error(where, exc) from exc
+        raise _hub_error(where, exc, api.endpoint) from exc
     root = Path(local)
     for _ in Path(wanted[-1]).parts:  # from the last file back up to the snapshot's root
         root = root.parent
@@ -173,5 +175,5 @@ def push(local: str | Path, url: str, *, message: str | None = None) -> str:
                 commit_message=summary,
             )
     except Exception as exc:
-        raise _hub_error(where, exc) from exc
+        raise _hub_error(where, exc, api.endpoint) from exc
     return str(getattr(info, "commit_url", info))
