@@ -2,9 +2,10 @@
 
 Reading goes through ``huggingface_hub`` (the optional ``hub`` extra) into its own cache
 (``HF_HOME`` / ``HF_HUB_CACHE``): :func:`download` fetches the file a URL names together
-with every file in the same folder of the repository (a dataset's images sit beside its
-``dataset.jsonl``), or every file under the folder it names (a run folder), and returns the
-local path of what the URL names. :func:`push` uploads a local file or folder to a path in a
+with every file under the folder that holds it (a dataset's images sit beside its
+``dataset.jsonl``; for a file at the repository's root, that is the whole repository), or
+every file under the folder it names (a run folder), and returns the local path of what
+the URL names. :func:`push` uploads a local file or folder to a path in a
 dataset repository, creating the repository if needed, in one commit; a run folder's verdict
 store (``store.sqlite`` and its companions, a local cache) is left out.
 
@@ -106,6 +107,7 @@ def download(url: str) -> Path:
     where = parse_hub_path(url)
     api = _api()
     from huggingface_hub import hf_hub_download
+    from huggingface_hub.hf_api import RepoFile
 
     try:
         entries = list(
@@ -113,7 +115,7 @@ def download(url: str) -> Path:
                 where.repo_id, recursive=True, repo_type="dataset", revision=where.revision
             )
         )
-        files = {e.path for e in entries if type(e).__name__ == "RepoFile"}
+        files = {e.path for e in entries if isinstance(e, RepoFile)}
         if where.path in files:  # a file: it and its folder's files
             folder = where.path.rpartition("/")[0]
         elif where.path == "" or any(f.startswith(where.path + "/") for f in files):
