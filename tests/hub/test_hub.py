@@ -118,3 +118,24 @@ def test_without_the_hub_extra_the_command_names_it(
     code, _, err = cli_run("push", str(tmp_path / "d.jsonl"), "hf://datasets/alice/bench/d.jsonl")
     assert code == 2
     assert "pip install 'gamut-eval[hub]'" in " ".join(err.split())
+
+
+def test_gamut_report_reads_a_pushed_run_and_writes_into_the_working_folder(
+    hub: FakeHubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    code, _, err = cli_run("run", "--dataset", "sample", "--responses",
+                           str(sample_dir() / "responses.jsonl"), "--judge", OFFLINE,
+                           "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    push(out, "hf://datasets/alice/runs/demo")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    # The dataset recorded in run.json is the bundled sample's path, readable here too.
+    code, stdout, err = cli_run("report", "hf://datasets/alice/runs/demo", "--resamples", "20")
+    assert code == 0, err
+    assert (work / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert "report: report.html" in stdout or f"report: {work / 'report.html'}" in stdout
+    cached = download("hf://datasets/alice/runs/demo")
+    assert not (cached / "report.html").exists()  # nothing written into the Hub cache

@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DATASET_PATH",
+    "HUB_RUN",
+    "RUN_FOLDER",
     "DatasetPath",
+    "RunFolder",
     "console",
     "dump_json",
     "err_console",
@@ -39,6 +42,31 @@ class DatasetPath(click.Path):
 
 
 DATASET_PATH = DatasetPath()
+
+
+HUB_RUN = "gamut_eval.hub_run"
+"""``ctx.meta`` key set when the run folder came from the Hub (its copy is in the cache,
+so outputs default to the working folder instead)."""
+
+
+class RunFolder(click.Path):
+    """A run folder, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched
+    into the Hub cache; the optional ``hub`` extra)."""
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("hf://"):
+            from gamut_eval.hub import download
+
+            value = str(download(value))
+            if ctx is not None:
+                ctx.meta[HUB_RUN] = True
+        return super().convert(value, param, ctx)
+
+
+RUN_FOLDER = RunFolder()
 
 
 class _LazyConsole:

@@ -13,7 +13,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._common import DATASET_PATH, HUB_RUN, RUN_FOLDER, console, err_console
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def write_html_report(run_dir: Path) -> Path:
 
 
 @click.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir", type=RUN_FOLDER)
 @click.option(
     "--format",
     "fmt",
@@ -138,7 +138,8 @@ def write_html_report(run_dir: Path) -> Path:
     type=click.Path(path_type=Path),
     default=None,
     help="Output file (a folder for csv/parquet; `-` for standard output). "
-    "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet.",
+    "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet (for an hf:// "
+    "run, in the working folder).",
 )
 @click.option(
     "--seed",
@@ -193,6 +194,7 @@ def report(
       gamut report runs/x --format json -o x.json
       gamut report runs/x --format csv -o tables/ # one CSV per table
       gamut report runs/x --embeddings            # diversity on MiniLM embeddings
+      gamut report hf://datasets/me/runs/x -o x.html   # a run pushed to the Hub
     """
     from gamut_eval.analysis._export import (
         FOLDER_FORMATS,
@@ -216,7 +218,8 @@ def report(
             raise InputError(f"{fmt} output is a folder of tables; give -o FOLDER")
         click.echo(render_text(result, fmt), nl=False)
         return
-    target = out or default_output(run_dir, fmt)
+    here = Path.cwd() if click.get_current_context().meta.get(HUB_RUN) else run_dir
+    target = out or default_output(here, fmt)  # a run from the Hub: not into the Hub cache
     written = write_report(result, fmt, target)
     for table in summary_tables(result):
         console.print(table)
