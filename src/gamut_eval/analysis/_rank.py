@@ -1,14 +1,17 @@
 """Rank statistics over models: Kendall's tau-b, Pearson's r, ranks and swapped pairs.
 
 All take the models along the last axis and broadcast over leading axes, so one call
-computes the statistic on the data and under every bootstrap resample. A model with no
+computes the statistic on the data and under every bootstrap resample. The statistics
+themselves are SciPy's (imported when first used). A model with no
 score (NaN) in either ranking is left out of the pairs it is in.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -19,57 +22,64 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
-def _pair_signs(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """sign(x_i - x_j) and sign(y_i - y_j) for every pair i < j, 0 where a value is NaN."""
-    i, j = np.triu_indices(x.shape[-1], k=1)
-    valid = ~(np.isnan(x) | np.isnan(y))
-    both = valid[..., i] & valid[..., j]
-    with np.errstate(invalid="ignore"):
-        sx = np.where(both, np.sign(x[..., i] - x[..., j]), 0.0)
-        sy = np.where(both, np.sign(y[..., i] - y[..., j]), 0.0)
-    return sx, sy
-
-
 def kendall_tau_b(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
-    """Kendall's tau-b between two scorings of the same items (last axis).
+    """Kendall's tau-b between two scorings of the same items (last axis): SciPy's
+    ``kendalltau(variant="b", nan_policy="omit")`` on each slice.
 
     ``(n_c - n_d) / sqrt((n_0 - n_1) (n_0 - n_2))``, where n_0 counts pairs, n_1 and n_2
-    pairs tied in x and in y. With s_x = sign(x_i - x_j), the numerator is
-    ``sum s_x s_y`` and ``n_0 - n_1 = sum |s_x|``, which handles ties without special
-    cases. NaN when a ranking has no untied pair (tau is undefined).
+    pairs tied in x and in y. NaN when a ranking has no untied pair (tau is undefined).
     """
-    sx, sy = _pair_signs(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    numerator = (sx * sy).sum(axis=-1)
-    denominator = np.sqrt(np.abs(sx).sum(axis=-1) * np.abs(sy).sum(axis=-1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.asarray(np.where(denominator > 0, numerator / denominator, np.nan))
+    from scipy import stats
+
+    xa, ya = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    if xa.shape[-1] < 2:
+        return np.full(xa.shape[:-1], np.nan)
+    with warnings.catch_warnings():
+        # Constant or too short slices give NaN, which is the answer here, not a problem.
+        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", _small_sample_warning(stats))
+        result = stats.kendalltau(xa, ya, variant="b", nan_policy="omit", axis=-1)
+    return np.asarray(result.statistic, dtype=np.float64)
+
+
+def _small_sample_warning(stats: Any) -> type[Warning]:
+    found = getattr(stats, "SmallSampleWarning", RuntimeWarning)
+    return found if isinstance(found, type) and issubclass(found, Warning) else RuntimeWarning
 
 
 def pearson(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
-    """Pearson's correlation over the last axis (items with both values); NaN when either
-    side is constant or fewer than two items remain."""
-    xa = np.asarray(x, dtype=np.float64)
-    ya = np.asarray(y, dtype=np.float64)
-    valid = ~(np.isnan(xa) | np.isnan(ya))
-    count = valid.sum(axis=-1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        mx = np.where(valid, xa, 0.0).sum(axis=-1) / count
-        my = np.where(valid, ya, 0.0).sum(axis=-1) / count
-        dx = np.where(valid, xa - mx[..., None], 0.0)
-        dy = np.where(valid, ya - my[..., None], 0.0)
-        r = (dx * dy).sum(axis=-1) / np.sqrt((dx * dx).sum(axis=-1) * (dy * dy).sum(axis=-1))
-    return np.asarray(np.where(count >= 2, r, np.nan))
+    """Pearson's correlation over the last axis (SciPy's ``pearsonr`` on the items with
+    both values); NaN when either side is constant or fewer than two items remain."""
+    from scipy import stats
+
+    xa, ya = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
+    shape, n = xa.shape[:-1], xa.shape[-1]
+    fx, fy = xa.reshape(-1, n), ya.reshape(-1, n)
+    valid = ~(np.isnan(fx) | np.isnan(fy))
+    out = np.full(fx.shape[0], np.nan)
+    complete = valid.all(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", stats.ConstantInputWarning)  # NaN: r is undefined
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if n >= 2 and complete.any():
+            out[complete] = stats.pearsonr(fx[complete], fy[complete], axis=-1).statistic
+        for row in np.flatnonzero(~complete & (valid.sum(axis=1) >= 2)):
+            keep = valid[row]
+            out[row] = stats.pearsonr(fx[row, keep], fy[row, keep]).statistic
+    return np.asarray(out.reshape(shape))
 
 
 def ranks(scores: npt.ArrayLike) -> IntArray:
-    """1 for the best; ties share the better rank (1, 2, 2, 4); NaN ranks after all."""
+    """1 for the best; ties share the better rank (1, 2, 2, 4); NaN ranks after all
+    (SciPy's ``rankdata(method="min")`` of the negated scores)."""
+    from scipy import stats
+
     values = np.asarray(scores, dtype=np.float64)
-    filled = np.where(np.isnan(values), -np.inf, values)
-    better = (filled[None, :] > filled[:, None]).sum(axis=1)
-    out = 1 + better
     missing = np.isnan(values)
-    out[missing] = 1 + int((~missing).sum())
-    return np.asarray(out, dtype=np.int64)
+    out = np.full(values.shape, 1 + int((~missing).sum()), dtype=np.int64)
+    if (~missing).any():
+        out[~missing] = stats.rankdata(-values[~missing], method="min").astype(np.int64)
+    return out
 
 
 @dataclass(frozen=True)

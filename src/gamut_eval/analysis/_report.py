@@ -81,6 +81,10 @@ class ReportConfig(BaseModel):
     """Model id or glob pattern -> family, overriding the provider part of ids."""
     families_file: str | None = None
     """Where ``families`` was read from, if anywhere."""
+    embeddings: str | None = None
+    """Question diversity on sentence embeddings from this sentence-transformers model (a
+    Hub name such as ``sentence-transformers/all-MiniLM-L6-v2`` or a local folder) instead
+    of TF-IDF; TF-IDF (with a note) when the ``embeddings`` extra or the model is missing."""
 
 
 class ReportMeta(BaseModel):
@@ -228,7 +232,7 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         check_agreement = check_agreement_rows(run.verdicts, cube, boot)
         against_reference = reference_agreement(run.verdicts, cube, boot)
         notes += reference_notes(against_reference)
-    diversity = _diversity(run.dataset, notes)
+    diversity = _diversity(run.dataset, notes, config.embeddings)
     audit = audit_rows(run.run_dir, notes)
     notes += _coverage_notes(cube)
     return Report(
@@ -306,7 +310,9 @@ def _diversity_module() -> ModuleType | None:
         return None
 
 
-def _diversity(dataset: Dataset | None, notes: list[str]) -> DiversityTables:
+def _diversity(
+    dataset: Dataset | None, notes: list[str], embeddings: str | None = None
+) -> DiversityTables:
     empty = DiversityTables()
     if dataset is None:
         return empty
@@ -315,7 +321,10 @@ def _diversity(dataset: Dataset | None, notes: list[str]) -> DiversityTables:
         notes.append("question diversity is not available in this version of gamut-eval")
         return empty
     try:
-        return diversity_rows(module.question_diversity(dataset))
+        result = module.question_diversity(dataset, embeddings=embeddings or False)
+        if getattr(result, "embeddings_fallback", None):
+            notes.append(f"question diversity: {result.embeddings_fallback}")
+        return diversity_rows(result)
     except (pydantic.ValidationError, AttributeError, KeyError, TypeError) as exc:
         notes.append(
             f"question diversity left out: its result did not have the expected form ({exc})"

@@ -51,7 +51,12 @@ def annotate() -> None:
       gamut annotate import WORK/review/to_annotate.jsonl   candidates from `gamut build review`
       gamut annotate serve                              then open http://127.0.0.1:8700
       gamut annotate export --out dataset.jsonl --decisions decisions.jsonl
+
+    Needs the optional 'annotate' extra: pip install 'gamut-eval[annotate]'.
     """
+    from gamut_eval._extras import require_extra
+
+    require_extra("annotate", "gamut annotate")
 
 
 @annotate.command("serve")

@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DATASET_PATH",
+    "HUB_RUN",
+    "RUN_FOLDER",
     "DatasetPath",
+    "RunFolder",
     "console",
     "dump_json",
     "err_console",
@@ -23,7 +26,9 @@ __all__ = [
 
 
 class DatasetPath(click.Path):
-    """A dataset file, or ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark."""
+    """A dataset file, ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark, or
+    ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched with its folder into
+    the Hub cache; the optional ``hub`` extra)."""
 
     def __init__(self) -> None:
         super().__init__(dir_okay=False, path_type=Path)
@@ -31,12 +36,37 @@ class DatasetPath(click.Path):
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path
 
-        if isinstance(value, str) and value == SAMPLE_ALIAS:
-            return resolve_dataset_path(value)
+        if isinstance(value, str) and (value == SAMPLE_ALIAS or value.startswith("hf://")):
+            value = str(resolve_dataset_path(value))
         return super().convert(value, param, ctx)
 
 
 DATASET_PATH = DatasetPath()
+
+
+HUB_RUN = "gamut_eval.hub_run"
+"""``ctx.meta`` key set when the run folder came from the Hub (its copy is in the cache,
+so outputs default to the working folder instead)."""
+
+
+class RunFolder(click.Path):
+    """A run folder, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched
+    into the Hub cache; the optional ``hub`` extra)."""
+
+    def __init__(self) -> None:
+        super().__init__(path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value.startswith("hf://"):
+            from gamut_eval.hub import download
+
+            value = str(download(value))
+            if ctx is not None:
+                ctx.meta[HUB_RUN] = True
+        return super().convert(value, param, ctx)
+
+
+RUN_FOLDER = RunFolder()
 
 
 class _LazyConsole:

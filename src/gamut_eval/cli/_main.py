@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import click
 
 from gamut_eval import __version__
+from gamut_eval._extras import missing_extra_message
 from gamut_eval.cli._exit import EXIT_FAILURE, EXIT_INPUT
 from gamut_eval.errors import GamutError, InputError
 
@@ -105,6 +106,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "build",
         "Build a GAMUT-style benchmark over your own images, stage by stage.",
     ),
+    "push": LazyCommand(
+        _CLI + "_hub",
+        "push",
+        "Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.",
+    ),
     "annotate": LazyCommand(
         _CLI + "_annotate",
         "annotate",
@@ -159,6 +165,12 @@ class _Group(click.Group):
         except GamutError as exc:
             click.echo(f"error: {exc}", err=True)
             ctx.exit(EXIT_FAILURE)
+        except ModuleNotFoundError as exc:
+            message = missing_extra_message(exc)
+            if message is None:  # not an optional library: a broken install, show it all
+                raise
+            click.echo(f"error: {message}", err=True)
+            ctx.exit(EXIT_INPUT)
 
 
 ENV_FILE = ".env"

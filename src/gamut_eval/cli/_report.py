@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._common import DATASET_PATH, HUB_RUN, RUN_FOLDER, console, err_console
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 """``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
 checks that the two agree)."""
+
+_DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
+"""``gamut_eval.analysis._diversity_embed.DEFAULT_MODEL``, spelled out to keep the import
+lazy (a test checks that the two agree)."""
 
 __all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "view", "write_html_report"]
 
@@ -69,7 +73,7 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
 
 
 @click.command()
-@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.argument("run_dir", type=RUN_FOLDER)
 @click.option(
     "--format",
     "fmt",
@@ -86,7 +90,8 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     default=None,
     help="Output file (a folder for csv/parquet; `-` for standard output, plain text for "
     "piping: html, md, json, or one table as csv). "
-    "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet.",
+    "Default: RUN_DIR/report.<format>, or RUN_DIR/report/ for csv/parquet (for an hf:// "
+    "run, in the working folder).",
 )
 @click.option(
     "--table",
@@ -125,9 +130,21 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     help="The run's dataset, when it is no longer where run.json says (`sample`: the "
     "bundled sample).",
 )
+@click.option(
+    "--embeddings",
+    "embeddings",
+    is_flag=False,
+    flag_value=_DEFAULT_EMBEDDINGS,
+    default=None,
+    metavar="[MODEL]",
+    help="Question diversity on sentence embeddings instead of TF-IDF: alone, the official "
+    f"{_DEFAULT_EMBEDDINGS}; or a sentence-transformers model name or local folder. Needs "
+    "pip install 'gamut-eval[embeddings]' (the model is downloaded once into the Hugging "
+    "Face cache); without it the report uses TF-IDF and says so.",
+)
 def report(
     run_dir: Path, fmt: str, out: Path | None, table_name: str | None, seed: int,
-    resamples: int, families: Path | None, dataset: Path | None,
+    resamples: int, families: Path | None, dataset: Path | None, embeddings: str | None,
 ) -> None:  # fmt: skip
     """Tables and plots of a finished run: leaderboard, judge robustness, modality, diversity.
 
@@ -139,6 +156,8 @@ def report(
       gamut report runs/x --format csv -o tables/ # one CSV per table
       gamut report runs/x --format md -o - | less # to standard output (no colour)
       gamut report runs/x --format csv -o - --table judge_scores
+      gamut report runs/x --embeddings            # diversity on MiniLM embeddings
+      gamut report hf://datasets/me/runs/x -o x.html   # a run pushed to the Hub
     """
     from gamut_eval.analysis._export import (
         default_output,
@@ -154,6 +173,7 @@ def report(
         resamples=resamples,
         families=load_families(families) if families else {},
         families_file=str(families) if families else None,
+        embeddings=embeddings,
     )
     if table_name is not None and out != Path("-"):
         raise InputError("--table selects what -o - prints; add -o - (or leave --table out)")
@@ -167,7 +187,8 @@ def report(
             text = render_text(result, fmt)
         click.echo(text, nl=False)
         return
-    target = out or default_output(run_dir, fmt)
+    here = Path.cwd() if click.get_current_context().meta.get(HUB_RUN) else run_dir
+    target = out or default_output(here, fmt)  # a run from the Hub: not into the Hub cache
     written = write_report(result, fmt, target)
     print_summary(result)
     where = target if len(written) == 1 else f"{target}/ ({len(written)} files)"

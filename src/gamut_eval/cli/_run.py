@@ -30,7 +30,8 @@ _dataset_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
     show_default=True,
-    help="Dataset JSONL, or `sample` for the bundled sample benchmark.",
+    help="Dataset JSONL, `sample` for the bundled sample benchmark, or "
+    "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
 )
 
 _GENERATION = "generation_"

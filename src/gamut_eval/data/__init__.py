@@ -49,7 +49,13 @@ def sample_dir() -> Path:
 
 
 def resolve_dataset_path(dataset: str | Path | None) -> Path:
-    """A dataset path, with ``sample`` (or nothing) meaning the bundled sample benchmark."""
+    """A dataset path, with ``sample`` (or nothing) meaning the bundled sample benchmark, and
+    ``hf://datasets/OWNER/NAME/PATH`` a file on the Hugging Face Hub (fetched with the files
+    beside it into the Hub cache; see :mod:`gamut_eval.hub`)."""
     if dataset is None or str(dataset) == SAMPLE_ALIAS:
         return sample_dir() / "dataset.jsonl"
+    if isinstance(dataset, str) and dataset.startswith("hf://"):
+        from gamut_eval.hub import download
+
+        return download(dataset)
     return Path(dataset)

@@ -4,11 +4,13 @@ Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` (OpenAI-c
 :class:`FakeAnthropicServer` (Anthropic's Messages API) or :class:`FakeGeminiServer`
 (Gemini's generateContent) instead of a paid API: replies come from a policy (a keyword
 stand-in judge by default), judge-output faults are injected on demand, and every request
-is logged by a hash of its canonical body.
+is logged by a hash of its canonical body. :class:`FakeHubServer` is a folder-backed
+Hugging Face Hub for offline tests of ``hf://`` datasets and ``gamut push``.
 """
 
 from gamut_eval.testing._fake_anthropic import FakeAnthropicServer
 from gamut_eval.testing._fake_gemini import FakeGeminiServer
+from gamut_eval.testing._fake_hub import FakeHubServer
 from gamut_eval.testing._fake_openai import DEFAULT_MODELS, HOST, FakeOpenAIServer
 from gamut_eval.testing._faults import (
     FAULT_KINDS,
@@ -54,6 +56,7 @@ __all__ = [
     "RESPONSE_FENCE_RE",
     "FakeAnthropicServer",
     "FakeGeminiServer",
+    "FakeHubServer",
     "FakeOpenAIServer",
     "FakeServerError",
     "FaultKind",

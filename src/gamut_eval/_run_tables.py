@@ -1,0 +1,138 @@
+"""A finished run folder as three standard tables: :func:`load_run`.
+
+``gamut run`` writes ``responses.jsonl`` (the answers), ``verdicts.jsonl`` (one row per
+answer x check x judge) and ``scores.jsonl`` (one row per answer x judge); this reads all
+three into pandas DataFrames in one call (polars on request, when it is installed), with
+the columns the files' rows have. Score rows are flattened the way ``score_table`` names its
+columns: ``answer_critical``, ``valuable``, ``context`` (tier scores) and
+``answer_critical.meets`` etc. (verdict counts per tier).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gamut_eval.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["RunTables", "load_run"]
+
+_FILES = {"answers": "responses.jsonl", "verdicts": "verdicts.jsonl", "scores": "scores.jsonl"}
+
+
+@dataclass(frozen=True)
+class RunTables:
+    """The answers, verdicts and scores of one run folder."""
+
+    path: Path
+    """The run folder (for an ``hf://`` run, its copy in the Hub cache)."""
+    answers: pd.DataFrame
+    """``responses.jsonl``: ``question_id``, ``model``, ``setting``, ``response``, ..."""
+    verdicts: pd.DataFrame
+    """``verdicts.jsonl``: the keys, ``judge``, ``check_id``, ``verdict``, ``status``, ..."""
+    scores: pd.DataFrame
+    """``scores.jsonl`` flattened: the keys, ``judge``, ``gamut``, tier scores, counts."""
+    manifest: dict[str, Any] = field(default_factory=dict)
+    """``run.json`` (models, judges, scoring parameters, usage), or {} when absent."""
+
+    def to_polars(self) -> PolarsRunTables:
+        """The same tables as polars DataFrames (needs ``pip install polars``)."""
+        try:
+            import polars as pl
+        except ImportError:
+            raise InputError("polars is not installed: pip install polars") from None
+        return PolarsRunTables(
+            path=self.path,
+            answers=pl.from_pandas(self.answers),
+            verdicts=pl.from_pandas(self.verdicts),
+            scores=pl.from_pandas(self.scores),
+            manifest=self.manifest,
+        )
+
+
+@dataclass(frozen=True)
+class PolarsRunTables:
+    """:class:`RunTables` with polars DataFrames."""
+
+    path: Path
+    answers: Any
+    verdicts: Any
+    scores: Any
+    manifest: dict[str, Any]
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    """A JSONL file as a DataFrame: pyarrow's reader (fast at millions of rows), or the
+    project's strict line reader when pyarrow cannot infer one type per field."""
+    import pandas as pd
+    import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
+    import pyarrow.json as pj  # type: ignore[import-untyped]
+
+    if path.stat().st_size == 0:
+        return pd.DataFrame()
+    try:
+        frame: pd.DataFrame = pj.read_json(path).to_pandas()
+        return frame
+    except (pa.ArrowException, OSError):
+        from gamut_eval._files import read_jsonl
+
+        return pd.DataFrame([row for _, row in read_jsonl(path)])
+
+
+def _flat_scores(frame: pd.DataFrame) -> pd.DataFrame:
+    import pandas as pd
+
+    nested = [c for c in ("tiers", "counts") if c in frame.columns]
+    if not nested or frame.empty:
+        return frame
+    parts = [frame.drop(columns=nested)]
+    for column in nested:
+        flat = pd.json_normalize(frame[column].tolist())
+        flat.index = frame.index
+        parts.append(flat)
+    out = pd.concat(parts, axis=1)
+    for column in out.columns:
+        if "." in str(column):
+            out[column] = out[column].fillna(0).astype("int64")
+    return out
+
+
+def load_run(path: str | Path) -> RunTables:
+    """The answers, verdicts and scores of the run folder ``path`` (or
+    ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub, fetched into the Hub cache).
+
+    A missing or unreadable file raises ``InputError`` naming it.
+    """
+    if isinstance(path, str) and path.startswith("hf://"):
+        from gamut_eval.hub import download
+
+        folder = download(path)
+    else:
+        folder = Path(path)
+    if not folder.is_dir():
+        what = "is a file, not a run folder" if folder.exists() else "no such run folder"
+        raise InputError(f"{folder}: {what} (give the folder `gamut run` or `gamut demo` wrote)")
+    tables: dict[str, pd.DataFrame] = {}
+    for name, file in _FILES.items():
+        where = folder / file
+        if not where.is_file():
+            raise InputError(f"{where}: missing, so {folder} is not a finished run folder")
+        tables[name] = _read_jsonl(where)
+    manifest: dict[str, Any] = {}
+    if (folder / "run.json").is_file():
+        try:
+            manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InputError(f"{folder / 'run.json'}: not readable JSON ({exc})") from None
+    return RunTables(
+        path=folder,
+        answers=tables["answers"],
+        verdicts=tables["verdicts"],
+        scores=_flat_scores(tables["scores"]),
+        manifest=manifest,
+    )

@@ -1,0 +1,181 @@
+"""Datasets and runs on the Hugging Face Hub: ``hf://datasets/OWNER/NAME[@REVISION]/PATH``.
+
+Reading goes through ``huggingface_hub`` (the optional ``hub`` extra) into its own cache
+(``HF_HOME`` / ``HF_HUB_CACHE``): :func:`download` fetches the file a URL names together
+with every file under the folder that holds it (a dataset's images sit beside its
+``dataset.jsonl``; for a file at the repository's root, that is the whole repository), or
+every file under the folder it names (a run folder), and returns the local path of what
+the URL names. :func:`push` uploads a local file or folder to a path in a
+dataset repository, creating the repository if needed, in one commit; a run folder's verdict
+store (``store.sqlite`` and its companions, a local cache) is left out.
+
+``HF_ENDPOINT`` (read at each call) points at another Hub, ``HF_TOKEN`` holds the token; both
+are huggingface_hub's own variables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gamut_eval._extras import require_extra
+from gamut_eval.errors import InputError
+
+__all__ = ["PREFIX", "HubPath", "download", "is_hub_path", "parse_hub_path", "push"]
+
+PREFIX = "hf://"
+_URL = re.compile(
+    r"hf://datasets/(?P<owner>[\w.-]+)/(?P<name>[\w.-]+)(?:@(?P<revision>[\w.\-/]+?))?"
+    r"(?:/(?P<path>.*))?"
+)
+_FORM = "hf://datasets/OWNER/NAME[@REVISION]/PATH"
+_NOT_PUSHED = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite.lock",
+               "*.lock", ".gamut-tmp-*")  # fmt: skip
+"""A run folder's local verdict cache and lock files: not part of what is shared."""
+
+
+@dataclass(frozen=True)
+class HubPath:
+    """A parsed ``hf://datasets/...`` URL."""
+
+    repo_id: str
+    """``OWNER/NAME``."""
+    path: str
+    """The path inside the repository ('' for its root)."""
+    revision: str | None = None
+    """Branch, tag or commit (None: the default branch)."""
+
+    def __str__(self) -> str:
+        revision = f"@{self.revision}" if self.revision else ""
+        return f"{PREFIX}datasets/{self.repo_id}{revision}/{self.path}".rstrip("/")
+
+
+def is_hub_path(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(PREFIX)
+
+
+def parse_hub_path(url: str) -> HubPath:
+    """Parse ``url``; an ``InputError`` names the expected form when it does not fit."""
+    match = _URL.fullmatch(url)
+    if match is None:
+        raise InputError(
+            f"{url!r} is not a Hugging Face dataset path: expected {_FORM} "
+            "(only dataset repositories are read and written)"
+        )
+    path = (match["path"] or "").strip("/")
+    if ".." in path.split("/"):
+        raise InputError(f"{url!r}: a Hub path cannot contain '..'")
+    return HubPath(f"{match['owner']}/{match['name']}", path, match["revision"])
+
+
+def _api() -> Any:
+    require_extra("hub", "reading or writing hf:// paths")
+    from huggingface_hub import HfApi
+
+    return HfApi(endpoint=os.environ.get("HF_ENDPOINT") or None)
+
+
+def _hub_error(url: HubPath, exc: Exception, endpoint: str) -> InputError:
+    from huggingface_hub.errors import (
+        EntryNotFoundError,
+        HfHubHTTPError,
+        RepositoryNotFoundError,
+        RevisionNotFoundError,
+    )
+
+    if isinstance(exc, RepositoryNotFoundError):
+        why = "no such dataset repository (or no access to it: set HF_TOKEN)"
+    elif isinstance(exc, RevisionNotFoundError):
+        why = f"no revision {url.revision!r} in the repository"
+    elif isinstance(exc, EntryNotFoundError):
+        why = "no such file or folder in the repository"
+    elif isinstance(exc, HfHubHTTPError):
+        status = getattr(exc.response, "status_code", None)
+        hint = " (set HF_TOKEN to a token that may write there)" if status in (401, 403) else ""
+        why = f"the Hub at {endpoint} answered {exc}{hint}"
+    else:
+        why = f"could not reach the Hub at {endpoint} ({type(exc).__name__}: {exc})"
+    return InputError(f"{url}: {why}")
+
+
+def download(url: str) -> Path:
+    """The local copy of what ``url`` names (a file or a folder), fetched into the Hub
+    cache with the rest of its folder; files already cached are not fetched again."""
+    where = parse_hub_path(url)
+    api = _api()
+    from huggingface_hub import hf_hub_download
+    from huggingface_hub.hf_api import RepoFile
+
+    try:
+        entries = list(
+            api.list_repo_tree(
+                where.repo_id, recursive=True, repo_type="dataset", revision=where.revision
+            )
+        )
+        files = {e.path for e in entries if isinstance(e, RepoFile)}
+        if where.path in files:  # a file: it and its folder's files
+            folder = where.path.rpartition("/")[0]
+        elif where.path == "" or any(f.startswith(where.path + "/") for f in files):
+            folder = where.path
+        else:
+            raise InputError(f"{where}: no such file or folder in the repository")
+        wanted = sorted(f for f in files if not folder or f.startswith(folder + "/"))
+        if not wanted:
+            raise InputError(f"{where}: the repository has no files")
+        local = ""
+        for name in wanted:
+            local = hf_hub_download(
+                where.repo_id,
+                name,
+                repo_type="dataset",
+                revision=where.revision,
+                endpoint=api.endpoint,
+                cache_dir=os.environ.get("HF_HUB_CACHE") or None,
+            )
+    except InputError:
+        raise
+    except Exception as exc:  # huggingface_hub's errors and the network's
+        raise _hub_error(where, exc, api.endpoint) from exc
+    root = Path(local)
+    for _ in Path(wanted[-1]).parts:  # from the last file back up to the snapshot's root
+        root = root.parent
+    return root / where.path if where.path else root
+
+
+def push(local: str | Path, url: str, *, message: str | None = None) -> str:
+    """Upload the file or folder ``local`` to ``url`` in one commit (creating the dataset
+    repository if it does not exist); returns the commit's URL."""
+    source = Path(local)
+    if not source.exists():
+        raise InputError(f"{source}: no such file or folder to push")
+    where = parse_hub_path(url)
+    api = _api()
+    summary = message or f"Add {source.name} with gamut-eval"
+    try:
+        api.create_repo(where.repo_id, repo_type="dataset", exist_ok=True)
+        if source.is_dir():
+            info = api.upload_folder(
+                folder_path=source,
+                path_in_repo=where.path or None,
+                repo_id=where.repo_id,
+                repo_type="dataset",
+                revision=where.revision,
+                commit_message=summary,
+                ignore_patterns=list(_NOT_PUSHED),
+            )
+        else:
+            target = where.path or source.name
+            info = api.upload_file(
+                path_or_fileobj=source,
+                path_in_repo=target,
+                repo_id=where.repo_id,
+                repo_type="dataset",
+                revision=where.revision,
+                commit_message=summary,
+            )
+    except Exception as exc:
+        raise _hub_error(where, exc, api.endpoint) from exc
+    return str(getattr(info, "commit_url", info))

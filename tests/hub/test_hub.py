@@ -1,0 +1,141 @@
+"""Datasets and runs on the Hugging Face Hub, offline: a folder-backed fake Hub
+(``gamut_eval.testing.FakeHubServer``) that huggingface_hub talks to through HF_ENDPOINT."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gamut_eval import load_run
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+from gamut_eval.errors import InputError
+from gamut_eval.hub import download, parse_hub_path, push
+from gamut_eval.testing import FakeHubServer
+
+OFFLINE = "gamut/offline"
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeHubServer]:
+    with FakeHubServer(tmp_path / "hub") as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "cache"))
+        monkeypatch.setenv("HF_TOKEN", "hf_test_token")
+        monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+        yield server
+
+
+def cli_run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, list(args), terminal_width=200)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_hub_paths_parse_and_bad_ones_name_the_form() -> None:
+    where = parse_hub_path("hf://datasets/alice/bench@v1/data/dataset.jsonl")
+    assert (where.repo_id, where.revision) == ("alice/bench", "v1")
+    assert where.path == "data/dataset.jsonl"
+    assert str(where) == "hf://datasets/alice/bench@v1/data/dataset.jsonl"
+    assert parse_hub_path("hf://datasets/alice/bench").path == ""
+    for bad in ("hf://models/alice/m/x", "hf://datasets/alice", "hf://datasets/a/b/../c"):
+        with pytest.raises(InputError, match="hf://"):
+            parse_hub_path(bad)
+
+
+def test_a_pushed_dataset_is_read_back_with_its_images(hub: FakeHubServer) -> None:
+    url = push(sample_dir(), "hf://datasets/alice/bench/data", message="the sample")
+    assert url.startswith(f"{hub.url}/datasets/alice/bench/commit/")
+    stored = hub.repo_dir("alice/bench") / "data"
+    assert (stored / "dataset.jsonl").read_bytes() == (sample_dir() / "dataset.jsonl").read_bytes()
+    local = download("hf://datasets/alice/bench/data/dataset.jsonl")
+    assert local.name == "dataset.jsonl"
+    assert local.read_bytes() == (sample_dir() / "dataset.jsonl").read_bytes()
+    images = sorted(p.name for p in (sample_dir() / "images").iterdir())
+    assert sorted(p.name for p in (local.parent / "images").iterdir()) == images
+    assert ("POST", "/api/datasets/alice/bench/commit/main") in hub.requests
+
+
+def test_gamut_run_reads_its_dataset_from_the_hub(hub: FakeHubServer, tmp_path: Path) -> None:
+    push(sample_dir(), "hf://datasets/alice/bench")
+    out = tmp_path / "run"
+    responses = str(sample_dir() / "responses.jsonl")
+    dataset = "hf://datasets/alice/bench/dataset.jsonl"
+    code, stdout, err = cli_run("run", "--dataset", dataset, "--responses", responses,
+                                "--judge", OFFLINE, "--out", str(out))  # fmt: skip
+    assert code == 0, err + stdout
+    local = json.loads((out / "run.json").read_text())
+    assert Path(local["dataset"]).read_bytes() == (sample_dir() / "dataset.jsonl").read_bytes()
+    tables = load_run(out)
+    assert len(tables.scores) > 0
+
+
+def test_gamut_push_uploads_a_run_without_its_store_and_load_run_reads_it_back(
+    hub: FakeHubServer, tmp_path: Path
+) -> None:
+    out = tmp_path / "run"
+    code, _, err = cli_run("run", "--dataset", "sample", "--responses",
+                           str(sample_dir() / "responses.jsonl"), "--judge", OFFLINE,
+                           "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    assert (out / "store.sqlite").exists()
+    code, stdout, err = cli_run("push", str(out), "hf://datasets/alice/runs/demo")
+    assert code == 0, err
+    assert stdout.startswith(f"pushed {out} to hf://datasets/alice/runs/demo: {hub.url}/")
+    pushed = hub.repo_dir("alice/runs") / "demo"
+    assert (pushed / "verdicts.jsonl").read_bytes() == (out / "verdicts.jsonl").read_bytes()
+    assert not list(pushed.glob("store.sqlite*"))  # the local verdict cache stays local
+    remote = load_run("hf://datasets/alice/runs/demo")
+    here = load_run(out)
+    for name in ("answers", "verdicts", "scores"):
+        assert getattr(remote, name).equals(getattr(here, name)), name
+
+
+def test_missing_repository_file_and_revision_are_input_errors(hub: FakeHubServer) -> None:
+    push(sample_dir() / "dataset.jsonl", "hf://datasets/alice/bench/dataset.jsonl")
+    with pytest.raises(InputError, match="no such dataset repository"):
+        download("hf://datasets/alice/other/dataset.jsonl")
+    with pytest.raises(InputError, match="no such file or folder"):
+        download("hf://datasets/alice/bench/nothing.jsonl")
+    with pytest.raises(InputError, match="no revision 'v9'"):
+        download("hf://datasets/alice/bench@v9/dataset.jsonl")
+    code, _, err = cli_run("validate", "hf://datasets/alice/other/dataset.jsonl")
+    assert code == 2
+    assert "error: hf://datasets/alice/other/dataset.jsonl: no such dataset repository" in err
+
+
+def test_without_the_hub_extra_the_command_names_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "huggingface_hub", None)
+    shutil.copy(sample_dir() / "dataset.jsonl", tmp_path / "d.jsonl")
+    code, _, err = cli_run("push", str(tmp_path / "d.jsonl"), "hf://datasets/alice/bench/d.jsonl")
+    assert code == 2
+    assert "pip install 'gamut-eval[hub]'" in " ".join(err.split())
+
+
+def test_gamut_report_reads_a_pushed_run_and_writes_into_the_working_folder(
+    hub: FakeHubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "run"
+    code, _, err = cli_run("run", "--dataset", "sample", "--responses",
+                           str(sample_dir() / "responses.jsonl"), "--judge", OFFLINE,
+                           "--out", str(out))  # fmt: skip
+    assert code == 0, err
+    push(out, "hf://datasets/alice/runs/demo")
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    # The dataset recorded in run.json is the bundled sample's path, readable here too.
+    code, stdout, err = cli_run("report", "hf://datasets/alice/runs/demo", "--resamples", "20")
+    assert code == 0, err
+    assert (work / "report.html").read_text().startswith("<!DOCTYPE html>")
+    assert "report: report.html" in stdout or f"report: {work / 'report.html'}" in stdout
+    cached = download("hf://datasets/alice/runs/demo")
+    assert not (cached / "report.html").exists()  # nothing written into the Hub cache

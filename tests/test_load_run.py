@@ -1,0 +1,81 @@
+"""``gamut_eval.load_run``: a run folder's answers, verdicts and scores in one call."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import gamut_eval
+from gamut_eval import InputError, RunTables, load_run
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("load") / "run"
+    argv = ["run", "--responses", str(sample_dir() / "responses.jsonl"),
+            "--judge", "gamut/offline", "--out", str(out)]  # fmt: skip
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def lines(path: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def test_the_three_tables_hold_every_row_of_their_files(run_dir: Path) -> None:
+    tables = load_run(run_dir)
+    assert isinstance(tables, RunTables)
+    assert "load_run" in gamut_eval.__all__
+    answers, verdicts, scores = (lines(run_dir / f) for f in
+                                 ("responses.jsonl", "verdicts.jsonl", "scores.jsonl"))  # fmt: skip
+    assert len(tables.answers) == len(answers)
+    assert len(tables.verdicts) == len(verdicts)
+    assert len(tables.scores) == len(scores)
+    assert tables.answers["response"].tolist() == [a["response"] for a in answers]
+    assert tables.verdicts["verdict"].tolist() == [v["verdict"] for v in verdicts]
+    assert tables.manifest["judges"][0]["judge"] == "gamut/offline"
+
+
+def test_scores_are_flat_with_score_table_column_names(run_dir: Path) -> None:
+    scores = load_run(run_dir).scores
+    first = lines(run_dir / "scores.jsonl")[0]
+    row = scores.iloc[0]
+    assert row["gamut"] == first["gamut"]
+    tiers, counts = first["tiers"], first["counts"]
+    assert isinstance(tiers, dict)
+    assert isinstance(counts, dict)
+    assert row["answer_critical"] == tiers["answer_critical"]
+    assert row["answer_critical.meets"] == counts["answer_critical"]["meets"]
+    assert row["context.contradicts"] == counts["context"]["contradicts"]
+    assert scores["answer_critical.meets"].dtype == "int64"
+    assert not {"tiers", "counts"} & set(scores.columns)
+
+
+def test_a_folder_without_its_files_names_what_is_missing(run_dir: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no such run folder"):
+        load_run(tmp_path / "nowhere")
+    partial = tmp_path / "partial"
+    shutil.copytree(run_dir, partial)
+    (partial / "scores.jsonl").unlink()
+    with pytest.raises(InputError, match=r"scores\.jsonl: missing"):
+        load_run(partial)
+
+
+def test_polars_tables_on_request(run_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tables = load_run(run_dir)
+    monkeypatch.setitem(sys.modules, "polars", None)
+    with pytest.raises(InputError, match="pip install polars"):
+        tables.to_polars()
+    monkeypatch.undo()
+    pl = pytest.importorskip("polars")
+    frames = tables.to_polars()
+    assert isinstance(frames.scores, pl.DataFrame)
+    assert frames.scores.height == len(tables.scores)
