@@ -44,7 +44,7 @@ def print_summary(report: Report) -> None:
 
     print_fitted(console, summary_tables(report))
     for note in report.meta.notes:
-        err_console.print(f"note: {note}", markup=False, highlight=False)
+        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
 def _print_plain(text: str) -> None:
