@@ -125,7 +125,10 @@ class BuildModel:
             from inspect_ai.model import get_model
 
             try:
-                self._model = get_model(self.name, config=self._config(), memoize=False)
+                # the SDKs' own retries off (openai and anthropic retry 5xx twice each):
+                # Inspect retries transient failures, and a refused format is not retried
+                sdk = {"max_retries": 0} if self._wire in ("openai", "anthropic") else {}
+                self._model = get_model(self.name, config=self._config(), memoize=False, **sdk)
             except Exception as exc:
                 raise BuildError(f"model {self.name}: cannot be created: {exc}") from exc
         return self._model

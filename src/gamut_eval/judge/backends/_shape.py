@@ -44,7 +44,9 @@ _REFUSAL = (
     "unsupported", "not supported", "does not support", "unknown", "unrecognized",
     "not allowed", "extra inputs", "invalid", "only the default", "not permitted",
 )  # fmt: skip
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "schema")
+_FORMAT_WORDS = (
+    "response_format", "output_format", "json_schema", "json_object", "structured output", "schema",
+)  # fmt: skip
 
 
 def refuses_structured_output(status: int, message: str) -> bool:
