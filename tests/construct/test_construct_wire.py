@@ -110,7 +110,8 @@ async def test_a_refusal_or_a_cut_reply_at_any_call_is_recorded_never_stored(
 
     stage = STAGE_OF[kind]
     errors = _errors(workdir)[stage]
-    assert errors and {e["kind"] for e in errors} == {error_kind}
+    assert errors
+    assert {e["kind"] for e in errors} == {error_kind}
     # neither is re-asked: a repair would be refused or cut off the same way
     assert all(call.repairs == 0 for call, _ in wire.of(kind))
     assert_nothing_broken(workdir)
@@ -136,7 +137,8 @@ async def test_schema_drift_at_any_call_is_re_asked_and_never_stored_broken(
     calls = wire.of(kind)
     assert calls
     if how != "extra":  # a missing or wrong-typed field is sent back, then recorded
-        assert errors and {e["kind"] for e in errors} <= {"invalid", "not-json"}
+        assert errors
+        assert {e["kind"] for e in errors} <= {"invalid", "not-json"}
         assert any(call.repairs == 1 for call, _ in calls)
         assert all("could not be used" in call.turns[-1] for call, _ in calls if call.repairs)
     assert_nothing_broken(workdir)
@@ -317,8 +319,7 @@ async def test_brave_markup_and_entities_are_removed_from_snippets(
     assert texts == [
         "Bibimbap is a Korean rice dish topped with seasoned vegetables, gochujang and a "
         "fried egg.",
-        "Dolsot bibimbap is served in a very hot stone bowl \u2013 the rice forms a golden "
-        "crust.",
+        "Dolsot bibimbap is served in a very hot stone bowl \u2013 the rice forms a golden crust.",
     ]
     assert sent[0].headers["X-Subscription-Token"] == "brave-replay"
     assert sent[0].query["q"] == "Bibimbap What is this dish and what goes on it?"

@@ -38,7 +38,9 @@ def _text(content: Any) -> str:
 def _images(content: Any) -> int:
     if not isinstance(content, list):
         return 0
-    return sum(1 for p in content if isinstance(p, dict) and p.get("type") in ("image_url", "image"))
+    return sum(
+        1 for p in content if isinstance(p, dict) and p.get("type") in ("image_url", "image")
+    )
 
 
 def call_of(body: dict[str, Any]) -> Call:

@@ -124,10 +124,7 @@ class ReplayServer:
         route = f"{request.method} {request.path}"
         script = self._scripts.get(route)
         reply: Reply | None
-        if isinstance(script, list):
-            reply = script.pop(0) if script else None
-        else:
-            reply = script
+        reply = (script.pop(0) if script else None) if isinstance(script, list) else script
         if reply is None:
             message = f"the replay script of {route} has no reply left (or none was given)"
             return web.json_response({"error": {"message": message}}, status=_NO_SCRIPT)
