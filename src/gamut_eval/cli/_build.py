@@ -225,6 +225,7 @@ def build() -> None:
     """Build a GAMUT-style benchmark over your own images, stage by stage.
 
     \b
+    gamut build import TABLE --map question=COL ...   or start from an existing question set
     gamut build questions --images DIR --model M      candidate questions per image
     gamut build review --model M [--decisions D]      LLM review (stranger test) + people
     gamut build evidence --corpus DOCS [--model M]    snippets with sources
@@ -354,5 +355,9 @@ def all_stages(
         _say("", f"stopped after {result.stopped_at}")
     _finish(list(result.reports), result.next_step, result.incomplete)
 
+
+from gamut_eval.cli._build_import import import_table  # noqa: E402  (a command of the group)
+
+build.add_command(import_table)
 
 COMMANDS = [build]
