@@ -44,7 +44,7 @@ def main() -> None:
                     }
                 ]
                 for r in ROWS
-            ],  # fmt: skip
+            ],
             "answers": [[{"interaction_id": r[2], "ans_full": r[5]}] for r in ROWS],
         }
     )
