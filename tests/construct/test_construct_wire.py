@@ -345,3 +345,28 @@ async def test_a_search_api_error_marks_the_question_and_no_rubric_is_drafted(
     assert (error.kind, error.id) == ("search", "bowl")
     assert f"HTTP {status}" in error.message
     assert not read_jsonl(workdir / "evidence" / "evidence.jsonl")
+
+
+@pytest.mark.parametrize("fixture", ["openai/server_error", "openai/rate_limited"])
+async def test_a_transient_failure_of_the_first_structured_request_is_retried(
+    fixture: str, manifest: Path, workdir: Path, corpus: Path,
+    openai_env: None, monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    wire = Wire("openai/ok")
+    failed: list[str] = []
+
+    def script(request: Any) -> Recorded:
+        if not failed:  # the very first request fails; the same call is sent again
+            failed.append(request.body["messages"][0]["content"])
+            return recording(fixture)
+        return wire(request)
+
+    async with ReplayServer({"POST /v1/chat/completions": script}) as server:
+        monkeypatch.setenv("REPLAY_BASE_URL", f"{server.base_url}/v1")
+        report = await _pipeline(server, "openai-api/replay/gpt-4o", manifest, workdir, corpus)
+        formats = [r.body.get("response_format", {}).get("type") for r in server.requests]
+
+    assert report.failed == 0
+    assert set(formats) == {"json_schema"}  # a transient failure is not a refused format
+    assert len(load_dataset(workdir / "dataset.jsonl").records) == 2
+    assert_nothing_broken(workdir)
