@@ -271,14 +271,15 @@ def import_questions(
         raise ValidationError(reader.errors)
     if not questions:
         raise InputError(f"{path}: the table has no rows")
-    seen: dict[str, int] = {}
-    for index, question in enumerate(questions):
+    seen: dict[str, str] = {}
+    for question in questions:
+        row = question.provenance.inputs["row"]
         if question.id in seen:
             raise InputError(
-                f"{path}: two rows get the id {question.id!r} (the {seen[question.id] + 1}. "
-                f"and {index + 1}. question); map --map id=COLUMN to a column of unique ids"
+                f"{path}: rows {seen[question.id]} and {row} get the same id {question.id!r}; "
+                "map --map id=COLUMN to a column of unique ids"
             )
-        seen[question.id] = index
+        seen[question.id] = row
     for target, data in reader.pending.items():
         if not target.is_file():
             with atomic_writer(target, "wb") as handle:
