@@ -213,7 +213,13 @@ class BuildModel:
         if refusal is not None:
             # a refusal is the model's answer: re-asking would argue with it; people decide
             raise UnitError("refused", f"the model declined to answer: {refusal[:300]}")
-        if not output.empty and output.stop_reason in ("max_tokens", "model_length"):
+        if not output.empty and output.stop_reason == "model_length":
+            raise UnitError(
+                "too-long",
+                "the request and reply exceed the model's context window; use fewer snippets "
+                "(--max-snippets) or a model with a longer context",
+            )
+        if not output.empty and output.stop_reason == "max_tokens":
             # a repair would be cut off the same way
             raise UnitError(
                 "truncated",
