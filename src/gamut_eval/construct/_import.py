@@ -273,13 +273,13 @@ def import_questions(
         raise InputError(f"{path}: the table has no rows")
     seen: dict[str, str] = {}
     for question in questions:
-        row = question.provenance.inputs["row"]
+        at = question.provenance.inputs["row"]
         if question.id in seen:
             raise InputError(
-                f"{path}: rows {seen[question.id]} and {row} get the same id {question.id!r}; "
+                f"{path}: rows {seen[question.id]} and {at} get the same id {question.id!r}; "
                 "map --map id=COLUMN to a column of unique ids"
             )
-        seen[question.id] = row
+        seen[question.id] = at
     for target, data in reader.pending.items():
         if not target.is_file():
             with atomic_writer(target, "wb") as handle:
