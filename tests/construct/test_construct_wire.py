@@ -184,6 +184,11 @@ async def test_llama_cpp_refusing_json_schema_is_asked_with_json_object_once(
         sent = [r.body.get("response_format") for r in server.requests]
 
     assert report.failed == 0
+    # the stage that learned it says so, once
+    said = [n for r in report.reports for n in r.notes if "refused json_schema" in n]
+    assert len(said) >= 1
+    assert "asking with json_object" in said[0]
+    assert [n for n in report.reports[0].notes if "refused" in n] == said
     # the first requests (one per image, in flight at once) are refused and not retried;
     # every later one asks with json_object and the schema
     refused = [f["type"] for f in sent].count("json_schema")

@@ -242,7 +242,7 @@ class BuildModel:
         if lower is None:
             return False
         self.structured = lower
-        said = _describe(exc) if exc is not None else str(error)[:300]
+        said = (_describe(exc) if exc is not None else str(error)).split("\n", 1)[0][:160]
         self.corrections.append(f"{self.name} refused {mode} ({said}); asking with {lower}")
         logger.warning("%s", self.corrections[-1])
         return True
