@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from conftest import JUDGE
 from gamut_eval.cli._main import cli
 from gamut_eval.construct import AcceptedQuestion, DraftRecord, Provenance, Workdir
 from gamut_eval.construct._rubric_models import Audit, RefinedRecord, RubricDiff
@@ -23,6 +22,9 @@ from gamut_eval.dataset import load_dataset
 from gamut_eval.rubric import compile_rubric, validate_meta_rubric
 
 CORPUS = Path(__file__).parents[1] / "construct" / "corpus"
+JUDGE = "openai-api/llama/smollm2"
+"""The served model as users name it (conftest.JUDGE; not imported: tests/construct has a
+conftest module of its own, and whichever is imported first would win)."""
 MODEL = ["--model", JUDGE, "--max-tokens", "300", "--max-repairs", "1", "--max-concurrency", "2"]
 QIDS = ("bowl", "plate")
 
