@@ -21,6 +21,7 @@ _INSPECT_TESTS = (
     "tests/construct/",
     "tests/judge/test_judge_inspect.py",
     "tests/real/test_real_run.py",
+    "tests/real/test_real_build.py",
 )
 
 

@@ -1,9 +1,11 @@
 """A model or judge whose provider SDK is not installed ends the command before any work,
-with the exact install command (the dev environment has neither SDK)."""
+with the exact install command (the dev environment has the Anthropic SDK for the build's
+tests, so its absence is simulated; it has no Google SDK)."""
 
 from __future__ import annotations
 
 import importlib.util
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,8 +15,10 @@ from gamut_eval.cli._main import cli
 from gamut_eval.data import sample_dir
 
 
-@pytest.mark.skipif(importlib.util.find_spec("anthropic") is not None, reason="SDK installed")
-def test_an_answering_model_without_its_sdk_names_the_extra(tmp_path: Path) -> None:
+def test_an_answering_model_without_its_sdk_names_the_extra(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "anthropic", None)  # `import anthropic` fails
     out = tmp_path / "run"
     argv = ["run", "--model", "anthropic/claude-sonnet-4-5", "--judge", "gamut/offline"]
     result = CliRunner().invoke(cli, [*argv, "--setting", "text_only", "--out", str(out)])

@@ -226,6 +226,7 @@ def build() -> None:
     """Build a GAMUT-style benchmark over your own images, stage by stage.
 
     \b
+    gamut build import TABLE --map question=COL ...   or start from an existing question set
     gamut build questions --images DIR --model M      candidate questions per image
     gamut build review --model M [--decisions D]      LLM review (stranger test) + people
     gamut build evidence --corpus DOCS [--model M]    snippets with sources
@@ -394,5 +395,9 @@ def all_stages(
 
 
 build.add_command(build_diff)
+
+from gamut_eval.cli._build_import import import_table  # noqa: E402  (a command of the group)
+
+build.add_command(import_table)
 
 COMMANDS = [build]

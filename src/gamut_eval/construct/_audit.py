@@ -143,7 +143,11 @@ def _validator(meta: MetaRubric) -> Callable[[Any], Awaitable[AuditReply]]:
     items = {item.id: item for item in meta.items}
 
     async def validate(data: Any) -> AuditReply:
-        partial, drops = data.get("partial", []), data.get("drop", [])
+        missing = [f"`{key}` is missing (an empty list says none)" for key in ("partial", "drop")
+                   if key not in data]  # fmt: skip
+        if missing:  # a field the model left out is not a field it found empty
+            raise Invalid(missing)
+        partial, drops = data["partial"], data["drop"]
         if not isinstance(partial, list) or not isinstance(drops, list):
             raise Invalid(["`partial` and `drop` must be lists"])
         errors: list[str] = []

@@ -37,7 +37,12 @@ async def _draft_one(
 ) -> DraftRecord:
     prompt = Prompt(
         DRAFT_SYSTEM,
-        draft_user(question.question, question.entity, snippet_payload(evidence.snippets)),
+        draft_user(
+            question.question,
+            question.entity,
+            snippet_payload(evidence.snippets),
+            question.answer,
+        ),
     )
     rubric_evidence = [s.as_evidence() for s in evidence.snippets]
 

@@ -35,7 +35,10 @@ ACCEPTED_HINT = (
 def question_inputs(question: AcceptedQuestion) -> dict[str, str]:
     """Content hashes of a question as the rubric stages see it."""
     facts = {"question": question.question, "entity": question.entity}
-    return {"question": content_hash(facts), "image": question.image_sha256}
+    inputs = {"question": content_hash(facts), "image": question.image_sha256}
+    if question.answer is not None:  # imported questions only: other keys stay as they were
+        inputs["answer"] = content_hash(question.answer)
+    return inputs
 
 
 async def _gather(

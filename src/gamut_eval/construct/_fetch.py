@@ -25,6 +25,9 @@ _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"
 _BLOCK_TAGS = frozenset(
     {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6"}
     | {"section", "article", "header", "footer", "blockquote", "pre", "table", "title"}
+    | {"dl", "dt", "dd", "figure", "figcaption", "caption", "nav", "main", "aside", "hr"}
+    | {"address", "details", "summary", "form", "fieldset", "legend", "option", "button"}
+    | {"thead", "tbody", "tfoot", "body", "html"}
 )
 
 
@@ -61,6 +64,8 @@ class _Text(HTMLParser):
         self._skip = 0
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body":  # the head ends here even when its end tag is omitted (HTML5)
+            self._skip = 0
         if tag in _SKIP_TAGS:
             self._skip += 1
         elif tag in _BLOCK_TAGS:

@@ -13,6 +13,7 @@ credentials end the whole run (every other unit would fail the same way).
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -20,7 +21,18 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gamut_eval._files import parse_json
 from gamut_eval.construct._errors import BuildError, Invalid, UnitError
+from gamut_eval.construct._llm_format import (
+    TOOL_NAME,
+    json_object_format,
+    refusal_of,
+    refused_format,
+    reply_text,
+    reply_tool,
+    wire_of,
+)
 from gamut_eval.construct._models import Usage
+from gamut_eval.judge.backends._inspect_errors import causes
+from gamut_eval.judge.backends._shape import Structured, next_structured
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
@@ -35,6 +47,7 @@ __all__ = [
 ]
 
 T = TypeVar("T")
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,18 +112,30 @@ class BuildModel:
         self._model: Model | None = None if isinstance(model, str) else model
         self._owns = isinstance(model, str)
         self.name = model if isinstance(model, str) else str(model)
+        self._wire = wire_of(self.name)
+        self.structured: Structured = "json_schema"
+        """The structured-output step in force (lowered when the provider refuses one)."""
+        self.corrections: list[str] = []
+        """Each step the provider refused, in order, and what was asked instead."""
+        self._confirmed = False
+        """A structured reply came back: later failures are not format refusals."""
 
     def _get(self) -> Model:
         if self._model is None:
             from inspect_ai.model import get_model
 
             try:
-                self._model = get_model(self.name, config=self._config(), memoize=False)
+                # the SDKs' own retries off (openai and anthropic retry 5xx twice each):
+                # Inspect retries transient failures, and a refused format is not retried
+                sdk = {"max_retries": 0} if self._wire in ("openai", "anthropic") else {}
+                self._model = get_model(self.name, config=self._config(), memoize=False, **sdk)
             except Exception as exc:
                 raise BuildError(f"model {self.name}: cannot be created: {exc}") from exc
         return self._model
 
-    def _config(self, schema: dict[str, Any] | None = None) -> GenerateConfig:
+    def _config(
+        self, schema: dict[str, Any] | None = None, mode: Structured = "none", probe: bool = False
+    ) -> GenerateConfig:
         from inspect_ai.model import GenerateConfig, ResponseSchema
         from inspect_ai.util import JSONSchema
 
@@ -119,38 +144,108 @@ class BuildModel:
             max_tokens=s.max_tokens,
             temperature=s.temperature,
             attempt_timeout=s.timeout_s,
-            max_retries=s.max_retries,
+            # a first structured request is sent once: a refused format must not be retried
+            max_retries=0 if probe else s.max_retries,
         )
-        if schema is not None and s.structured_output:
+        if schema is not None and mode == "json_schema":
             config.response_schema = ResponseSchema(
                 name="reply", json_schema=JSONSchema.model_validate(schema), strict=False
             )
+        elif schema is not None and mode == "json_object" and self._wire == "openai":
+            config.extra_body = {"response_format": json_object_format(schema)}
         return config
+
+    def _mode(self, schema: dict[str, Any] | None) -> Structured:
+        if schema is None or not self.settings.structured_output:
+            return "none"
+        if self.structured == "json_object" and self._wire == "other":
+            return "none"
+        return self.structured
 
     async def generate(
         self, messages: list[ChatMessage], schema: dict[str, Any] | None, meter: UsageMeter
     ) -> str:
-        """The reply text of one call; ``UnitError`` when the call fails for good."""
+        """The reply text of one call; ``UnitError`` when the call fails for good.
+
+        A structured-output step the provider refuses is dropped for the next one (once per
+        run, see ``_llm_format``) and the call is sent again at once.
+        """
         model = self._get()
-        try:
-            # cache=False: the build cache is the only cache, and it never keeps failures
-            output = await model.generate(messages, config=self._config(schema), cache=False)
-        except Exception as exc:
-            if type(exc).__name__ in _AUTH_NAMES or getattr(exc, "status_code", None) in (401, 403):
-                raise BuildError(
-                    f"model {self.name}: credentials rejected: {_describe(exc)}"
-                ) from exc
-            raise UnitError("model-call", f"model call failed: {_describe(exc)}") from exc
-        meter.add(output)
+        retried = False
+        while True:
+            mode, version = self._mode(schema), len(self.corrections)
+            probe = mode != "none" and not self._confirmed and not retried
+            forced = schema is not None and mode == "json_object" and self._wire == "anthropic"
+            tools = [reply_tool(schema)] if forced and schema is not None else []
+            config = self._config(schema, mode, probe)
+            try:
+                # cache=False: the build cache is the only cache, and it never keeps failures
+                output = await model.generate(
+                    messages,
+                    tools=tools,
+                    tool_choice=_forced() if tools else None,
+                    config=config,
+                    cache=False,
+                )
+            except Exception as exc:
+                if type(exc).__name__ in _AUTH_NAMES or getattr(exc, "status_code", None) in (
+                    401,
+                    403,
+                ):
+                    raise BuildError(
+                        f"model {self.name}: credentials rejected: {_describe(exc)}"
+                    ) from exc
+                if self._degrade(mode, version, exc, None):
+                    continue
+                if probe and _transient(model, exc):  # send it again with Inspect's retries
+                    retried = True
+                    continue
+                raise UnitError("model-call", f"model call failed: {_describe(exc)}") from exc
+            meter.add(output)
+            if output.error and self._degrade(mode, version, None, str(output.error)):
+                continue
+            break
         if output.error:
             raise UnitError("model-call", f"model call failed: {str(output.error)[:300]}")
+        if mode != "none":
+            self._confirmed = True
+        refusal = refusal_of(output)
+        if refusal is not None:
+            # a refusal is the model's answer: re-asking would argue with it; people decide
+            raise UnitError("refused", f"the model declined to answer: {refusal[:300]}")
+        if not output.empty and output.stop_reason == "model_length":
+            raise UnitError(
+                "too-long",
+                "the request and reply exceed the model's context window; use fewer snippets "
+                "(--max-snippets) or a model with a longer context",
+            )
         if not output.empty and output.stop_reason == "max_tokens":
             # a repair would be cut off the same way
             raise UnitError(
                 "truncated",
                 f"the reply was cut off at {self.settings.max_tokens} tokens; raise --max-tokens",
             )
-        return str(output.completion)
+        return reply_text(output)
+
+    def _degrade(
+        self, mode: Structured, version: int, exc: BaseException | None, error: str | None
+    ) -> bool:
+        """Whether to send again in another structured-output step (taken now, or by a
+        concurrent call since this one was sent)."""
+        if mode == "none":
+            return False
+        if len(self.corrections) != version:
+            return True
+        if not refused_format(exc, error, mode):
+            return False
+        lower = next_structured(mode)
+        if lower is None:
+            return False
+        self.structured = lower
+        said = (_describe(exc) if exc is not None else str(error)).split("\n", 1)[0][:160]
+        self.corrections.append(f"{self.name} refused {mode} ({said}); asking with {lower}")
+        logger.warning("%s", self.corrections[-1])
+        return True
 
     async def aclose(self) -> None:
         """Close a model this object created."""
@@ -159,9 +254,28 @@ class BuildModel:
             await model.__aexit__(None, None, None)
 
 
+def _transient(model: Model, exc: BaseException) -> bool:
+    """Whether the provider would have retried the failure (``Model.api.should_retry``)."""
+    for cause in causes(exc):
+        try:
+            if model.api.should_retry(cause):
+                return True
+        except Exception:  # a provider's classifier that cannot read a foreign exception
+            continue
+    return False
+
+
+def _forced() -> Any:
+    from inspect_ai.tool import ToolFunction
+
+    return ToolFunction(name=TOOL_NAME)
+
+
 def _describe(exc: BaseException) -> str:
     # never the whole str() of Inspect's ModelGenerateError: it embeds the request, images
     # included; provider_message is the provider's own words
+    # (the last of a RetryError's attempts and of the explicit causes is the provider's)
+    exc = list(causes(exc))[-1]
     message = str(getattr(exc, "provider_message", None) or exc).strip()
     return f"{type(exc).__name__}: {message[:300]}"
 
@@ -212,6 +326,10 @@ def _messages(prompt: Prompt) -> list[ChatMessage]:
         ContentText,
     )
 
+    if not prompt.images:
+        # plain text, not a list of parts: text-only servers (llama.cpp's chat templates)
+        # take a message's content only as a string
+        return [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=prompt.user)]
     content: list[Content] = [ContentText(text=prompt.user)]
     content += [ContentImage(image=url) for url in prompt.images]
     return [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=content)]

@@ -93,9 +93,18 @@ def _snippets(snippets: list[dict[str, Any]]) -> str:
     return fence("Evidence snippets (cite them by id)", snippets)
 
 
-def draft_user(question: str, entity: str | None, snippets: list[dict[str, Any]]) -> str:
-    head = fence("Question", {"question": question, "entity": entity})
-    return f"{head}\n\n{_snippets(snippets)}"
+def draft_user(
+    question: str, entity: str | None, snippets: list[dict[str, Any]], answer: str | None = None
+) -> str:
+    if answer is None:
+        head = fence("Question", {"question": question, "entity": entity})
+        return f"{head}\n\n{_snippets(snippets)}"
+    facts = {"question": question, "entity": entity, "reference_answer": answer}
+    lead = (
+        "The question set this question comes from gives a reference answer. It is a lead, "
+        "not evidence: an item may say only what the snippets support, and cites them."
+    )
+    return f"{lead}\n\n{fence('Question', facts)}\n\n{_snippets(snippets)}"
 
 
 AUDIT_SYSTEM = f"""\

@@ -216,6 +216,9 @@ class AcceptedQuestion(BaseModel):
     """Domain."""
     popularity: Popularity | None = None
     """Popularity band."""
+    answer: str | None = None
+    """A reference answer from an imported question set (``gamut build import``): a lead
+    for the research and the draft, never evidence itself."""
     boilerplate: bool = False
     """Accepted although the reviewer found it generic (nothing better was accepted)."""
     provenance: Provenance

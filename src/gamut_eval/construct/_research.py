@@ -45,10 +45,15 @@ class ResearchSettings:
 
 
 def default_queries(question: AcceptedQuestion) -> list[str]:
-    """Queries without a model: the entity with the question, and the entity alone."""
+    """Queries without a model: the entity with the question, and the entity alone (and,
+    for an imported question with a reference answer, the entity with the answer)."""
     if not question.entity:
-        return [question.question]
-    return [f"{question.entity} {question.question}", question.entity]
+        queries = [question.question]
+    else:
+        queries = [f"{question.entity} {question.question}", question.entity]
+    if question.answer:
+        queries.append(f"{question.entity or question.question} {question.answer}"[:200])
+    return queries
 
 
 def _validator(max_queries: int) -> Callable[[Any], Awaitable[list[str]]]:

@@ -74,6 +74,8 @@ class BuildSession:
         self.prices = prices or PriceTable({})
         self._cache: BuildCache | None = None
         self._limit: asyncio.Semaphore | None = None
+        self.corrections_said = 0
+        """Structured-output corrections already reported in a stage's notes."""
 
     async def __aenter__(self) -> BuildSession:
         self._cache = BuildCache(self.workdir.cache)
@@ -250,6 +252,11 @@ class StageRun:
         errors_path = workdir.write_path(workdir.errors(self.name), errors)
         usage = self._usage()
         usage_path = workdir.write_json(workdir.usage(self.name), usage)
+        model = self.session.model
+        if model is not None and len(model.corrections) > self.session.corrections_said:
+            # how the provider takes structured output, said once, by the stage that learned it
+            notes = (*notes, *model.corrections[self.session.corrections_said :])
+            self.session.corrections_said = len(model.corrections)
         files = {**{k: str(v) for k, v in outputs.items()}, "errors": str(errors_path)}
         files["usage"] = str(usage_path)
         return StageReport(

@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["element_key", "names_entity", "normalise", "words"]
+__all__ = ["element_key", "names_entity", "normalise", "plain_words", "words"]
 
 _WORD = re.compile(r"\w+")
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+"""Soft hyphen, zero-width spaces and joiners, word joiner, BOM: inside words on real
+pages, invisible when rendered (removed, so "in\u00adclude" is one word)."""
 
 
 def normalise(text: str) -> str:
@@ -23,7 +26,15 @@ def element_key(text: str) -> str:
 def words(text: str) -> list[str]:
     """Case-folded word tokens after Unicode compatibility normalisation (punctuation,
     quotes, dashes and markup fall away, so "Bibimbap's" and "bibimbap s" compare equal)."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    return _WORD.findall(unicodedata.normalize("NFKC", text.translate(_INVISIBLE)).casefold())
+
+
+def plain_words(text: str) -> list[str]:
+    """``words`` with accents dropped too ("sautéed" and "sauteed" compare equal): for
+    finding a quoted snippet in its source, where either side may have lost them."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_INVISIBLE))
+    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _WORD.findall(unicodedata.normalize("NFKC", stripped).casefold())
 
 
 def names_entity(question: str, entity: str) -> bool:

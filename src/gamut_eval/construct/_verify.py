@@ -8,10 +8,12 @@ ellipsis, an edited word or a provider's re-flowed excerpt, but not a passage th
 
 from __future__ import annotations
 
+import html
+import re
 from typing import Literal
 
 from gamut_eval.construct._fetch import FetchedPage
-from gamut_eval.construct._text import words
+from gamut_eval.construct._text import plain_words
 
 __all__ = ["FUZZY_THRESHOLD", "Match", "match_snippet"]
 
@@ -26,10 +28,26 @@ def _grams(tokens: list[str]) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
+_MARKERS = re.compile(
+    r"\[(?:\d{1,3}|[a-z]|note \d+|citation needed|clarification needed|when\?|who\?)\]",
+    re.IGNORECASE,
+)
+"""Citation and editorial markers (``[1]``, ``[a]``, ``[citation needed]``): on the page
+between sentences, dropped or kept by whoever copied the snippet."""
+
+
+def _tokens(text: str) -> list[str]:
+    return plain_words(_MARKERS.sub(" ", text))
+
+
 def match_snippet(snippet: str, page: FetchedPage) -> Match:
-    """(status, trigram share found, detail when not found)."""
-    wanted = words(snippet)
-    have = words(page.text)
+    """(status, trigram share found, detail when not found).
+
+    Both sides are compared as words: case, punctuation, quotes, dashes, accents, markers
+    and invisible characters ignored, and entities a search API left escaped in the snippet
+    decoded (the page was decoded when its HTML was read)."""
+    wanted = _tokens(html.unescape(snippet))
+    have = _tokens(page.text)
     if not wanted:
         return "not_found", 0.0, "the snippet has no words"
     if f" {' '.join(wanted)} " in f" {' '.join(have)} ":

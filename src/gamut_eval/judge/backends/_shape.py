@@ -23,7 +23,14 @@ from gamut_eval.judge._prompt import RESPONSE_FORMAT
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import ChatMessage
 
-__all__ = ["REASONING_OUTPUT_TOKENS", "RequestShape", "Structured", "initial_shape"]
+__all__ = [
+    "REASONING_OUTPUT_TOKENS",
+    "RequestShape",
+    "Structured",
+    "initial_shape",
+    "next_structured",
+    "refuses_structured_output",
+]
 
 Structured = Literal["json_schema", "json_object", "none"]
 REASONING_OUTPUT_TOKENS = 4096
@@ -37,7 +44,23 @@ _REFUSAL = (
     "unsupported", "not supported", "does not support", "unknown", "unrecognized",
     "not allowed", "extra inputs", "invalid", "only the default", "not permitted",
 )  # fmt: skip
-_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "structured output", "schema")
+_FORMAT_WORDS = (
+    "response_format", "output_format", "json_schema", "json_object", "structured output", "schema",
+)  # fmt: skip
+
+
+def refuses_structured_output(status: int, message: str) -> bool:
+    """Whether an error reply (``status``, the provider's ``message``) refuses the way the
+    structured output was asked for (the judge's clients and the build share this rule)."""
+    text = message.lower()
+    if not any(word in text for word in _REFUSAL) and status < 500:
+        return False
+    return any(word in text for word in _FORMAT_WORDS)
+
+
+def next_structured(current: Structured) -> Structured | None:
+    """The next step down from ``current`` (``None``: nothing is left to drop)."""
+    return _DEGRADE.get(current)
 
 
 def is_reasoning_model(model_name: str) -> bool:
@@ -111,8 +134,9 @@ class RequestShape:
         if "reasoning_effort" in text and self.reasoning_effort is not None:
             self.reasoning_effort = None
             return "left reasoning_effort out"
-        if any(word in text for word in _FORMAT_WORDS) and self.structured in _DEGRADE:
-            before, self.structured = self.structured, _DEGRADE[self.structured]
+        lower = next_structured(self.structured)
+        if any(word in text for word in _FORMAT_WORDS) and lower is not None:
+            before, self.structured = self.structured, lower
             after = "no response_format" if self.structured == "none" else self.structured
             return f"asked for the verdict schema as {after} instead of {before}"
         return None
