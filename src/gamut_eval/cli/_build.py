@@ -15,7 +15,9 @@ import click
 from rich.markup import escape
 
 from gamut_eval.cli._build_diff import build_diff
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._build_import import import_table
+from gamut_eval.cli._build_output import print_report, say
+from gamut_eval.cli._common import DATASET_PATH, console
 
 if TYPE_CHECKING:
     from gamut_eval.construct import (
@@ -171,43 +173,6 @@ def _searching(
             await provider.aclose()
 
     return _run(opts, main)
-
-
-def _tokens(report: StageReport) -> str:
-    usage = report.usage
-    fresh = usage.fresh
-    text = f"{fresh.input_tokens:,} tokens in, {fresh.output_tokens:,} out ({fresh.calls} call(s))"
-    if usage.cost_usd is not None:
-        text += f", ${usage.cost_usd:.4f}"
-    elif fresh.calls:
-        text += ", cost unknown (pass --prices)"
-    return text
-
-
-def _say(label: str, text: str) -> None:
-    """``label`` (Rich markup) then ``text`` (verbatim: ids like ``[not-json]`` and paths
-    are not markup), unwrapped so paths and commands stay on one line."""
-    err_console.print(label + escape(text), soft_wrap=True)
-
-
-def print_report(report: StageReport) -> None:
-    """A stage's summary on stderr: counts, notes, tokens, files, errors."""
-    _say(
-        f"[bold]{escape(report.stage)}[/bold]: ",
-        f"{report.done} of {report.units} done ({report.cached} from the cache), "
-        f"{report.failed} failed; {_tokens(report)}",
-    )
-    for note in report.notes:
-        _say("  ", note)
-    for name, path in report.outputs.items():
-        if name not in ("errors", "usage"):
-            _say("  ", f"wrote {path}")
-    for error in report.errors:
-        _say("  [red]error[/red] ", f"{error.id} [{error.kind}] {error.message}")
-        for detail in error.details[:5]:
-            _say("    - ", detail)
-    if report.errors:
-        _say("  ", f"errors recorded in {report.outputs['errors']}; a rerun retries them")
 
 
 def _finish(reports: list[StageReport], next_step: str | None, waiting: bool) -> None:
@@ -390,14 +355,11 @@ def all_stages(
         opts, lambda s, p: run_all(s, images, p, options, _fetcher(opts))
     )
     if result.stopped_at:
-        _say("", f"stopped after {result.stopped_at}")
+        say("", f"stopped after {result.stopped_at}")
     _finish(list(result.reports), result.next_step, result.incomplete)
 
 
 build.add_command(build_diff)
-
-from gamut_eval.cli._build_import import import_table  # noqa: E402  (a command of the group)
-
 build.add_command(import_table)
 
 COMMANDS = [build]
