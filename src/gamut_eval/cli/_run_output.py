@@ -95,6 +95,7 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
             f"{stats.judged} judged now); {report.unscored} unscored",
             markup=False,
             highlight=False,
+            soft_wrap=True,
         )
     _print_usage(result)
     if where:
