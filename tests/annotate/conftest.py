@@ -1,5 +1,8 @@
 """Fixtures of the annotation app tests: a workspace of import files, a database with one
-user per role, the database with everything imported, and signed-in clients."""
+user per role, the database with everything imported, and signed-in clients.
+
+The database fixture runs every test that uses it twice: on SQLite and on a real
+PostgreSQL server (``pg_server``), each migrated from empty."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pg_server import PostgresServer, postgres_server
 from annotate_helpers import (
     CANDIDATES,
     IMAGES,
@@ -34,11 +38,26 @@ def workspace(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path, candidates, rubrics)
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path / "annotate.sqlite")
-    yield database
-    database.close()
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the whole test session (a fresh database per test)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """An empty database with every migration applied, on each backend."""
+    if request.param == "sqlite":
+        database = Database.open(tmp_path / "annotate.sqlite")
+        yield database
+        database.close()
+        return
+    server: PostgresServer = request.getfixturevalue("postgres")
+    with server.database() as url:
+        database = Database.open(url)
+        yield database
+        database.close()
 
 
 @pytest.fixture

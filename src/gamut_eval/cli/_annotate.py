@@ -70,7 +70,7 @@ def serve_command(db: str, host: str, port: int, allow_host: tuple[str, ...]) ->
 
     with _database(db) as database:
         check_bind(host, count_users(database))
-        err_console.print(f"gamut annotate on http://{host}:{port} (database {database.url})")
+        err_console.print(f"gamut annotate on http://{host}:{port} (database {database.shown})")
         serve(database, host, port, allow_host)
 
 
@@ -79,7 +79,7 @@ def serve_command(db: str, host: str, port: int, allow_host: tuple[str, ...]) ->
 def migrate_command(db: str) -> None:
     """Create the database or bring its schema up to date."""
     with _database(db) as database:
-        console.print(f"database {database.url} is up to date")
+        console.print(f"database {database.shown} is up to date")
 
 
 @annotate.group("users")
