@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pg_server import PostgresServer, postgres_server
 from annotate_helpers import (
     CANDIDATES,
     IMAGES,
@@ -22,6 +21,7 @@ from annotate_helpers import (
     rubric_row,
     write_jsonl,
 )
+from pg_server import PostgresServer, postgres_server
 
 from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.data import sample_dir

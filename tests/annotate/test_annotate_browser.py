@@ -25,6 +25,7 @@ from annotate_helpers import (
     RUBRIC,
     candidate_row,
     expected_checklist,
+    image_url,
     rubric_row,
     write_jsonl,
 )
@@ -330,7 +331,7 @@ def test_traversal_attempts_get_no_bytes(browser: Browser, server: Server) -> No
     session = sign_in(browser, server, "ann1")
     cookie = next(c["value"] for c in session.context.cookies() if c["name"] == "gamut_session")
     image = (server.root / "images" / IMAGES["dish"]).resolve()
-    status, body = _raw(server, "/images/1", cookie)
+    status, body = _raw(server, image_url("dish"), cookie)
     assert status == 200
     assert body == image.read_bytes()
     attempts = [
@@ -342,6 +343,8 @@ def test_traversal_attempts_get_no_bytes(browser: Browser, server: Server) -> No
         f"/images/{image}",
         f"/images{image}",
         "/images/1/../../annotate.sqlite",
+        "/images/1",
+        image_url("dish") + "/../../annotate.sqlite",
         "/static/../annotate.sqlite",
         "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
         f"/static/{image}",

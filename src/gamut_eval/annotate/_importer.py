@@ -19,7 +19,12 @@ from sqlalchemy.orm import Session
 
 from gamut_eval.annotate._carry import carry_edits
 from gamut_eval.annotate._db import Database, utc_now
-from gamut_eval.annotate._import_rows import ParsedCandidate, ParsedRubric, parse_file
+from gamut_eval.annotate._import_rows import (
+    ParsedCandidate,
+    ParsedRubric,
+    file_sha256,
+    parse_file,
+)
 from gamut_eval.annotate._models import (
     Image,
     Question,
@@ -103,6 +108,8 @@ def _find_image(
                     ).in_file(where)
                 ]
             )
+        if image.sha256 is None and path is not None:
+            image.sha256 = file_sha256(path)  # its file was missing when the hashes were added
         return image
     if path is None or key is None:
         raise ValidationError(
@@ -115,7 +122,7 @@ def _find_image(
                 ).in_file(where)
             ]
         )
-    image = Image(key=key, path=str(path), created_at=utc_now())
+    image = Image(key=key, path=str(path), sha256=file_sha256(path), created_at=utc_now())
     session.add(image)
     session.flush()
     summary.images_new += 1

@@ -22,7 +22,27 @@ NEW_ROWS = 2
 
 
 def _rows_from(checklist: Checklist) -> list[dict[str, Any]]:
-    return [{**c.model_dump(mode="json"), "remove": False} for c in checklist.checks]
+    return [
+        {**c.model_dump(mode="json"), "remove": False, "base_text": c.text, "base_tier": c.tier}
+        for c in checklist.checks
+    ]
+
+
+def _base(form: Mapping[str, str], stored: dict[str, Any], check_id: str) -> dict[str, str]:
+    """The version of a check the submitted page showed (kept, so saving again still merges)."""
+    for key, value in form.items():
+        if value == check_id and key.startswith("check-") and key.endswith("-id"):
+            prefix = key[: -len("id")]
+            if f"{prefix}base-text" in form:
+                return {
+                    "base_text": form[f"{prefix}base-text"],
+                    "base_tier": form.get(f"{prefix}base-tier", ""),
+                }
+    check = stored.get(check_id)
+    return {
+        "base_text": check.text if check else "",
+        "base_tier": check.tier.value if check else "",
+    }
 
 
 def _rows_from_form(
@@ -38,7 +58,15 @@ def _rows_from_form(
             if row.id in stored
             else {"id": row.id, "kind": "", "item": "", "secondary": False, "cites": []}
         )
-        rows.append({**base, "text": row.text, "tier": row.tier, "remove": row.remove})
+        rows.append(
+            {
+                **base,
+                "text": row.text,
+                "tier": row.tier,
+                "remove": row.remove,
+                **_base(form, stored, row.id),
+            }
+        )
     new = [
         {"id": n.id, "item": n.item, "kind": n.kind, "tier": n.tier, "text": n.text}
         for n in parsed.new
