@@ -130,9 +130,10 @@ class Client:
         self.http = TestClient(create_app(db), base_url=BASE_URL, follow_redirects=False)
         self.csrf = ""
 
-    def login(self, token: str) -> Client:
+    def login(self, token: str, name: str = "") -> Client:
         page = self.http.get("/login")
-        response = self.http.post("/login", data={"token": token, "csrf_token": _csrf(page.text)})
+        form = {"token": token, "name": name, "csrf_token": _csrf(page.text)}
+        response = self.http.post("/login", data=form)
         assert response.status_code == 303, response.text
         self.csrf = _csrf(self.http.get("/").text)
         return self

@@ -83,4 +83,4 @@ def loaded(db: Database, workspace: Workspace, tokens: dict[str, str]) -> Databa
 @pytest.fixture
 def client(loaded: Database, tokens: dict[str, str]) -> Any:
     """``client("ann1")``: a signed-in client for that user."""
-    return lambda name: Client(loaded).login(tokens[name])
+    return lambda name: Client(loaded).login(tokens[name], name)

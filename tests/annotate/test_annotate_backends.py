@@ -128,7 +128,7 @@ def test_two_annotators_and_an_adjudicator_writing_at_once_lose_nothing(
     every edit lands, every review is kept, and the audit trail has each save once."""
     compiled = compile_rubric(MetaRubric.model_validate(RUBRIC))
     mine = {"ann1": "identity", "ann2": "core/item-1", "adj": "toppings/option-1"}
-    clients = {name: Client(loaded).login(tokens[name]) for name in mine}
+    clients = {name: Client(loaded).login(tokens[name], name) for name in mine}
     with loaded.read() as session:
         questions = [q.id for q in session.scalars(select(Question).order_by(Question.id))]
     barrier = threading.Barrier(len(mine))

@@ -173,6 +173,7 @@ def sign_in(browser: Browser, server: Server, name: str, *, bypass_csp: bool = F
 
     page.on("dialog", on_dialog)
     page.goto("/login")
+    page.fill("#name", name)
     page.fill("#token", server.tokens[name])
     page.click("button[type=submit]")
     page.wait_for_selector("h1:has-text('Dashboard')")
