@@ -102,7 +102,7 @@ def test_repeated_failed_sign_ins_are_slowed_down_per_name_and_address(
     assert FREE_FAILURES == 3
     app = create_app(loaded)
     here, elsewhere = "10.0.0.7", "10.0.0.8"
-    for n in range(1, FREE_FAILURES):
+    for _ in range(1, FREE_FAILURES):
         wrong = _attempt(app, here, "ann1", "guess")
         assert wrong.status_code == 401
         assert "do not match a user" in wrong.text
