@@ -179,3 +179,24 @@ def test_a_stale_form_without_base_values_is_refused_whole(client: Any, loaded: 
     assert refused.status_code == 409
     assert "Reload the page, then apply your changes again." in refused.text
     assert state(loaded)[1].by_id()["core/item-2"].tier is Tier.ANSWER_CRITICAL
+
+
+def test_a_refused_stale_form_keeps_its_version_so_saving_again_still_merges(
+    client: Any, loaded: Database
+) -> None:
+    """A stale save with an invalid value shows the form again (422) at the version it was
+    made at: fixing and saving it merges, and does not undo the edit made meanwhile."""
+    assert (
+        save(client("ann1"), editor(COMPILED, 1, text={"identity": "By ann1."})).status_code == 303
+    )
+    ann2 = client("ann2")
+    refused = save(ann2, editor(COMPILED, 1, text={"core/item-1": "  "}))
+    assert refused.status_code == 422
+    form = form_of(refused.text)
+    assert form["version"] == "1"
+    i = next(k.split("-")[1] for k, v in form.items() if v == "core/item-1")
+    form[f"check-{i}-text"] = "Steamed white rice."
+    assert save(ann2, form).status_code == 303
+    checks = state(loaded)[1].by_id()
+    assert checks["identity"].text == "By ann1."
+    assert checks["core/item-1"].text == "Steamed white rice."

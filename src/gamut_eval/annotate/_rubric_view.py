@@ -123,7 +123,15 @@ def rubric_context(
         "kinds": [k.value for k in CheckKind],
         "item_ids": [i.id for i in meta.items],
         "comment": (form or {}).get("comment", ""),
+        "editor_version": _editor_version(rubric, form),
     }
+
+
+def _editor_version(rubric: Rubric, form: Mapping[str, str] | None) -> int:
+    """The version the editor's rows belong to: a refilled form keeps the one it was
+    made at, so saving it again is merged instead of overwriting what changed since."""
+    given = (form or {}).get("version", "")
+    return int(given) if given.isdigit() and len(given) < 12 else rubric.version
 
 
 def rubric_list(session: Session, status: str) -> list[dict[str, Any]]:
