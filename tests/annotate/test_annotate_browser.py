@@ -257,11 +257,14 @@ def _assert_inert(session: Session, path: str) -> None:
     assert (
         page.evaluate(
             """() => document.querySelectorAll(
-            'script, svg, img[onerror], a[href^="javascript:" i], a[href^="data:" i], [onload]'
+            'script:not([src="/static/app.js"]), svg, img[onerror], a[href^="javascript:" i],'
+            + ' a[href^="data:" i], [onload]'
         ).length"""
         )
         == 0
     ), path
+    scripts = page.eval_on_selector_all("script", "els => els.map(s => s.src)")
+    assert scripts == [f"{page.url.split('/', 3)[0]}//{page.url.split('/', 3)[2]}/static/app.js"]
     links = page.eval_on_selector_all("a", "els => els.map(a => a.href)")
     assert all(link.startswith(("http://127.0.0.1", "https://")) for link in links), links
     assert session.dialogs == [], path
