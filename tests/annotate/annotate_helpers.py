@@ -4,6 +4,7 @@ the tests make (fixtures live in conftest.py)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -68,6 +69,14 @@ IMAGES = {
 ENTITIES = {"dish": "Bibimbap", "plant": "Monstera deliciosa", "clock": "Wall clock"}
 
 
+def image_url(image: str) -> str:
+    """The app's address of a sample image: ``/images/`` and the SHA-256 of its bytes."""
+    from gamut_eval.data import sample_dir
+
+    data = (sample_dir() / "images" / IMAGES[image]).read_bytes()
+    return f"/images/{hashlib.sha256(data).hexdigest()}"
+
+
 def candidate_row(candidate_id: str, image: str, question: str) -> dict[str, Any]:
     """A row as `gamut build questions` writes it."""
     return {
@@ -121,9 +130,10 @@ class Client:
         self.http = TestClient(create_app(db), base_url=BASE_URL, follow_redirects=False)
         self.csrf = ""
 
-    def login(self, token: str) -> Client:
+    def login(self, token: str, name: str = "") -> Client:
         page = self.http.get("/login")
-        response = self.http.post("/login", data={"token": token, "csrf_token": _csrf(page.text)})
+        form = {"token": token, "name": name, "csrf_token": _csrf(page.text)}
+        response = self.http.post("/login", data=form)
         assert response.status_code == 303, response.text
         self.csrf = _csrf(self.http.get("/").text)
         return self
@@ -151,10 +161,12 @@ def editor(
     new: tuple[dict[str, str], ...] = (),
     comment: str = "",
 ) -> dict[str, str]:
-    """The editor form as the page would submit it, with the given changes."""
+    """The editor form as the page showing ``checklist`` would submit it, with the changes."""
     form = {"version": str(version), "comment": comment}
     for i, check in enumerate(checklist.checks):
         form[f"check-{i}-id"] = check.id
+        form[f"check-{i}-base-text"] = check.text  # what the page showed: merges stale saves
+        form[f"check-{i}-base-tier"] = check.tier.value
         form[f"check-{i}-text"] = (text or {}).get(check.id, check.text)
         form[f"check-{i}-tier"] = (tier or {}).get(check.id, check.tier.value)
         if check.id in remove:

@@ -1,5 +1,8 @@
 """Fixtures of the annotation app tests: a workspace of import files, a database with one
-user per role, the database with everything imported, and signed-in clients."""
+user per role, the database with everything imported, and signed-in clients.
+
+The database fixture runs every test that uses it twice: on SQLite and on a real
+PostgreSQL server (``pg_server``), each migrated from empty."""
 
 from __future__ import annotations
 
@@ -18,6 +21,7 @@ from annotate_helpers import (
     rubric_row,
     write_jsonl,
 )
+from pg_server import PostgresServer, postgres_server
 
 from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.data import sample_dir
@@ -34,11 +38,26 @@ def workspace(tmp_path: Path) -> Workspace:
     return Workspace(tmp_path, candidates, rubrics)
 
 
-@pytest.fixture
-def db(tmp_path: Path) -> Iterator[Database]:
-    database = Database.open(tmp_path / "annotate.sqlite")
-    yield database
-    database.close()
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One PostgreSQL server for the whole test session (a fresh database per test)."""
+    with postgres_server() as server:
+        yield server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """An empty database with every migration applied, on each backend."""
+    if request.param == "sqlite":
+        database = Database.open(tmp_path / "annotate.sqlite")
+        yield database
+        database.close()
+        return
+    server: PostgresServer = request.getfixturevalue("postgres")
+    with server.database() as url:
+        database = Database.open(url)
+        yield database
+        database.close()
 
 
 @pytest.fixture
@@ -64,4 +83,4 @@ def loaded(db: Database, workspace: Workspace, tokens: dict[str, str]) -> Databa
 @pytest.fixture
 def client(loaded: Database, tokens: dict[str, str]) -> Any:
     """``client("ann1")``: a signed-in client for that user."""
-    return lambda name: Client(loaded).login(tokens[name])
+    return lambda name: Client(loaded).login(tokens[name], name)

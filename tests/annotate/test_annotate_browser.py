@@ -25,6 +25,7 @@ from annotate_helpers import (
     RUBRIC,
     candidate_row,
     expected_checklist,
+    image_url,
     rubric_row,
     write_jsonl,
 )
@@ -172,6 +173,7 @@ def sign_in(browser: Browser, server: Server, name: str, *, bypass_csp: bool = F
 
     page.on("dialog", on_dialog)
     page.goto("/login")
+    page.fill("#name", name)
     page.fill("#token", server.tokens[name])
     page.click("button[type=submit]")
     page.wait_for_selector("h1:has-text('Dashboard')")
@@ -255,11 +257,14 @@ def _assert_inert(session: Session, path: str) -> None:
     assert (
         page.evaluate(
             """() => document.querySelectorAll(
-            'script, svg, img[onerror], a[href^="javascript:" i], a[href^="data:" i], [onload]'
+            'script:not([src="/static/app.js"]), svg, img[onerror], a[href^="javascript:" i],'
+            + ' a[href^="data:" i], [onload]'
         ).length"""
         )
         == 0
     ), path
+    scripts = page.eval_on_selector_all("script", "els => els.map(s => s.src)")
+    assert scripts == [f"{page.url.split('/', 3)[0]}//{page.url.split('/', 3)[2]}/static/app.js"]
     links = page.eval_on_selector_all("a", "els => els.map(a => a.href)")
     assert all(link.startswith(("http://127.0.0.1", "https://")) for link in links), links
     assert session.dialogs == [], path
@@ -330,7 +335,7 @@ def test_traversal_attempts_get_no_bytes(browser: Browser, server: Server) -> No
     session = sign_in(browser, server, "ann1")
     cookie = next(c["value"] for c in session.context.cookies() if c["name"] == "gamut_session")
     image = (server.root / "images" / IMAGES["dish"]).resolve()
-    status, body = _raw(server, "/images/1", cookie)
+    status, body = _raw(server, image_url("dish"), cookie)
     assert status == 200
     assert body == image.read_bytes()
     attempts = [
@@ -342,6 +347,8 @@ def test_traversal_attempts_get_no_bytes(browser: Browser, server: Server) -> No
         f"/images/{image}",
         f"/images{image}",
         "/images/1/../../annotate.sqlite",
+        "/images/1",
+        image_url("dish") + "/../../annotate.sqlite",
         "/static/../annotate.sqlite",
         "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
         f"/static/{image}",

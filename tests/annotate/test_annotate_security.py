@@ -1,16 +1,17 @@
 """docs/reliability.md E15-E17 through the HTTP API: sign-in, roles, CSRF, the Host check, the
-security headers, and images served by id only (traversal gets 404 and no bytes)."""
+security headers, and images served by content hash only (traversal gets 404 and no bytes)."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
 import pytest
-from annotate_helpers import BASE_URL, PNG_MAGIC, Client, Workspace
+from annotate_helpers import BASE_URL, PNG_MAGIC, Client, Workspace, image_url
 from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
@@ -31,7 +32,8 @@ def reviews(db: Database) -> int:
 
 def test_pages_and_posts_need_a_session(loaded: Database) -> None:
     anonymous = TestClient(create_app(loaded), base_url=BASE_URL, follow_redirects=False)
-    for path in ("/", "/rubrics", "/rubrics/1", "/questions/1", "/images/1", "/adjudication"):
+    dish = image_url("dish")
+    for path in ("/", "/rubrics", "/rubrics/1", "/questions/1", dish, "/adjudication"):
         response = anonymous.get(path)
         assert (response.status_code, response.headers["location"]) == (303, "/login"), path
         assert PNG_MAGIC not in response.content
@@ -49,7 +51,7 @@ def test_sign_in_sets_a_strict_http_only_cookie(loaded: Database, tokens: dict[s
     csrf = page.text.split('name="csrf_token" value="')[1].split('"')[0]
     bad = c.http.post("/login", data={"token": "not-a-token", "csrf_token": csrf})
     assert bad.status_code == 401
-    assert "not valid" in bad.text
+    assert "do not match a user" in bad.text
     page = c.http.get("/login")
     csrf = page.text.split('name="csrf_token" value="')[1].split('"')[0]
     good = c.http.post("/login", data={"token": tokens["ann1"], "csrf_token": csrf})
@@ -127,7 +129,8 @@ def test_host_header_allow_list(loaded: Database, base: str, allowed: bool) -> N
 def test_security_headers_on_every_response(client: Any) -> None:
     assert CSP == CSP_EXPECTED
     c = client("ann1")
-    for path in ("/", "/login", "/rubrics/1", "/static/app.css", "/no/such/page", "/images/1"):
+    dish = image_url("dish")
+    for path in ("/", "/login", "/rubrics/1", "/static/app.css", "/no/such/page", dish):
         response = c.get(path)
         assert response.headers["content-security-policy"] == CSP_EXPECTED, path
         assert response.headers["x-content-type-options"] == "nosniff"
@@ -228,9 +231,15 @@ def traversal_paths(root: Path) -> list[str]:
         "/images/images%2Fsample-bibimbap.png",
         "/images/sample-bibimbap.png",
         "/images?path=images/sample-bibimbap.png",
+        "/images/1",  # row ids are no address
         "/images/999",
         "/images/-1",
         "/images/1.png",
+        image_url("dish").upper().replace("/IMAGES/", "/images/"),
+        image_url("dish") + ".png",
+        image_url("dish") + "/../../annotate.sqlite",
+        image_url("dish") + "%2f..%2f..%2fannotate.sqlite",
+        "/images/" + "0" * 64,
         "/static/../_app.py",
         "/static/..%2f_app.py",
         "/static/%2e%2e/%2e%2e/%2e%2e/etc/passwd",
@@ -238,15 +247,19 @@ def traversal_paths(root: Path) -> list[str]:
     ]
 
 
-def test_images_by_id_only_traversal_gets_404_and_no_bytes(
+def test_images_by_hash_only_traversal_gets_404_and_no_bytes(
     client: Any, loaded: Database, workspace: Workspace
 ) -> None:
     c = client("ann1")
     app, cookie = c.http.app, c.http.cookies["gamut_session"]
     image_bytes = (workspace.root / "images" / "sample-bibimbap.png").read_bytes()
-    status, body = raw_request(app, "/images/1", cookie)
+    status, body = raw_request(app, image_url("dish"), cookie)
     assert status == 200
     assert body == image_bytes
+    assert image_url("dish") == f"/images/{hashlib.sha256(image_bytes).hexdigest()}"
+    page = client("ann1").get("/questions/1").text
+    assert f'src="{image_url("dish")}"' in page
+    assert str(workspace.root) not in page  # no server path in the page
     for path in traversal_paths(workspace.root):
         status, body = raw_request(app, path, cookie)
         assert status == 404, path
@@ -258,4 +271,14 @@ def test_an_image_whose_file_vanished_is_404(
     client: Any, loaded: Database, workspace: Workspace
 ) -> None:
     (workspace.root / "images" / "sample-bibimbap.png").unlink()
-    assert client("ann1").get("/images/1").status_code == 404
+    assert client("ann1").get(image_url("dish")).status_code == 404
+
+
+def test_an_image_whose_bytes_changed_is_404(
+    client: Any, loaded: Database, workspace: Workspace
+) -> None:
+    """The address names the bytes: after the file is replaced it no longer serves them."""
+    (workspace.root / "images" / "sample-bibimbap.png").write_bytes(b"\x89PNG other bytes")
+    response = client("ann1").get(image_url("dish"))
+    assert response.status_code == 404
+    assert b"other bytes" not in response.content

@@ -95,8 +95,11 @@ def create_app(
     hosts: Iterable[str] = (),
     bind_host: str = "127.0.0.1",
     session_hours: float = 12.0,
+    idle_minutes: float = 60.0,
 ) -> FastAPI:
-    """The annotation app over ``db``; ``hosts`` are extra Host names it answers to."""
+    """The annotation app over ``db``; ``hosts`` are extra Host names it answers to.
+    A session lasts ``session_hours`` at most, and ends after ``idle_minutes`` without
+    a request."""
     app = FastAPI(
         title="gamut annotate",
         docs_url=None,  # the interactive docs load scripts from a CDN, which the CSP forbids
@@ -107,6 +110,7 @@ def create_app(
     app.state.db = db
     app.state.templates = _templates()
     app.state.session_hours = session_hours
+    app.state.idle_minutes = idle_minutes
     for module in (
         _routes_auth,
         _routes_dashboard,

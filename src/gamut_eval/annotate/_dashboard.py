@@ -19,13 +19,15 @@ from gamut_eval.annotate._models import Decision, Image, Question, Review, Rubri
 from gamut_eval.annotate._rounds import ImageStatus, image_status
 
 __all__ = [
+    "PAGE_SIZE",
     "Agreement",
+    "ImagePage",
     "ImageRow",
     "PairAgreement",
     "WorkRow",
     "agreement",
     "annotator_work",
-    "image_rows",
+    "image_page",
     "totals",
 ]
 
@@ -76,28 +78,58 @@ class Agreement:
     pairs: list[PairAgreement]
 
 
-def image_rows(session: Session) -> list[ImageRow]:
-    """Every image with its question counts by status, in import order."""
-    per_image: dict[int, list[tuple[str, int]]] = {}
-    for image_id, status, round_ in session.execute(
-        select(Question.image_id, Question.status, Question.round)
-    ):
-        per_image.setdefault(image_id, []).append((status, round_))
-    rows = []
-    for image in session.scalars(select(Image).order_by(Image.id)):
-        questions = per_image.get(image.id, [])
-        statuses = [s for s, _ in questions]
-        rows.append(
-            ImageRow(
-                id=image.id,
-                key=image.key,
-                entity=image.entity,
-                status=image_status(statuses),
-                counts=dict(Counter(statuses)),
-                rounds=max((r for _, r in questions), default=0),
-            )
+PAGE_SIZE = 50
+"""Images per page of the dashboard."""
+
+
+@dataclass(frozen=True)
+class ImagePage:
+    """One page of the image table: its rows, which page of how many, of how many images."""
+
+    rows: list[ImageRow]
+    page: int
+    pages: int
+    total: int
+    first: int
+    """1-based position of the page's first image (0 when there is none)."""
+
+
+def image_page(
+    session: Session, status: str | None = None, page: int = 1, size: int = PAGE_SIZE
+) -> ImagePage:
+    """Images in import order with their question counts by status, filtered by image
+    status (None: all), ``size`` to a page. Counts come from one grouped query and only
+    the page's image rows are loaded, so a large dataset renders as fast as a small one."""
+    counts: dict[int, Counter[str]] = {}
+    rounds: dict[int, int] = {}
+    grouped = select(
+        Question.image_id, Question.status, func.count(Question.id), func.max(Question.round)
+    ).group_by(Question.image_id, Question.status)
+    for image_id, question_status, n, last in session.execute(grouped):
+        counts.setdefault(image_id, Counter())[question_status] = n
+        rounds[image_id] = max(rounds.get(image_id, 0), last)
+    statuses = {
+        image_id: image_status(counts.get(image_id, Counter()).elements())
+        for image_id in session.scalars(select(Image.id).order_by(Image.id))
+    }
+    ids = [i for i, st in statuses.items() if status is None or st.value == status]
+    pages = max(1, -(-len(ids) // size))
+    page = min(max(page, 1), pages)
+    chosen = ids[(page - 1) * size : page * size]
+    images = session.scalars(select(Image).where(Image.id.in_(chosen)).order_by(Image.id))
+    rows = [
+        ImageRow(
+            id=image.id,
+            key=image.key,
+            entity=image.entity,
+            status=statuses[image.id],
+            counts=dict(counts.get(image.id, Counter())),
+            rounds=rounds.get(image.id, 0),
         )
-    return rows
+        for image in images
+    ]
+    first = (page - 1) * size + 1 if rows else 0
+    return ImagePage(rows, page, pages, len(ids), first)
 
 
 def annotator_work(session: Session) -> list[WorkRow]:

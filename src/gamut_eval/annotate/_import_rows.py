@@ -10,6 +10,7 @@ problem of every row is collected, named by file, line, path, rule and value.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -23,7 +24,24 @@ from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric, validate_meta_rubric
 from gamut_eval.rubric._load import pydantic_details
 
-__all__ = ["IMAGE_SUFFIXES", "CandidateRow", "ParsedCandidate", "ParsedRubric", "parse_file"]
+__all__ = [
+    "IMAGE_SUFFIXES",
+    "CandidateRow",
+    "ParsedCandidate",
+    "ParsedRubric",
+    "file_sha256",
+    "parse_file",
+]
+
+
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file's bytes, read in blocks (an image's address in the app)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
 
 _PLACEHOLDER = MetaRubric.model_validate(
     {

@@ -20,7 +20,12 @@ from sqlalchemy.orm import Session
 from gamut_eval.annotate._carry import carry_edits
 from gamut_eval.annotate._db import Database, utc_now
 from gamut_eval.annotate._derived import TEXT_ONLY
-from gamut_eval.annotate._import_rows import ParsedCandidate, ParsedRubric, parse_file
+from gamut_eval.annotate._import_rows import (
+    ParsedCandidate,
+    ParsedRubric,
+    file_sha256,
+    parse_file,
+)
 from gamut_eval.annotate._models import (
     Image,
     Question,
@@ -105,6 +110,8 @@ def _find_image(
                     ).in_file(where)
                 ]
             )
+        if image.sha256 is None and path is not None:
+            image.sha256 = file_sha256(path)  # its file was missing when the hashes were added
         return image
     if path is None or key is None:
         raise ValidationError(
@@ -117,7 +124,7 @@ def _find_image(
                 ).in_file(where)
             ]
         )
-    image = Image(key=key, path=str(path), created_at=utc_now())
+    image = Image(key=key, path=str(path), sha256=file_sha256(path), created_at=utc_now())
     session.add(image)
     session.flush()
     summary.images_new += 1

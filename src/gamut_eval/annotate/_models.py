@@ -19,6 +19,7 @@ __all__ = [
     "Decision",
     "ExportRecord",
     "Image",
+    "LoginFailure",
     "LoginSession",
     "Question",
     "QuestionStatus",
@@ -97,15 +98,32 @@ class LoginSession(Base):
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[str] = mapped_column(String(32))
     expires_at: Mapped[str] = mapped_column(String(32))
+    last_seen_at: Mapped[str | None] = mapped_column(String(32))
+    """The last request of this session (idle expiry); None means ``created_at``."""
+
+
+class LoginFailure(Base):
+    """Failed sign-ins in a row from one address for one user name (the backoff's count)."""
+
+    __tablename__ = "login_failures"
+    __table_args__ = (UniqueConstraint("name", "address"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    address: Mapped[str] = mapped_column(String(64))
+    failures: Mapped[int] = mapped_column(Integer)
+    blocked_until: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[str] = mapped_column(String(32))
 
 
 class Image(Base):
-    """An image, served only by this row's id (never by a path taken from a request)."""
+    """An image, served only by the SHA-256 of its bytes (never by a path from a request)."""
 
     __tablename__ = "images"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     key: Mapped[str] = mapped_column(String(512), unique=True)
     path: Mapped[str] = mapped_column(Text)
+    sha256: Mapped[str | None] = mapped_column(String(64), index=True)
+    """Hex SHA-256 of the file's bytes at import: the image's address (``/images/<sha256>``)."""
     entity: Mapped[str | None] = mapped_column(Text)
     domain: Mapped[str | None] = mapped_column(String(128))
     popularity: Mapped[str | None] = mapped_column(String(16))

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import math
 from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import RedirectResponse, Response
 
+from gamut_eval.annotate._backoff import blocked_for, clear_failures, record_failure
 from gamut_eval.annotate._security import new_token
 from gamut_eval.annotate._users import find_session, sign_in, sign_out
-from gamut_eval.annotate._web import LOGIN_COOKIE, SESSION_COOKIE, DbSession, render
+from gamut_eval.annotate._web import (
+    LOGIN_COOKIE,
+    SESSION_COOKIE,
+    DbSession,
+    idle_minutes,
+    render,
+)
 
 __all__ = ["router"]
 
@@ -31,9 +39,10 @@ def _cookie(
     )
 
 
-def _login_page(request: Request, error: str = "", status: int = 200) -> Response:
+def _login_page(request: Request, error: str = "", status: int = 200, name: str = "") -> Response:
     token = new_token()
-    response = render(request, "login.html", {"login_csrf": token, "error": error}, status=status)
+    context = {"login_csrf": token, "error": error, "name": name}
+    response = render(request, "login.html", context, status=status)
     _cookie(response, request, LOGIN_COOKIE, token, "/login", 3600)
     return response
 
@@ -41,18 +50,48 @@ def _login_page(request: Request, error: str = "", status: int = 200) -> Respons
 @router.get("/login")
 def login_form(request: Request, *, session: DbSession) -> Response:
     """The sign-in form (or the dashboard for someone already signed in)."""
-    if find_session(session, request.cookies.get(SESSION_COOKIE)) is not None:
+    cookie = request.cookies.get(SESSION_COOKIE)
+    if find_session(session, cookie, idle_minutes(request)) is not None:
         return RedirectResponse("/", status_code=303)
     return _login_page(request)
 
 
 @router.post("/login")
-def login(request: Request, *, token: Annotated[str, Form()] = "", session: DbSession) -> Response:
-    """Trade a login token for a session cookie."""
+def login(
+    request: Request,
+    *,
+    token: Annotated[str, Form()] = "",
+    name: Annotated[str, Form()] = "",
+    session: DbSession,
+) -> Response:
+    """Trade a user's name and login token for a session cookie; repeated failures of one
+    name from one address are slowed down (``_backoff``)."""
     hours: float = request.app.state.session_hours
-    signed = sign_in(session, token, hours)
+    address = request.client.host if request.client else "unknown"
+    name = name.strip()[:64]
+    wait = blocked_for(session, name, address)
+    if wait > 0:
+        seconds = math.ceil(wait)
+        response = _login_page(
+            request,
+            f"Too many failed sign-ins for this name from your address: wait {seconds} s, "
+            "then try again.",
+            429,
+            name,
+        )
+        response.headers["retry-after"] = str(seconds)
+        return response
+    signed = sign_in(session, token, hours, name)
     if signed is None:
-        return _login_page(request, "That token is not valid. Ask an admin for yours.", 401)
+        delay = record_failure(session, name, address)
+        later = f" Wait {math.ceil(delay)} s before the next try." if delay else ""
+        return _login_page(
+            request,
+            f"That name and token do not match a user. Ask an admin for yours.{later}",
+            401,
+            name,
+        )
+    clear_failures(session, name, address)
     response = RedirectResponse("/", status_code=303)
     _cookie(response, request, SESSION_COOKIE, signed.cookie, "/", int(hours * 3600))
     response.delete_cookie(LOGIN_COOKIE, path="/login")

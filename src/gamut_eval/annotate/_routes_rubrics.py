@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from sqlalchemy.orm import Session
 
 from gamut_eval.annotate._errors import FormError
+from gamut_eval.annotate._merge import CheckConflict, MergeConflict
 from gamut_eval.annotate._rubric_view import rubric_context, rubric_list
 from gamut_eval.annotate._rubrics import (
     get_rubric,
@@ -65,14 +66,20 @@ class _Rubric:
     who: Viewer
     rubric_id: int
 
-    def page(self, errors: list[str], form: dict[str, str] | None = None) -> Response:
-        """The rubric's page, with ``errors`` (422) or the message of what was just done."""
+    def page(
+        self,
+        errors: list[str],
+        form: dict[str, str] | None = None,
+        conflicts: list[CheckConflict] | None = None,
+    ) -> Response:
+        """The rubric's page, with ``errors`` (422), the ``conflicts`` of a stale save
+        (409), or the message of what was just done."""
         context = rubric_context(self.session, get_rubric(self.session, self.rubric_id), form)
         context["errors"] = errors
+        context["conflicts"] = conflicts or []
         context["message"] = _DONE.get(self.request.query_params.get("done", ""), "")
-        return render(
-            self.request, "rubric.html", context, who=self.who, status=422 if errors else 200
-        )
+        status = 409 if conflicts else 422 if errors else 200
+        return render(self.request, "rubric.html", context, who=self.who, status=status)
 
     def done(self, what: str) -> str:
         """The page's address, saying ``what`` was done."""
@@ -107,12 +114,16 @@ def _version(form: dict[str, str]) -> int:
 
 @router.post("/rubrics/{rubric_id:int}/checklist")
 def save(*, form: Fields, at: Rubric) -> Response:
-    """Save the edited checklist (compare-and-set on the page's version)."""
-    return submitted(
-        lambda: save_checklist(at.session, at.rubric_id, at.who.user, form, _version(form)),
-        lambda changed: at.done("saved" if changed else "unchanged"),
-        lambda errors: at.page(errors, form),
-    )
+    """Save the edited checklist; from a stale page it is merged check by check, and a
+    check changed on both sides shows both versions (409, nothing saved)."""
+    try:
+        return submitted(
+            lambda: save_checklist(at.session, at.rubric_id, at.who.user, form, _version(form)),
+            lambda changed: at.done("saved" if changed else "unchanged"),
+            lambda errors: at.page(errors, form),
+        )
+    except MergeConflict as conflict:  # raised before anything was written
+        return at.page([str(conflict)], conflict.form, conflict.conflicts)
 
 
 @router.post("/rubrics/{rubric_id:int}/entity")

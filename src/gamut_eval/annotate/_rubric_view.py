@@ -23,7 +23,27 @@ NEW_ROWS = 2
 
 
 def _rows_from(checklist: Checklist) -> list[dict[str, Any]]:
-    return [{**c.model_dump(mode="json"), "remove": False} for c in checklist.checks]
+    return [
+        {**c.model_dump(mode="json"), "remove": False, "base_text": c.text, "base_tier": c.tier}
+        for c in checklist.checks
+    ]
+
+
+def _base(form: Mapping[str, str], stored: dict[str, Any], check_id: str) -> dict[str, str]:
+    """The version of a check the submitted page showed (kept, so saving again still merges)."""
+    for key, value in form.items():
+        if value == check_id and key.startswith("check-") and key.endswith("-id"):
+            prefix = key[: -len("id")]
+            if f"{prefix}base-text" in form:
+                return {
+                    "base_text": form[f"{prefix}base-text"],
+                    "base_tier": form.get(f"{prefix}base-tier", ""),
+                }
+    check = stored.get(check_id)
+    return {
+        "base_text": check.text if check else "",
+        "base_tier": check.tier.value if check else "",
+    }
 
 
 def _rows_from_form(
@@ -39,7 +59,15 @@ def _rows_from_form(
             if row.id in stored
             else {"id": row.id, "kind": "", "item": "", "secondary": False, "cites": []}
         )
-        rows.append({**base, "text": row.text, "tier": row.tier, "remove": row.remove})
+        rows.append(
+            {
+                **base,
+                "text": row.text,
+                "tier": row.tier,
+                "remove": row.remove,
+                **_base(form, stored, row.id),
+            }
+        )
     new = [
         {"id": n.id, "item": n.item, "kind": n.kind, "tier": n.tier, "text": n.text}
         for n in parsed.new
@@ -101,7 +129,15 @@ def rubric_context(
         },
         "stale": stale_of(session, rubric),
         "comment": (form or {}).get("comment", ""),
+        "editor_version": _editor_version(rubric, form),
     }
+
+
+def _editor_version(rubric: Rubric, form: Mapping[str, str] | None) -> int:
+    """The version the editor's rows belong to: a refilled form keeps the one it was
+    made at, so saving it again is merged instead of overwriting what changed since."""
+    given = (form or {}).get("version", "")
+    return int(given) if given.isdigit() and len(given) < 12 else rubric.version
 
 
 def rubric_list(session: Session, status: str) -> list[dict[str, Any]]:

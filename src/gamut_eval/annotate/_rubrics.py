@@ -3,7 +3,8 @@
 Each change is one ``_change`` call: the page's version must still be current (else a
 ``ConflictError`` naming who saved in between), the row is updated with compare-and-set,
 and an audit event records who, when, before and after (docs/reliability.md E18;
-docs/method.md [B8]).
+docs/method.md [B8]). A checklist saved from a stale page is first merged check by check
+onto the stored one (``_merge``): only a check both people changed is a conflict.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session
 from gamut_eval.annotate._checklist_edit import apply_form, parse_checklist_form
 from gamut_eval.annotate._db import updated_rows, utc_now
 from gamut_eval.annotate._errors import ConflictError, FormError, NotFound, PermissionDenied
+from gamut_eval.annotate._merge import MergeConflict, merge_stale_form
 from gamut_eval.annotate._models import Rubric, RubricEvent, RubricStatus, User, dumps
 from gamut_eval.annotate._questions import ADJUDICATORS
 from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
@@ -66,18 +68,47 @@ def events_of(session: Session, rubric: Rubric) -> list[RubricEvent]:
     return list(session.scalars(query.order_by(RubricEvent.created_at, RubricEvent.id)))
 
 
-def _conflict(session: Session, rubric: Rubric, version: int) -> ConflictError:
+def _changed_since(session: Session, rubric: Rubric, version: int) -> str:
     events = events_of(session, rubric)
     last = (
         f"{events[-1].actor} saved it ({events[-1].action}) at {events[-1].created_at}"
         if events
         else "it changed"
     )
-    return ConflictError(
+    return (
         f"This rubric changed after you opened it: {last}, making it version "
-        f"{rubric.version} (your page showed version {version}). Your changes were NOT saved, "
-        "so nothing of theirs was overwritten. Reload the page, then apply your changes again."
+        f"{rubric.version} (your page showed version {version})."
     )
+
+
+def _conflict(session: Session, rubric: Rubric, version: int) -> ConflictError:
+    return ConflictError(
+        f"{_changed_since(session, rubric, version)} Your changes were NOT saved, so nothing "
+        "of theirs was overwritten. Reload the page, then apply your changes again."
+    )
+
+
+def _merged(
+    session: Session, rubric: Rubric, form: Mapping[str, str], version: int
+) -> Mapping[str, str]:
+    """The stale page's form merged onto the stored checklist, or ``MergeConflict``."""
+    merged = merge_stale_form(
+        form, checklist_of(rubric), rubric.version, events_of(session, rubric)
+    )
+    if merged is None:
+        raise _conflict(session, rubric, version)
+    form, conflicts = merged
+    if conflicts:
+        ids = ", ".join(c.id for c in conflicts)
+        raise MergeConflict(
+            f"{_changed_since(session, rubric, version)} Your changes were NOT saved: "
+            f"{len(conflicts)} check(s) were changed by you and by someone else ({ids}). "
+            "Both versions are shown below, and the editor holds the saved checklist with "
+            "all your other edits: choose a version for each of those checks, then save again.",
+            conflicts,
+            dict(form),
+        )
+    return form
 
 
 def _change(
@@ -142,10 +173,13 @@ def _text(value: str, what: str) -> str:
 def save_checklist(
     session: Session, rubric_id: int, user: User, form: Mapping[str, str], version: int
 ) -> bool:
-    """Apply the editor's form; False when it changed nothing (no event is recorded)."""
+    """Apply the editor's form; False when it changed nothing (no event is recorded).
+
+    A form from an older version is merged check by check (see ``_merge``)."""
     rubric = get_rubric(session, rubric_id)
     if rubric.version != version:
-        raise _conflict(session, rubric, version)
+        form = _merged(session, rubric, form, version)
+        version = rubric.version
     _require_open(rubric)
     parsed = parse_checklist_form(form)
     before = checklist_of(rubric)

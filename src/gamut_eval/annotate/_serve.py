@@ -29,11 +29,18 @@ def check_bind(host: str, users: int) -> None:
         )
 
 
-def serve(db: Database, host: str, port: int, allow_hosts: Iterable[str] = ()) -> None:
-    """Serve the app until interrupted; the schema is migrated before the first request."""
+def serve(
+    db: Database,
+    host: str,
+    port: int,
+    allow_hosts: Iterable[str] = (),
+    idle_minutes: float = 60.0,
+) -> None:
+    """Serve the app until interrupted; the schema is migrated before the first request.
+    Sessions end after ``idle_minutes`` without a request."""
     db.migrate()
     check_bind(host, count_users(db))
-    app = create_app(db, hosts=allow_hosts, bind_host=host)
+    app = create_app(db, hosts=allow_hosts, bind_host=host, idle_minutes=idle_minutes)
     # proxy_headers with uvicorn's default trust (127.0.0.1 only): behind a local TLS proxy
     # the scheme is https, so the session cookie is marked Secure.
     uvicorn.run(

@@ -2,7 +2,9 @@
 
 A user's login token is shown once (``gamut annotate users add``) and only its hash is
 stored. Signing in trades the token for a session: a second random token in an HttpOnly
-cookie, again stored only as a hash, with its own CSRF token.
+cookie, again stored only as a hash, with its own CSRF token. A session ends at its
+``expires_at``, or earlier when it was idle (no request) for longer than the app's idle
+time; each request moves ``last_seen_at`` on (written at most once a minute).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
 from gamut_eval.annotate._db import Database, utc_now
@@ -25,6 +27,8 @@ __all__ = [
     "count_users",
     "find_session",
     "list_users",
+    "mark_seen",
+    "needs_mark",
     "reset_token",
     "sign_in",
     "sign_out",
@@ -100,10 +104,11 @@ def count_users(db: Database) -> int:
         return session.scalar(select(func.count(User.id))) or 0
 
 
-def sign_in(session: Session, token: str, hours: float) -> SignedIn | None:
-    """A new session for the owner of ``token``, or None when no user has it."""
+def sign_in(session: Session, token: str, hours: float, name: str = "") -> SignedIn | None:
+    """A new session for the owner of ``token``, or None when no user has it (or, when a
+    ``name`` is given, when it is not that user's)."""
     user = session.scalar(select(User).where(User.token_hash == hash_token(token.strip())))
-    if user is None:
+    if user is None or (name and name.casefold() != user.name.casefold()):
         return None
     cookie, csrf = new_token(), new_token()
     expires = datetime.now(UTC) + timedelta(hours=hours)
@@ -113,14 +118,22 @@ def sign_in(session: Session, token: str, hours: float) -> SignedIn | None:
             user_id=user.id,
             csrf_token=csrf,
             created_at=utc_now(),
-            expires_at=expires.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            expires_at=_stamp(expires),
+            last_seen_at=utc_now(),
         )
     )
     return SignedIn(cookie, csrf, user)
 
 
-def find_session(session: Session, cookie: str | None) -> tuple[LoginSession, User] | None:
-    """The live session behind a cookie value and its user; None if unknown or expired."""
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def find_session(
+    session: Session, cookie: str | None, idle_minutes: float | None = None
+) -> tuple[LoginSession, User] | None:
+    """The live session behind a cookie value and its user; None if unknown, expired, or
+    idle for more than ``idle_minutes``."""
     if not cookie:
         return None
     row = session.execute(
@@ -130,7 +143,29 @@ def find_session(session: Session, cookie: str | None) -> tuple[LoginSession, Us
     ).first()
     if row is None or row[0].expires_at <= utc_now():
         return None
+    if idle_minutes is not None:
+        seen = row[0].last_seen_at or row[0].created_at
+        if seen <= _stamp(datetime.now(UTC) - timedelta(minutes=idle_minutes)):
+            return None
     return row[0], row[1]
+
+
+SEEN_EVERY = 60.0
+"""Seconds between writes of ``last_seen_at`` (fewer writes; idle times are minutes)."""
+
+
+def needs_mark(login: LoginSession, idle_minutes: float) -> bool:
+    """Whether ``last_seen_at`` is old enough to be written again."""
+    every = min(SEEN_EVERY, idle_minutes * 6)  # a tenth of the idle time, at most a minute
+    seen = login.last_seen_at or login.created_at
+    return seen <= _stamp(datetime.now(UTC) - timedelta(seconds=every))
+
+
+def mark_seen(session: Session, login_id: int) -> None:
+    """Record a request of the session (idle expiry counts from here)."""
+    session.execute(
+        update(LoginSession).where(LoginSession.id == login_id).values(last_seen_at=utc_now())
+    )
 
 
 def sign_out(session: Session, cookie: str) -> None:

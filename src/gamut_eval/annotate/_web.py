@@ -23,7 +23,7 @@ from gamut_eval.annotate._db import Database
 from gamut_eval.annotate._errors import AnnotateError, FormError, PermissionDenied
 from gamut_eval.annotate._models import User
 from gamut_eval.annotate._security import same_token
-from gamut_eval.annotate._users import find_session
+from gamut_eval.annotate._users import find_session, mark_seen, needs_mark
 
 __all__ = [
     "LOGIN_COOKIE",
@@ -37,6 +37,7 @@ __all__ = [
     "csrf_guard",
     "db_session",
     "form_fields",
+    "idle_minutes",
     "render",
     "submitted",
     "viewer",
@@ -76,12 +77,29 @@ _DB = Depends(db_session, scope="function")
 follows the redirect must see the change, and a failed commit must not answer "saved"."""
 
 
+def idle_minutes(request: Request) -> float:
+    """How long a session may go without a request before it ends (``create_app``)."""
+    minutes: float = request.app.state.idle_minutes
+    return minutes
+
+
 def viewer(request: Request, session: Annotated[Session, _DB]) -> Viewer:
-    """The signed-in user, or ``LoginRequired``."""
-    found = find_session(session, request.cookies.get(SESSION_COOKIE))
+    """The signed-in user, or ``LoginRequired``; the request counts as the session's
+    activity (written in the route's own transaction when it writes, else in a short one,
+    since a read transaction must not write and a second writer would wait on the first)."""
+    idle = idle_minutes(request)
+    found = find_session(session, request.cookies.get(SESSION_COOKIE), idle)
     if found is None:
-        raise LoginRequired("Please sign in.")
-    return Viewer(found[1], found[0].csrf_token)
+        raise LoginRequired("Please sign in (or again: the session ended or was idle too long).")
+    login, user = found
+    if needs_mark(login, idle):
+        if request.method in SAFE_METHODS:
+            db: Database = request.app.state.db
+            with db.write() as own, own.begin():
+                mark_seen(own, login.id)
+        else:
+            mark_seen(session, login.id)
+    return Viewer(user, login.csrf_token)
 
 
 async def form_fields(request: Request) -> dict[str, str]:
@@ -129,7 +147,7 @@ async def csrf_guard(request: Request) -> None:
 def _session_csrf(request: Request) -> str:
     db: Database = request.app.state.db
     with db.read() as session, session.begin():
-        found = find_session(session, request.cookies.get(SESSION_COOKIE))
+        found = find_session(session, request.cookies.get(SESSION_COOKIE), idle_minutes(request))
     if found is None:
         raise LoginRequired("Please sign in.")
     return found[0].csrf_token

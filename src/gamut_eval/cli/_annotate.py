@@ -69,14 +69,29 @@ def annotate() -> None:
     help="A host name browsers use to reach the app (e.g. the server's DNS name); "
     "requests naming any other host are refused. Repeatable.",
 )
-def serve_command(db: str, host: str, port: int, allow_host: tuple[str, ...]) -> None:
+@click.option(
+    "--session-idle",
+    "session_idle",
+    default=60.0,
+    show_default=True,
+    type=click.FloatRange(min=1, max=24 * 60),
+    metavar="MINUTES",
+    help="Sign a browser out after this many minutes without a request (sessions last "
+    "12 hours at most).",
+)
+def serve_command(
+    db: str, host: str, port: int, allow_host: tuple[str, ...], session_idle: float
+) -> None:
     """Run the web app (migrates the database first)."""
     from gamut_eval.annotate import check_bind, count_users, serve
 
     with _database(db) as database:
         check_bind(host, count_users(database))
-        err_console.print(f"gamut annotate on http://{host}:{port} (database {database.url})")
-        serve(database, host, port, allow_host)
+        err_console.print(
+            f"gamut annotate on http://{host}:{port} (database {database.shown}; sessions "
+            f"end after {session_idle:g} idle minutes)"
+        )
+        serve(database, host, port, allow_host, session_idle)
 
 
 @annotate.command("migrate")
@@ -84,7 +99,7 @@ def serve_command(db: str, host: str, port: int, allow_host: tuple[str, ...]) ->
 def migrate_command(db: str) -> None:
     """Create the database or bring its schema up to date."""
     with _database(db) as database:
-        console.print(f"database {database.url} is up to date")
+        console.print(f"database {database.shown} is up to date")
 
 
 @annotate.group("users")
