@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import argparse
+import json
 import random
 import resource
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from gamut_eval import MetaRubric, validate_meta_rubric
@@ -133,3 +140,40 @@ def verdict_line(
     relation = ">=" if higher_is_better else "<="
     status = "PASS" if ok else "FAIL"
     return f"{name}: {measured:.3f} {unit} (target {relation} {budget} {unit}) {status}"
+
+
+def run_in_child(
+    script: str,
+    description: str,
+    prefix: str,
+    generate: Callable[[Path], None],
+    child: Callable[[Path], None],
+    then: Callable[[Path], T] | None = None,
+) -> tuple[dict[str, Any], T | None]:
+    """The body of a bench script that generates a run, then measures it in a fresh
+    process (``script --child RUN_DIR`` calls ``child``, whose last stdout line is JSON).
+    Returns that JSON and what ``then`` measured on the run folder before it is removed;
+    ``--workdir`` keeps (and reuses) the generated run. In the child, exits after ``child``."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        child(Path(sys.argv[2]))
+        raise SystemExit(0)
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--workdir", type=Path, help="keep (and reuse) the generated run here")
+    args = parser.parse_args()
+    scratch = None
+    run_dir = args.workdir
+    if run_dir is None:
+        scratch = Path(tempfile.mkdtemp(prefix=prefix))
+        run_dir = scratch / "run"
+    try:
+        generate(run_dir)
+        out = subprocess.run(
+            [sys.executable, script, "--child", str(run_dir)],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        result = json.loads(out.strip().splitlines()[-1])
+        extra = then(run_dir) if then is not None else None
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    return result, extra

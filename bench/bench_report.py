@@ -13,17 +13,13 @@ Usage: python bench/bench_report.py [--workdir DIR]   (DIR keeps the generated r
 
 from __future__ import annotations
 
-import argparse
 import json
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import peak_rss_mb, verdict_line
+from _common import peak_rss_mb, run_in_child, verdict_line
 from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html, synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
@@ -71,27 +67,7 @@ def generate(run_dir: Path) -> None:
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child(Path(sys.argv[2]))
-        return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workdir", type=Path, help="keep (and reuse) the generated run here")
-    args = parser.parse_args()
-    scratch = None
-    run_dir = args.workdir
-    if run_dir is None:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-report-"))
-        run_dir = scratch / "run"
-    try:
-        generate(run_dir)
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", str(run_dir)],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-    result = json.loads(out.strip().splitlines()[-1])
+    result, _ = run_in_child(__file__, __doc__.splitlines()[0], "bench-report-", generate, child)
     print(
         f"report: {result['verdict_rows']:,} verdict rows, {result['responses']:,} responses, "
         f"{RESAMPLES} resamples; load {result['load']:.1f} s, tables {result['build']:.1f} s, "

@@ -15,21 +15,17 @@ Usage: python bench/bench_report_html.py [--workdir DIR]   (DIR keeps the run fo
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from playwright.sync_api import Browser, sync_playwright
 
-from _common import peak_rss_mb, verdict_line
+from _common import peak_rss_mb, run_in_child, verdict_line
 from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html, synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
@@ -114,28 +110,11 @@ def browse(path: Path) -> dict[str, float]:
 
 
 def main() -> None:
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
-        child(Path(sys.argv[2]))
-        return
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workdir", type=Path, help="keep (and reuse) the generated run here")
-    args = parser.parse_args()
-    scratch = None
-    run_dir = args.workdir
-    if run_dir is None:
-        scratch = Path(tempfile.mkdtemp(prefix="bench-report-html-"))
-        run_dir = scratch / "run"
-    try:
-        generate(run_dir)
-        out = subprocess.run(
-            [sys.executable, __file__, "--child", str(run_dir)],
-            capture_output=True, text=True, check=True,
-        ).stdout  # fmt: skip
-        result = json.loads(out.strip().splitlines()[-1])
-        times = browse(run_dir / "report.html")
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
+    result, times = run_in_child(
+        __file__, __doc__.splitlines()[0], "bench-report-html-", generate, child,
+        then=lambda run_dir: browse(run_dir / "report.html"),
+    )  # fmt: skip
+    assert times is not None
     print(
         f"report.html {result['html_bytes'] / 1e6:.1f} MB, of which the embedded data "
         f"{result['data_bytes'] / 1e6:.1f} MB; texts embedded for {result['with_texts']} of "
