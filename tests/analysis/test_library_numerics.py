@@ -10,6 +10,7 @@ project's own and is checked against SciPy's percentile bootstrap instead.
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,25 @@ def test_rank_statistics_equal_the_hand_written_ones() -> None:
         assert np.nanmax(np.abs(got - expected)) <= 1e-12
     assert np.isnan(kendall_tau_b(x, y)[9])  # the constant ranking
     assert [ranks(row).tolist() for row in x] == old["ranks"]
+
+
+def test_tau_b_equals_scipys_on_every_slice() -> None:
+    # Ties, NaN and constant rankings, on 300 slices of 2 to 9 models; tau-b is vectorised
+    # over the resamples, so SciPy is the reference it is held to.
+    rng = np.random.default_rng(7)
+    for n in range(2, 10):
+        x = rng.integers(0, 4, size=(300, n)).astype(float)
+        y = rng.integers(0, 4, size=(300, n)).astype(float)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[0] = 1.0  # constant: undefined
+        got = kendall_tau_b(x, y)
+        for row in range(len(x)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                want = stats.kendalltau(x[row], y[row], variant="b", nan_policy="omit").statistic
+            assert np.isnan(got[row]) == np.isnan(want), (n, row, x[row], y[row])
+            if not np.isnan(want):
+                assert abs(got[row] - want) <= 1e-12
 
 
 def test_bootstrap_interval_is_unchanged_and_agrees_with_scipy() -> None:

@@ -1,9 +1,9 @@
 """Rank statistics over models: Kendall's tau-b, Pearson's r, ranks and swapped pairs.
 
 All take the models along the last axis and broadcast over leading axes, so one call
-computes the statistic on the data and under every bootstrap resample. The statistics
-themselves are SciPy's (imported when first used). A model with no
-score (NaN) in either ranking is left out of the pairs it is in.
+computes the statistic on the data and under every bootstrap resample. Pearson's r and
+the ranks are SciPy's (imported when first used); tau-b is computed here, vectorised.
+A model with no score (NaN) in either ranking is left out of the pairs it is in.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -22,29 +21,34 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 
 
+def _pair_signs(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """sign(x_i - x_j) and sign(y_i - y_j) for every pair i < j, 0 where a value is NaN."""
+    i, j = np.triu_indices(x.shape[-1], k=1)
+    valid = ~(np.isnan(x) | np.isnan(y))
+    both = valid[..., i] & valid[..., j]
+    with np.errstate(invalid="ignore"):
+        sx = np.where(both, np.sign(x[..., i] - x[..., j]), 0.0)
+        sy = np.where(both, np.sign(y[..., i] - y[..., j]), 0.0)
+    return sx, sy
+
+
 def kendall_tau_b(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
-    """Kendall's tau-b between two scorings of the same items (last axis): SciPy's
-    ``kendalltau(variant="b", nan_policy="omit")`` on each slice.
+    """Kendall's tau-b between two scorings of the same items (last axis), equal to
+    SciPy's ``kendalltau(variant="b", nan_policy="omit")`` on each slice (a test holds
+    the two together), but in one vectorised pass over every bootstrap resample: SciPy's
+    NaN handling goes slice by slice, about 100 times slower on 1,000 resamples.
 
     ``(n_c - n_d) / sqrt((n_0 - n_1) (n_0 - n_2))``, where n_0 counts pairs, n_1 and n_2
-    pairs tied in x and in y. NaN when a ranking has no untied pair (tau is undefined).
+    pairs tied in x and in y. With s_x = sign(x_i - x_j), the numerator is
+    ``sum s_x s_y`` and ``n_0 - n_1 = sum |s_x|``, which handles ties without special
+    cases. NaN when a ranking has no untied pair (tau is undefined).
     """
-    from scipy import stats
-
     xa, ya = np.broadcast_arrays(np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64))
-    if xa.shape[-1] < 2:
-        return np.full(xa.shape[:-1], np.nan)
-    with warnings.catch_warnings():
-        # Constant or too short slices give NaN, which is the answer here, not a problem.
-        warnings.simplefilter("ignore", RuntimeWarning)
-        warnings.simplefilter("ignore", _small_sample_warning(stats))
-        result = stats.kendalltau(xa, ya, variant="b", nan_policy="omit", axis=-1)
-    return np.asarray(result.statistic, dtype=np.float64)
-
-
-def _small_sample_warning(stats: Any) -> type[Warning]:
-    found = getattr(stats, "SmallSampleWarning", RuntimeWarning)
-    return found if isinstance(found, type) and issubclass(found, Warning) else RuntimeWarning
+    sx, sy = _pair_signs(xa, ya)
+    numerator = (sx * sy).sum(axis=-1)
+    denominator = np.sqrt(np.abs(sx).sum(axis=-1) * np.abs(sy).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.asarray(np.where(denominator > 0, numerator / denominator, np.nan))
 
 
 def pearson(x: npt.ArrayLike, y: npt.ArrayLike) -> FloatArray:
