@@ -99,6 +99,28 @@ def test_tau_b_equals_scipys_on_every_slice() -> None:
                 assert abs(got[row] - want) <= 1e-12
 
 
+def test_pearson_and_ranks_equal_scipys_on_every_slice() -> None:
+    rng = np.random.default_rng(11)
+    for n in range(2, 10):
+        x = rng.normal(size=(200, n)).round(1)
+        y = (x + rng.normal(size=(200, n))).round(1)
+        x[rng.random(x.shape) < 0.1] = np.nan
+        x[0] = 0.5  # constant: undefined
+        got = pearson(x, y)
+        for row in range(len(x)):
+            keep = ~np.isnan(x[row])
+            want = np.nan
+            if keep.sum() >= 2 and np.ptp(x[row, keep]) > 0 and np.ptp(y[row, keep]) > 0:
+                want = stats.pearsonr(x[row, keep], y[row, keep]).statistic
+            assert np.isnan(got[row]) == np.isnan(want), (n, row)
+            if not np.isnan(want):
+                assert abs(got[row] - want) <= 1e-12
+            scored = ranks(x[row])
+            expected = stats.rankdata(-x[row, keep], method="min")
+            assert scored[keep].tolist() == expected.astype(int).tolist()
+            assert (scored[~keep] == keep.sum() + 1).all()
+
+
 def test_bootstrap_interval_is_unchanged_and_agrees_with_scipy() -> None:
     old = LEGACY["bootstrap"]
     scores = _array(old["scores"])
