@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
+from generate_helpers import Recorder
 
-from conftest import Recorder
 from gamut_eval.generate import GenerationIncomplete, export_responses, generate_responses
 from gamut_eval.testing import FakeOpenAIServer
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from generate_helpers import Recorder
 
-from conftest import Recorder
 from gamut_eval.cli._main import cli
 from gamut_eval.generate import generate_responses
 from gamut_eval.generate._settings import GenerationSettings

@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from generate_helpers import Recorder
 from inspect_ai import eval as inspect_eval
 from inspect_ai import score as inspect_score
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
-from conftest import Recorder
 from gamut_eval import load_dataset
 from gamut_eval._registry import gamut_scorer
 from gamut_eval.judge._offline import grade_check

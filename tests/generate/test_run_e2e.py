@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from generate_helpers import Recorder
 
-from conftest import Recorder
 from gamut_eval.cli._main import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset

@@ -21,10 +21,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from real_helpers import MODEL_ALIAS
 
-MODEL_ALIAS = "smollm2"
-JUDGE = f"openai-api/llama/{MODEL_ALIAS}"
-"""The model as users name it; the URL comes from LLAMA_BASE_URL."""
 _START_S = 180.0
 
 

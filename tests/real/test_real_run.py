@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
+from real_helpers import JUDGE
 from test_real_judge import one_answer
 
-from conftest import JUDGE
 from gamut_eval._tables import read_rows
 from gamut_eval.cli._main import cli
 
