@@ -145,6 +145,21 @@ def test_the_same_run_again_continues_from_the_store(tmp_path: Path) -> None:
     assert "1272 verdicts (1272 reused from the store, 0 judged now)" in flat(again.output)
 
 
+def test_a_run_without_a_report_says_how_to_get_one(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert first.exit_code == 0, first.output
+    assert not (out / "report.html").exists()
+    assert f"the HTML report: gamut view {out}" in flat(first.output)
+    # A report written since is stale once the run has rewritten its scores: the rerun
+    # removes it, and says how to get a new one.
+    (out / "report.html").write_text("<html></html>")
+    again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert again.exit_code == 0, again.output
+    assert not (out / "report.html").exists()
+    assert f"the HTML report: gamut view {out}" in flat(again.output)
+
+
 def test_a_different_run_into_a_used_folder_is_refused_and_the_folder_kept(
     tmp_path: Path,
 ) -> None:

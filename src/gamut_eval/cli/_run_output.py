@@ -63,6 +63,8 @@ def print_where(out_dir: object) -> None:
     logs = ""
     if (Path(str(out_dir)) / "logs").is_dir():
         logs = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs"
+    if not (Path(str(out_dir)) / "report.html").is_file():
+        logs += f"; the HTML report: gamut view {out_dir}"
     err_console.print(
         f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{logs})",
         markup=False,
