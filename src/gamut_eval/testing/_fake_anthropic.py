@@ -23,18 +23,14 @@ What differs is what a real Messages API checks and answers:
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import sys
-import threading
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aiohttp import web
 
-from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, DEFAULT_MODELS, FakeOpenAIServer
+from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, FakeOpenAIServer
 from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
-from gamut_eval.testing._policies import Policy
 from gamut_eval.testing._requests import RequestContext, last_user_message
 from gamut_eval.testing._wire import parse_body, reset_mid_body, seconds_header
 
@@ -116,29 +112,6 @@ def _cache_parts(payload: dict[str, Any]) -> tuple[str, str]:
 
 class FakeAnthropicServer(FakeOpenAIServer):
     """Fake ``/v1/messages`` on 127.0.0.1 (see the module docstring)."""
-
-    def __init__(
-        self,
-        *,
-        policy: Policy | str = "keyword",
-        faults: Iterable[FaultRule] = (),
-        latency_ms: float = 0.0,
-        models: Sequence[str] = DEFAULT_MODELS,
-        api_key: str | None = None,
-        port: int = 0,
-        known_models_only: bool = False,
-    ) -> None:
-        super().__init__(
-            policy=policy,
-            faults=faults,
-            latency_ms=latency_ms,
-            models=models,
-            port=port,
-            known_models_only=known_models_only,
-        )
-        self._api_key = api_key
-        self._cache: set[str] = set()
-        self._cache_lock = threading.Lock()
 
     @property
     def base_url(self) -> str:
@@ -224,10 +197,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
         cached, rest = _cache_parts(payload)
         read = write = 0
         if cached:
-            digest = hashlib.sha256(cached.encode()).hexdigest()
-            with self._cache_lock:
-                hit = digest in self._cache
-                self._cache.add(digest)
+            hit = self._prompt_cache_hit(cached)
             read, write = (len(cached) // 4, 0) if hit else (0, len(cached) // 4)
         usage = {
             "input_tokens": max(1, len(rest) // 4),

@@ -23,18 +23,14 @@ the request with OpenAI-style ``model`` and ``messages`` added, translated from
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import sys
-import threading
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 from aiohttp import web
 
-from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, DEFAULT_MODELS, FakeOpenAIServer
+from gamut_eval.testing._fake_openai import _MAX_BODY_BYTES, FakeOpenAIServer
 from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
-from gamut_eval.testing._policies import Policy
 from gamut_eval.testing._requests import RequestContext, last_user_message
 from gamut_eval.testing._wire import parse_body, reset_mid_body, seconds_header
 
@@ -146,29 +142,6 @@ def as_chat_request(payload: dict[str, Any], model: str) -> dict[str, Any]:
 class FakeGeminiServer(FakeOpenAIServer):
     """Fake ``generateContent`` on 127.0.0.1 (see the module docstring)."""
 
-    def __init__(
-        self,
-        *,
-        policy: Policy | str = "keyword",
-        faults: Iterable[FaultRule] = (),
-        latency_ms: float = 0.0,
-        models: Sequence[str] = DEFAULT_MODELS,
-        api_key: str | None = None,
-        port: int = 0,
-        known_models_only: bool = False,
-    ) -> None:
-        super().__init__(
-            policy=policy,
-            faults=faults,
-            latency_ms=latency_ms,
-            models=models,
-            port=port,
-            known_models_only=known_models_only,
-        )
-        self._api_key = api_key
-        self._cache: set[str] = set()
-        self._cache_lock = threading.Lock()
-
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1beta``: the value for ``GOOGLE_BASE_URL``."""
@@ -269,10 +242,7 @@ class FakeGeminiServer(FakeOpenAIServer):
         rest = text(first["parts"][-1:]) + "".join(text(t["parts"]) for t in later)
         cached = 0
         if len(first["parts"]) > 1:
-            digest = hashlib.sha256(prefix.encode()).hexdigest()
-            with self._cache_lock:
-                hit = digest in self._cache
-                self._cache.add(digest)
+            hit = self._prompt_cache_hit(prefix)
             cached = len(prefix) // 4 if hit else 0
         return len(prefix) // 4 + max(1, len(rest) // 4), cached
 
