@@ -197,7 +197,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
         cached, rest = _cache_parts(payload)
         read = write = 0
         if cached:
-            hit = self._prompt_cache_hit(cached)
+            hit = self._prompt_cache.hit(cached)
             read, write = (len(cached) // 4, 0) if hit else (0, len(cached) // 4)
         usage = {
             "input_tokens": max(1, len(rest) // 4),

@@ -242,7 +242,7 @@ class FakeGeminiServer(FakeOpenAIServer):
         rest = text(first["parts"][-1:]) + "".join(text(t["parts"]) for t in later)
         cached = 0
         if len(first["parts"]) > 1:
-            hit = self._prompt_cache_hit(prefix)
+            hit = self._prompt_cache.hit(prefix)
             cached = len(prefix) // 4 if hit else 0
         return len(prefix) // 4 + max(1, len(rest) // 4), cached
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
-import hashlib
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -37,6 +36,7 @@ from gamut_eval.testing._policies import (
     parse_judge_prompt,
     verdict_json,
 )
+from gamut_eval.testing._prompt_cache import PromptCache
 from gamut_eval.testing._requests import (
     RequestContext,
     RequestLog,
@@ -104,8 +104,7 @@ class FakeOpenAIServer:
         self._models = tuple(models)
         self._api_key = api_key
         self._expected_auth = None if api_key is None else f"Bearer {api_key}"
-        self._cached_prefixes: set[str] = set()
-        self._cached_prefixes_lock = threading.Lock()
+        self._prompt_cache = PromptCache()  # what the Anthropic and Gemini fakes cache
         self._requested_port = port
         self._log = RequestLog()
         self._runner: web.AppRunner | None = None
@@ -128,15 +127,6 @@ class FakeOpenAIServer:
     def root_url(self) -> str:
         """``http://127.0.0.1:PORT`` (what the CLI prints after ``READY``)."""
         return f"http://{HOST}:{self.port}"
-
-    def _prompt_cache_hit(self, prefix: str) -> bool:
-        """Whether a provider-side prompt cache would already hold ``prefix`` (it holds it
-        from now on): the Anthropic and Gemini fakes report cached tokens with it."""
-        digest = hashlib.sha256(prefix.encode()).hexdigest()
-        with self._cached_prefixes_lock:
-            hit = digest in self._cached_prefixes
-            self._cached_prefixes.add(digest)
-        return hit
 
     @property
     def base_url(self) -> str:
