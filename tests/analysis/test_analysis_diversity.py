@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import random
 import sys
-import time
 import types
 from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
 import pytest
+from scipy import sparse
 
 from gamut_eval import load_dataset
 from gamut_eval.analysis._diversity import (
@@ -279,7 +279,8 @@ def test_sample_dataset() -> None:
     DiversityReport.model_validate_json(report.model_dump_json())  # round-trips
 
 
-def test_paper_scale_is_fast() -> None:
+def test_paper_scale() -> None:
+    # Its time is measured by bench/bench_core.py; here, what it computes at that scale.
     rng = random.Random(0)
     frames = (
         "What is this {n}, how is it {v}, and why do people {w} it near {e}?",
@@ -296,16 +297,16 @@ def test_paper_scale_is_fast() -> None:
         )
         for _ in range(1813)
     ]
-    big = dataset(*questions)
-    question_diversity(dataset("A warm-up question?", "Another one?"))  # import scikit-learn
-    start = time.perf_counter()
-    report = question_diversity(big)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
+    report = question_diversity(dataset(*questions))
     assert report.questions == 1813
     assert len(report.templates) == 4
     assert len(report.clusters) == 30
     assert sum(c.size for c in report.clusters) == 1813
+    # The term vectors stay sparse: a row stores only its own question's terms (at most its
+    # words and their bigrams), not a column for every term of the vocabulary.
+    terms = tfidf(questions)
+    assert sparse.issparse(terms.matrix)
+    assert terms.matrix.nnz <= sum(2 * len(q.split()) for q in questions)
 
 
 class _FakeSentenceTransformer:

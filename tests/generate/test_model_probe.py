@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import socket
-import time
 from pathlib import Path
 
 import pytest
@@ -38,14 +37,15 @@ def test_a_dead_url_for_the_model_ends_the_run_in_seconds_with_nothing_written(
     monkeypatch.setenv("DEAD_BASE_URL", url)
     monkeypatch.setenv("DEAD_API_KEY", "test-key")
     out = tmp_path / "run"
-    started = time.monotonic()
     result = CliRunner().invoke(cli, _run(dataset, out, "openai-api/dead/cand"))
     assert result.exit_code == 2, result.output
-    assert time.monotonic() - started < 20
     message = _flat(result.output)
     assert "openai-api/dead/cand" in message
     assert url in message
     assert "--no-probe" in message
+    # It ends on the refused connection itself, not when the probe's timeout runs out
+    # ("no reply in ... s"), and before any question is asked.
+    assert "no reply" not in message
     assert not out.exists()
 
 

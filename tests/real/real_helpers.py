@@ -4,8 +4,38 @@ one process)."""
 
 from __future__ import annotations
 
-__all__ = ["JUDGE", "MODEL_ALIAS"]
+import signal
+import subprocess
+from pathlib import Path
+
+__all__ = ["JUDGE", "MODEL_ALIAS", "LlamaServer"]
 
 MODEL_ALIAS = "smollm2"
 JUDGE = f"openai-api/llama/{MODEL_ALIAS}"
 """The model as users name it; the URL comes from LLAMA_BASE_URL."""
+
+
+class LlamaServer:
+    """The server process, its URL and its log: a dead server is named, not guessed at."""
+
+    def __init__(self, process: subprocess.Popen[bytes], url: str, log: Path) -> None:
+        self.process, self.url, self.log = process, url, log
+
+    def death(self) -> str | None:
+        """None while the server runs; else how it ended and the last lines of its log."""
+        code = self.process.poll()
+        if code is None:
+            return None
+        if code < 0:
+            try:
+                how = f"was killed by {signal.Signals(-code).name} (signal {-code})"
+            except ValueError:
+                how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with status {code}"
+        lines = self.log.read_text(errors="replace").splitlines()[-_LOG_LINES:]
+        tail = "\n".join("    " + line for line in lines)
+        return f"llama_cpp.server {how}; the last lines of its log ({self.log}):\n{tail}"
+
+
+_LOG_LINES = 25

@@ -60,6 +60,7 @@ if _typing.TYPE_CHECKING:
         JudgeAuthError,
         JudgeCallError,
         JudgeRequestRejected,
+        JudgeServerGone,
         JudgeUnavailable,
     )
     from gamut_eval.judge.backends import (
@@ -119,6 +120,7 @@ _LAZY: dict[str, str] = {
     "Completion": "gamut_eval.judge._types",
     "Executor": "gamut_eval.judge._types",
     "JudgeAuthError": "gamut_eval.judge._types",
+    "JudgeServerGone": "gamut_eval.judge._types",
     "JudgeCallError": "gamut_eval.judge._types",
     "JudgeRequestRejected": "gamut_eval.judge._types",
     "JudgeUnavailable": "gamut_eval.judge._types",
@@ -161,6 +163,7 @@ __all__ = [
     "JudgePlan",
     "JudgeReport",
     "JudgeRequestRejected",
+    "JudgeServerGone",
     "JudgeSettings",
     "JudgeStats",
     "JudgeUnavailable",

@@ -34,6 +34,7 @@ from gamut_eval.judge._plan import JudgePlan, PlannedResponse, judge_image
 from gamut_eval.judge._prompt import RenderedResponse, hidden_characters, render_response
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import Store, StoredVerdict
+from gamut_eval.judge._types import JudgeServerGone
 from gamut_eval.rubric import Check
 
 __all__ = [
@@ -277,6 +278,13 @@ async def run_pass(
     flusher = asyncio.create_task(work._flush_periodically())
     try:
         await backend.run(work)
+    except JudgeServerGone as exc:
+        stats = work.stats
+        left = stats.total - stats.done
+        raise JudgeServerGone(
+            f"{exc}; {left:,} of {stats.total:,} checks are left unscored (what was judged "
+            "is kept: rerun to continue once the server answers again)"
+        ) from None
     finally:
         flusher.cancel()
         with contextlib.suppress(asyncio.CancelledError):

@@ -25,6 +25,7 @@ __all__ = [
     "JudgeAuthError",
     "JudgeCallError",
     "JudgeRequestRejected",
+    "JudgeServerGone",
     "JudgeUnavailable",
 ]
 
@@ -71,6 +72,12 @@ class JudgeUnavailable(JudgeCallError):
 
 class JudgeAuthError(JudgeError):
     """Credentials were rejected; the message names the environment variable to set."""
+
+
+class JudgeServerGone(JudgeError):
+    """The judge's server closed its connections and refused new ones through every retry
+    of a call (it crashed or was stopped): the run stops, naming the server and how many
+    checks are left unscored, instead of failing every remaining check the same way."""
 
 
 class Executor(Protocol):

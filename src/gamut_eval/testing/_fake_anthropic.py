@@ -22,7 +22,6 @@ What differs is what a real Messages API checks and answers:
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -137,7 +136,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
         self, request: web.Request, payload: Any, ctx: RequestContext, rule: FaultRule | None
     ) -> web.StreamResponse:
         if self._latency_s:
-            await asyncio.sleep(self._latency_s)
+            await self._sleep(self._latency_s)
         key = request.headers.get("x-api-key")
         if key is None:
             return anthropic_error(401, "x-api-key header is required")
@@ -180,7 +179,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
         if action == "fence_echo":
             return self._message(payload, ctx, self._fence_echo(payload, ctx))
         if action == "timeout":
-            await asyncio.sleep(rule.timeout_s)
+            await self._sleep(rule.timeout_s)
             return self._message(payload, ctx, self._policy(payload, ctx))
         body = self._message_body(payload, ctx, self._policy(payload, ctx), "end_turn")
         return await reset_mid_body(request, body)

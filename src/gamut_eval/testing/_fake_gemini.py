@@ -22,7 +22,6 @@ the request with OpenAI-style ``model`` and ``messages`` added, translated from
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from typing import Any
@@ -175,7 +174,7 @@ class FakeGeminiServer(FakeOpenAIServer):
         rule: FaultRule | None,
     ) -> web.StreamResponse:
         if self._latency_s:
-            await asyncio.sleep(self._latency_s)
+            await self._sleep(self._latency_s)
         if method != "generateContent" or not ctx.model:
             return gemini_error(404, f"Method {method!r} is not found (fake).")
         key = request.headers.get("x-goog-api-key")
@@ -219,7 +218,7 @@ class FakeGeminiServer(FakeOpenAIServer):
         if action == "fence_echo":
             return self._answer_with(payload, self._fence_echo(chat, ctx))
         if action == "timeout":
-            await asyncio.sleep(rule.timeout_s)
+            await self._sleep(rule.timeout_s)
             return self._answer_with(payload, self._policy(chat, ctx))
         body = self._reply_body(payload, self._policy(chat, ctx), "STOP")
         return await reset_mid_body(request, body)

@@ -77,7 +77,8 @@ class FakeOpenAIServer:
     Use ``with FakeOpenAIServer() as srv`` (background thread with its own event loop) or
     ``async with FakeOpenAIServer() as srv`` (inside the running loop); then point a client
     at ``srv.base_url``. ``srv.requests`` is the request log, ``srv.set_faults`` changes
-    the injected faults while it runs.
+    the injected faults while it runs. ``sleep`` is what the fake waits with (the reply
+    latency, a ``timeout`` fault's stall); tests pass their own to hold replies at will.
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class FakeOpenAIServer:
         port: int = 0,
         dialect: str = "openai",
         known_models_only: bool = False,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         if latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0; got {latency_ms}")
@@ -101,6 +103,7 @@ class FakeOpenAIServer:
         self._policy = as_policy_function(policy)
         self._faults: tuple[FaultRule, ...] = tuple(faults)
         self._latency_s = latency_ms / 1000
+        self._sleep = sleep
         self._models = tuple(models)
         self._api_key = api_key
         self._expected_auth = None if api_key is None else f"Bearer {api_key}"
@@ -210,7 +213,7 @@ class FakeOpenAIServer:
     ) -> web.StreamResponse:
         """Latency first (every reply waits), then a real API's checks (auth, shape)."""
         if self._latency_s:
-            await asyncio.sleep(self._latency_s)
+            await self._sleep(self._latency_s)
         if not self._authorised(request):
             return error_response(BAD_API_KEY)
         problem = request_problem(payload, self._dialect)
@@ -246,7 +249,7 @@ class FakeOpenAIServer:
         if action == "fence_echo":
             return self._completion(payload, ctx, self._fence_echo(payload, ctx))
         if action == "timeout":
-            await asyncio.sleep(rule.timeout_s)
+            await self._sleep(rule.timeout_s)
             return self._completion(payload, ctx, self._policy(payload, ctx))
         body = completion_body(ctx, estimate_prompt_tokens(payload), self._policy(payload, ctx))
         return await reset_mid_body(request, body)

@@ -23,8 +23,10 @@ B6-B8):
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 
 from gamut_eval.judge._endpoints import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
@@ -69,14 +71,23 @@ class FastExecutor(HttpExecutor):
     Of ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
     backoff) and what goes in the body (temperature, max tokens, structured output).
     One instance serves any number of concurrent ``complete`` calls; calls beyond the
-    (adaptive) concurrency limit wait their turn in arrival order.
+    (adaptive) concurrency limit wait their turn in arrival order. ``clock`` and ``sleep``:
+    see ``HttpExecutor``.
     """
 
-    def __init__(self, endpoint: Endpoint, settings: JudgeSettings | None = None) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        settings: JudgeSettings | None = None,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    ) -> None:
         headers = {"Content-Type": "application/json", "User-Agent": _USER_AGENT}
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
-        super().__init__(endpoint, settings, f"{endpoint.base_url}/chat/completions", headers)
+        url = f"{endpoint.base_url}/chat/completions"
+        super().__init__(endpoint, settings, url, headers, clock=clock, sleep=sleep)
         config = self.config
         self.shape: RequestShape = initial_shape(endpoint.model_name, config)
         """How this endpoint and model take their parameters; corrected on refusals."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
@@ -32,6 +32,7 @@ from gamut_eval.judge._types import (
     Completion,
     JudgeAuthError,
     JudgeRequestRejected,
+    JudgeServerGone,
     JudgeUnavailable,
 )
 from gamut_eval.judge.backends._limits import (
@@ -62,16 +63,25 @@ class FastStats:
 
 
 class Transient:
-    """A failed attempt that may succeed if retried (allocated only on failure)."""
+    """A failed attempt that may succeed if retried (allocated only on failure).
 
-    __slots__ = ("reason", "retry_after_s", "throttled")
+    ``lost``: the server closed the connection without a reply or refused a new one (no
+    HTTP reply at all), the signs of a server that crashed or was stopped."""
+
+    __slots__ = ("lost", "reason", "retry_after_s", "throttled")
 
     def __init__(
-        self, reason: str, *, throttled: bool = False, retry_after_s: float | None = None
+        self,
+        reason: str,
+        *,
+        throttled: bool = False,
+        retry_after_s: float | None = None,
+        lost: bool = False,
     ) -> None:
         self.reason = reason
         self.throttled = throttled
         self.retry_after_s = retry_after_s
+        self.lost = lost
 
 
 class Refused:
@@ -96,7 +106,18 @@ _MAX_CORRECTIONS = 4
 def describe(exc: BaseException) -> str:
     if isinstance(exc, TimeoutError):
         return "the request timed out"
+    if isinstance(exc, aiohttp.ServerDisconnectedError):
+        return "the server closed the connection without replying"
+    if isinstance(exc, aiohttp.ClientConnectorError):
+        refused = isinstance(exc.os_error, ConnectionRefusedError)
+        cause = "connection refused" if refused else describe(exc.os_error)
+        return f"cannot connect to {exc.host}:{exc.port} ({cause})"
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+def _lost(exc: BaseException) -> bool:
+    """No HTTP reply: the connection was closed under the request or refused."""
+    return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientConnectorError)
 
 
 class HttpExecutor:
@@ -106,6 +127,10 @@ class HttpExecutor:
     ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
     backoff). One instance serves any number of concurrent ``complete`` calls; calls
     beyond the (adaptive) concurrency limit wait their turn in arrival order.
+
+    ``clock`` (monotonic seconds) and ``sleep`` are what the rate buckets, the
+    ``Retry-After`` pause and the backoff wait by; tests pass fakes to check the waits
+    computed without spending them.
     """
 
     def __init__(
@@ -114,6 +139,9 @@ class HttpExecutor:
         settings: JudgeSettings | None,
         url: str,
         headers: dict[str, str],
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
     ) -> None:
         self.judge_id = endpoint.judge_id
         self.endpoint = endpoint
@@ -128,12 +156,17 @@ class HttpExecutor:
         self._proxy, self._proxy_headers = env_proxy(self._url)
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._clock = clock
+        self._sleep = sleep
         self._limit = AdaptiveLimit(config.concurrency)
-        self._rpm = TokenBucket(config.rpm) if config.rpm else None
-        self._tpm = TokenBucket(config.tpm) if config.tpm else None
+        self._rpm = TokenBucket(config.rpm, clock) if config.rpm else None
+        self._tpm = TokenBucket(config.tpm, clock) if config.tpm else None
         self._resume_at = 0.0
-        """monotonic() before which no request is sent (set by a 429's Retry-After)."""
+        """clock() before which no request is sent (set by a 429's Retry-After)."""
         self._sent = self._retries = self._throttled = self._completed = self._failed = 0
+        self._replied = False
+        """Whether the server ever sent an HTTP reply: only a server that answered before
+        can be gone (one never reached is the probe's to name)."""
 
     # -- what a wire format supplies ----------------------------------------------------
 
@@ -229,11 +262,12 @@ class HttpExecutor:
         failure: Transient | None = None
         body, version = self._encode(messages, structured)
         corrections = attempt = 0
+        lost = self._replied  # and, below, every attempt ended without an HTTP reply
         while attempt < attempts:
             attempt += 1
             if failure is not None:
                 self._retries += 1
-                await asyncio.sleep(self._backoff_s(attempt - 1, failure))
+                await self._sleep(self._backoff_s(attempt - 1, failure))
             await self._admit(cost)
             epoch = self._limit.epoch
             self._sent += 1
@@ -250,28 +284,35 @@ class HttpExecutor:
                     continue
                 raise JudgeRequestRejected(outcome.reason, attempt)
             failure = outcome
+            lost = lost and failure.lost
             if failure.throttled:
                 self._on_throttle(failure, epoch)
         assert failure is not None
+        if lost:
+            raise JudgeServerGone(
+                f"the judge server at {self.endpoint.base_url} closed the connection and "
+                f"refused new ones through {attempts} attempts (did it crash or stop?): "
+                f"{failure.reason}"
+            )
         raise JudgeUnavailable(f"{failure.reason} (gave up after {attempts} attempts)", attempts)
 
     async def _admit(self, cost: float) -> None:
         """Wait out a server-requested pause and the client-side rate limits."""
         while self._resume_at:
-            pause = self._resume_at - time.monotonic()
+            pause = self._resume_at - self._clock()
             if pause <= 0:
                 self._resume_at = 0.0
                 break
             # Jitter so the calls held back do not all return in the same instant.
-            await asyncio.sleep(pause + random.uniform(0, self.config.backoff_base_s))
+            await self._sleep(pause + random.uniform(0, self.config.backoff_base_s))
         if self._rpm is not None:
             wait = self._rpm.reserve(1)
             if wait:
-                await asyncio.sleep(wait)
+                await self._sleep(wait)
         if self._tpm is not None:
             wait = self._tpm.reserve(cost)
             if wait:
-                await asyncio.sleep(wait)
+                await self._sleep(wait)
 
     def _backoff_s(self, retry: int, failure: Transient) -> float:
         """Full jitter: uniform in [0, min(max, base * 2**(retry-1))], after any Retry-After."""
@@ -287,7 +328,7 @@ class HttpExecutor:
         self._limit.on_throttle(epoch)
         if failure.retry_after_s:
             # The server told us when it will take requests again: hold everyone back.
-            self._resume_at = max(self._resume_at, time.monotonic() + failure.retry_after_s)
+            self._resume_at = max(self._resume_at, self._clock() + failure.retry_after_s)
 
     async def _attempt(
         self, session: aiohttp.ClientSession, body: bytes, attempt: int
@@ -302,7 +343,8 @@ class HttpExecutor:
                 raw = await response.read()
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as exc:
-            return Transient(describe(exc))
+            return Transient(describe(exc), lost=_lost(exc))
+        self._replied = True
         if status == 200:
             return self._completion(raw, time.perf_counter() - started, attempt)
         return self._failure(status, raw, response.headers, attempt)

@@ -15,7 +15,7 @@ import math
 import time
 import urllib.request
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
@@ -107,19 +107,21 @@ class TokenBucket:
     Virtual scheduling: ``reserve`` books the tokens at once (the level may go negative) and
     returns how long the caller must wait for them, so waiters need no lock and are served
     in booking order. A single cost above the burst size waits for a full bucket rather
-    than forever.
+    than forever. ``clock`` is the monotonic clock the bucket refills by (tests pass a fake
+    one to check the waits it computes).
     """
 
-    __slots__ = ("_capacity", "_level", "_rate", "_stamp")
+    __slots__ = ("_capacity", "_clock", "_level", "_rate", "_stamp")
 
-    def __init__(self, per_minute: int) -> None:
+    def __init__(self, per_minute: int, clock: Callable[[], float] = time.monotonic) -> None:
         self._rate = per_minute / 60.0
         self._capacity = max(1.0, self._rate)
         self._level = self._capacity
-        self._stamp = time.monotonic()
+        self._clock = clock
+        self._stamp = clock()
 
     def reserve(self, cost: float) -> float:
-        now = time.monotonic()
+        now = self._clock()
         self._level = min(self._capacity, self._level + (now - self._stamp) * self._rate)
         self._stamp = now
         need = min(cost, self._capacity)
