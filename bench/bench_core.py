@@ -36,7 +36,7 @@ from gamut_eval import (
     score_table,
     summarise_scores,
 )
-from gamut_eval.analysis._diversity import question_diversity
+from gamut_eval.analysis import question_diversity
 
 QUESTIONS, MODELS, JUDGES = 1813, 14, 3
 COMPILE_BUDGET_S = 0.25

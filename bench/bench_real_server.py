@@ -34,8 +34,13 @@ from _common import verdict_line
 from gamut_eval._tables import read_rows, write_rows
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.judge import JudgePlan, JudgeSettings, judge_responses, render_messages
-from gamut_eval.judge.backends._shape import RequestShape
+from gamut_eval.judge import (
+    JudgePlan,
+    JudgeSettings,
+    RequestShape,
+    judge_responses,
+    render_messages,
+)
 
 JUDGE = "openai-api/llama/smollm2"
 QUESTION = "sample-espresso"

@@ -26,6 +26,7 @@ from bench_judge import write_data
 from gamut_eval import load_dataset
 from gamut_eval.judge import (
     BackendOptions,
+    BatchBackend,
     BatchSettings,
     JudgePlan,
     JudgeSettings,
@@ -34,7 +35,6 @@ from gamut_eval.judge import (
     judge_pass,
     make_backend,
 )
-from gamut_eval.judge.backends._batch import BatchBackend
 from gamut_eval.testing import start_fake_server_process, stop_fake_server_process
 
 JUDGE = "openai-api/fake/fake-judge"

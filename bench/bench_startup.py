@@ -53,7 +53,7 @@ def main() -> None:
     env = _env()
     commands = list(TARGETS)
     if "--all" in sys.argv:
-        from gamut_eval.cli._main import COMMANDS
+        from gamut_eval.cli import COMMANDS
 
         commands += [c for c in COMMANDS if c not in TARGETS]
     cases = {"baseline": BASELINE} | {c or "(group)": _help_args(c) for c in commands}

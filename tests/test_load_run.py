@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import gamut_eval
 from gamut_eval import InputError, RunTables, load_run
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 
 

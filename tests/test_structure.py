@@ -6,7 +6,11 @@
   outside ``a.b`` runs ``a/b/__init__.py`` first, so it counts as importing ``a.b`` too.
 * Imports point down ``LAYERS``: a module may import its own layer and the layers below
   it, never one above.
-* No module is over ``MAX_LINES`` lines.
+* Packages have faces: code outside a package (``gamut_eval.judge``, ``gamut_eval.rubric``
+  ...) imports only what the package's ``__init__`` exports, never its ``_private``
+  modules. Tests of a package (``tests/judge`` for ``judge``) may use its insides; other
+  tests, benches and scripts use faces. A face re-exports only its own package's names.
+  Modules are as long as the idea they hold: there is no line cap.
 """
 
 from __future__ import annotations
@@ -19,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "src"
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO / "src"
 PACKAGE = "gamut_eval"
-MAX_LINES = 400
 
 LAYERS: list[tuple[str, list[str]]] = [
     ("base", ["errors", "_extras", "hub", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
@@ -317,16 +321,121 @@ def test_cycles_are_found_and_shown() -> None:
     assert _a_cycle(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
 
 
-def test_modules_are_short() -> None:
-    long = {}
-    for module, path in MODULES.items():
-        with path.open(encoding="utf-8") as handle:
-            count = sum(1 for _ in handle)
-        if count > MAX_LINES:
-            long[module] = count
-    assert not long, f"modules over {MAX_LINES} lines: " + ", ".join(
-        f"{module} ({count})" for module, count in sorted(long.items())
+PACKAGES = sorted(
+    name.split(".")[1]
+    for name, path in MODULES.items()
+    if path.name == "__init__.py" and name.count(".") == 1
+)
+"""The packages under ``gamut_eval`` (each has a face: its ``__init__``)."""
+
+TEST_HOMES = {"scale": "judge"}
+"""Test folders named otherwise than the package they test (the judge's scale-out backends)."""
+
+
+def _home(path: Path) -> str | None:
+    """The package whose insides the file at ``path`` may use (None: faces only)."""
+    parts = path.relative_to(REPO).parts
+    if parts[0] == "src":
+        inside = parts[2:]
+        return inside[0] if len(inside) > 1 else None
+    if parts[0] == "tests" and len(parts) > 2:
+        folder = TEST_HOMES.get(parts[1], parts[1])
+        return folder if folder in PACKAGES else None
+    return None
+
+
+def _private_package(target: str) -> str | None:
+    """The package ``target`` is a private module of (``gamut_eval.judge._store`` ->
+    ``judge``), or None for a face or a public module."""
+    parts = target.split(".")
+    if len(parts) < 3 or parts[0] != PACKAGE or parts[1] not in PACKAGES:
+        return None
+    return parts[1] if any(part.startswith("_") for part in parts[2:]) else None
+
+
+def boundary_crossings(source: str, home: str | None, name: str) -> list[str]:
+    """Imports in ``source`` (the file ``name``, whose insides are ``home``'s) of another
+    package's private modules: every import counts, at module level, in functions and
+    under ``TYPE_CHECKING``."""
+    tree = ast.parse(source, name)
+    found = []
+    for node in sorted(ast.walk(tree), key=lambda node: getattr(node, "lineno", 0)):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            targets = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            package = _private_package(target)
+            if package is not None and package != home:
+                found.append(f"{name}:{node.lineno} imports {target}")
+                break
+    return found
+
+
+def _checked_files() -> list[Path]:
+    return sorted(
+        path
+        for folder in ("src", "tests", "bench", "scripts")
+        for path in (REPO / folder).rglob("*.py")
     )
+
+
+def test_code_outside_a_package_uses_only_its_face() -> None:
+    crossings = [
+        line
+        for path in _checked_files()
+        for line in boundary_crossings(
+            path.read_text(encoding="utf-8"), _home(path), str(path.relative_to(REPO))
+        )
+    ]
+    assert not crossings, (
+        "imports of another package's private modules (import from its __init__, and "
+        "export the name there):\n  " + "\n  ".join(crossings)
+    )
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_a_face_exports_only_its_own_package(package: str) -> None:
+    path = MODULES[f"{PACKAGE}.{package}"]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    foreign = [
+        f"line {node.lineno}: {node.module}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+        and node.module
+        and node.module.startswith(f"{PACKAGE}.")
+        and not node.module.startswith(f"{PACKAGE}.{package}")
+        and node.module.split(".")[1] in PACKAGES
+    ]
+    assert not foreign, f"{package}'s face re-exports other packages' names: {foreign}"
+
+
+def test_the_boundary_rule_sees_crossings() -> None:
+    source = (
+        "from gamut_eval.judge import JudgeSettings\n"
+        "def f():\n    from gamut_eval.judge._store import VerdictStore\n"
+        "import gamut_eval.cli._progress as progress\n"
+        "from gamut_eval.rubric import _model\n"
+    )
+    assert boundary_crossings(source, None, "x.py") == [
+        "x.py:3 imports gamut_eval.judge._store",
+        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:5 imports gamut_eval.rubric._model",
+    ]
+    assert boundary_crossings(source, "judge", "x.py") == [
+        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:5 imports gamut_eval.rubric._model",
+    ]
+    assert _private_package(f"{PACKAGE}.judge._store") == "judge"
+    assert _private_package(f"{PACKAGE}.judge.backends._fast") == "judge"
+    assert _private_package(f"{PACKAGE}.judge") is None
+    assert _private_package(f"{PACKAGE}._tables") is None  # the root package's own module
+    assert _home(REPO / "src" / PACKAGE / "judge" / "_run.py") == "judge"
+    assert _home(REPO / "tests" / "scale" / "test_x.py") == "judge"
+    assert _home(REPO / "tests" / "real" / "test_x.py") is None
+    assert _home(REPO / "bench" / "bench_x.py") is None
 
 
 @pytest.mark.parametrize("module", sorted(LIGHT_MODULES))

@@ -14,98 +14,42 @@ from __future__ import annotations
 import typing as _typing
 
 from gamut_eval._lazy import lazy_exports as _lazy_exports
-from gamut_eval.errors import GamutError, InputError, JudgeError, ValidationError
+from gamut_eval.errors import (
+    GamutError as GamutError,
+    InputError as InputError,
+    JudgeError as JudgeError,
+    ValidationError as ValidationError,
+)
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval._run_tables import RunTables, load_run
-    from gamut_eval.dataset import Dataset, DatasetRecord, load_dataset
+    from gamut_eval._run_tables import RunTables as RunTables, load_run as load_run
+    from gamut_eval.dataset import (
+        Dataset as Dataset,
+        DatasetRecord as DatasetRecord,
+        load_dataset as load_dataset,
+    )
     from gamut_eval.rubric import (
-        Check,
-        CheckKind,
-        Checklist,
-        CompileConfig,
-        MetaRubric,
-        Tier,
-        compile_rubric,
-        load_meta_rubric,
-        meta_rubric_json_schema,
-        validate_meta_rubric,
+        Check as Check,
+        CheckKind as CheckKind,
+        Checklist as Checklist,
+        CompileConfig as CompileConfig,
+        MetaRubric as MetaRubric,
+        Tier as Tier,
+        compile_rubric as compile_rubric,
+        load_meta_rubric as load_meta_rubric,
+        meta_rubric_json_schema as meta_rubric_json_schema,
+        validate_meta_rubric as validate_meta_rubric,
     )
     from gamut_eval.scoring import (
-        ScoreCard,
-        ScoringParams,
-        TierCounts,
-        Verdict,
-        score_response,
-        score_table,
-        summarise_scores,
+        ScoreCard as ScoreCard,
+        ScoringParams as ScoringParams,
+        TierCounts as TierCounts,
+        Verdict as Verdict,
+        score_response as score_response,
+        score_table as score_table,
+        summarise_scores as summarise_scores,
     )
 
 __version__ = "0.1.0"
 
-_LAZY: dict[str, str] = {
-    **dict.fromkeys(("Dataset", "DatasetRecord", "load_dataset"), "gamut_eval.dataset"),
-    **dict.fromkeys(("RunTables", "load_run"), "gamut_eval._run_tables"),
-    **dict.fromkeys(
-        (
-            "Check",
-            "CheckKind",
-            "Checklist",
-            "CompileConfig",
-            "MetaRubric",
-            "Tier",
-            "compile_rubric",
-            "load_meta_rubric",
-            "meta_rubric_json_schema",
-            "validate_meta_rubric",
-        ),
-        "gamut_eval.rubric",
-    ),
-    **dict.fromkeys(
-        (
-            "ScoreCard",
-            "ScoringParams",
-            "TierCounts",
-            "Verdict",
-            "score_response",
-            "score_table",
-            "summarise_scores",
-        ),
-        "gamut_eval.scoring",
-    ),
-}
-"""Public name -> the module it comes from, imported when the name is first used."""
-
-
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, globals())
-
-
-__all__ = [
-    "Check",
-    "CheckKind",
-    "Checklist",
-    "CompileConfig",
-    "Dataset",
-    "DatasetRecord",
-    "GamutError",
-    "InputError",
-    "JudgeError",
-    "MetaRubric",
-    "RunTables",
-    "ScoreCard",
-    "ScoringParams",
-    "Tier",
-    "TierCounts",
-    "ValidationError",
-    "Verdict",
-    "__version__",
-    "compile_rubric",
-    "load_dataset",
-    "load_meta_rubric",
-    "load_run",
-    "meta_rubric_json_schema",
-    "score_response",
-    "score_table",
-    "summarise_scores",
-    "validate_meta_rubric",
-]
+__getattr__, __dir__ = _lazy_exports(globals())

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from gamut_eval.generate._inspect_scorer import gamut_scorer, scored_mean
-from gamut_eval.generate._task import gamut_task
+from gamut_eval.generate import gamut_scorer, gamut_task, scored_mean
 
 __all__ = ["gamut", "gamut_scorer", "scored_mean"]
 

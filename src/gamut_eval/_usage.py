@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from gamut_eval.judge.backends._dryrun import PriceTable
+    from gamut_eval.judge import PriceTable
     from gamut_eval.responses import ResponseRow
 
 __all__ = ["Usage", "answer_usage", "priced"]

@@ -13,10 +13,16 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from gamut_eval._tables import read_rows
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
-from gamut_eval.rubric._checklist import Checklist, CompileConfig
-from gamut_eval.rubric._compile import compile_rubric
-from gamut_eval.rubric._load import pydantic_details, validate_meta_rubric
-from gamut_eval.rubric._model import MetaRubric, RubricId, Text
+from gamut_eval.rubric import (
+    Checklist,
+    CompileConfig,
+    MetaRubric,
+    RubricId,
+    Text,
+    compile_rubric,
+    pydantic_details,
+    validate_meta_rubric,
+)
 
 __all__ = ["Dataset", "DatasetRecord", "load_dataset"]
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._usage import Usage
-from gamut_eval.judge._records import VerdictName
-from gamut_eval.rubric._model import TIERS, Tier
+from gamut_eval.judge import VerdictName
+from gamut_eval.rubric import TIERS, Tier
 from gamut_eval.scoring import ScoringParams
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._tables import read_rows
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.rubric import pydantic_details
 
 __all__ = [
     "FILLED_KEY",

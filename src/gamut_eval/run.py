@@ -36,19 +36,22 @@ from gamut_eval._tables import write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._pass import Backend, OnEvent, judge_pass
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._probe import ProbeResult, probe_judges
-from gamut_eval.judge._prompt import PROMPT_VERSION
-from gamut_eval.judge._run import (
+from gamut_eval.judge import (
+    PROMPT_VERSION,
+    Backend,
+    JudgePlan,
     JudgeReport,
+    JudgeSettings,
+    OnEvent,
+    ProbeResult,
     UnscoredRateExceeded,
+    VerdictStore,
     check_unscored_rate,
+    judge_pass,
+    probe_judges,
     verdict_rows,
     write_verdict_rows,
 )
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import VerdictStore
 from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.records import FilledAnswer, RunIdentity, RunManifest, score_rows
 from gamut_eval.responses import (
@@ -61,8 +64,8 @@ from gamut_eval.responses import (
 from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 if TYPE_CHECKING:
-    from gamut_eval.generate._settings import GenerationSettings
-    from gamut_eval.judge.backends._dryrun import DryRunReport, PriceTable
+    from gamut_eval.generate import GenerationSettings
+    from gamut_eval.judge import DryRunReport, PriceTable
 
 __all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows"]
 
@@ -223,7 +226,7 @@ def run_benchmark(
     )
     probes = probe_judges(judges)  # a dead endpoint ends the run here, with nothing written
     if given is None and probe:
-        from gamut_eval.generate._probe import probe_models
+        from gamut_eval.generate import probe_models
 
         probe_models(models, setting, generation)
     claim_folder(out_dir, identity, overwrite=overwrite)
@@ -252,7 +255,7 @@ def run_benchmark(
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
     summary = _score(dataset, out_dir, params)
-    from gamut_eval.generate._logs import write_run_logs
+    from gamut_eval.generate import write_run_logs
 
     write_run_logs(dataset, given.rows, judges, out_dir, responses, params)
     plan = JudgePlan(dataset, answers, judges[0])
@@ -274,8 +277,7 @@ def estimate_run(
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
-    from gamut_eval.judge._store import MemoryStore, Store
-    from gamut_eval.judge.backends._dryrun import DryRunBackend
+    from gamut_eval.judge import DryRunBackend, MemoryStore, Store
 
     dataset = load_dataset(dataset_path)
     given = _given_answers(responses, dataset, setting, fill_missing)
@@ -336,7 +338,7 @@ def _check_generation(
             )
         return None
     if generation is None:
-        from gamut_eval.generate._settings import GenerationSettings
+        from gamut_eval.generate import GenerationSettings
 
         return GenerationSettings()
     if generation.epochs > 1:

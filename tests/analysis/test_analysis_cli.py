@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut_eval.analysis import TABLES, synthetic_run
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 
 MODELS = ["openai/gpt-a", "google/gemini-b", "anthropic/claude-c"]
 JUDGES = ["google/judge-g", "anthropic/judge-a"]
@@ -160,7 +160,6 @@ def test_embeddings_without_the_extra_fall_back_to_tfidf_with_a_note(
 
 
 def test_the_default_embedding_model_is_the_official_one() -> None:
-    from gamut_eval.analysis._diversity_embed import DEFAULT_MODEL
-    from gamut_eval.cli._report import _DEFAULT_EMBEDDINGS
+    from gamut_eval.analysis import DEFAULT_EMBEDDING_MODEL
 
-    assert DEFAULT_MODEL == _DEFAULT_EMBEDDINGS == "sentence-transformers/all-MiniLM-L6-v2"
+    assert DEFAULT_EMBEDDING_MODEL == "sentence-transformers/all-MiniLM-L6-v2"

@@ -15,7 +15,7 @@ from scipy import sparse
 
 from gamut_eval import load_dataset
 from gamut_eval.analysis._diversity import (
-    DEFAULT_MODEL,
+    DEFAULT_EMBEDDING_MODEL,
     DiversityReport,
     default_clusters,
     question_diversity,
@@ -25,7 +25,7 @@ from gamut_eval.analysis._diversity import (
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
-from gamut_eval.rubric._model import MetaRubric
+from gamut_eval.rubric import MetaRubric
 
 
 def dataset(*questions: str) -> Dataset:
@@ -343,7 +343,7 @@ def test_embeddings_load_the_official_model_through_sentence_transformers(
     report = question_diversity(dataset(*EMBEDDED), clusters=2, embeddings=True)
     assert fake_sentence_transformers.loaded == [("sentence-transformers/all-MiniLM-L6-v2", "cpu")]
     assert report.method == "embeddings"
-    assert report.embedding_model == DEFAULT_MODEL
+    assert report.embedding_model == DEFAULT_EMBEDDING_MODEL
     assert report.embeddings_fallback is None
     # The embeddings make q0 and q1 the same point (TF-IDF gives them no shared term).
     assert [(d.a, d.b, d.similarity) for d in report.near_duplicates] == [("q0", "q1", 1.0)]

@@ -16,6 +16,7 @@ from gamut_eval.analysis import (
     TABLES,
     Report,
     ReportConfig,
+    _report as report_module,
     build_report,
     load_families,
     load_run,
@@ -25,7 +26,6 @@ from gamut_eval.analysis import (
     synthetic_run,
     write_report,
 )
-from gamut_eval.analysis import _report as report_module
 from gamut_eval.analysis._html_page import CSP
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.scoring import summarise_scores

@@ -8,8 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import assume, given, settings
-from hypothesis import strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from gamut_eval.analysis._agreement import cohen_kappa, krippendorff_alpha_ordinal
 from gamut_eval.analysis._bootstrap import Bootstrap, nanmean, resample_weights

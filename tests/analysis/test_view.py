@@ -16,9 +16,8 @@ import pytest
 from click.testing import CliRunner
 
 import gamut_eval
-from gamut_eval.analysis import _view as view_module
-from gamut_eval.analysis import synthetic_run
-from gamut_eval.cli._main import cli
+from gamut_eval.analysis import _view as view_module, synthetic_run
+from gamut_eval.cli import cli
 
 SRC = str(Path(gamut_eval.__file__).resolve().parents[1])
 

@@ -25,7 +25,7 @@ from sqlalchemy import create_engine, select, text
 from gamut_eval.annotate import Database
 from gamut_eval.annotate._models import Base, Image, Question, Review, Rubric, RubricEvent
 from gamut_eval.annotate._rubrics import checklist_of
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.rubric import Checklist, MetaRubric, Tier, compile_rubric
 

@@ -26,7 +26,7 @@ from sqlalchemy import select
 from gamut_eval.annotate import Database, database_url, export_dataset, import_files
 from gamut_eval.annotate._models import Question
 from gamut_eval.annotate._serve import check_bind
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.rubric import MetaRubric, compile_rubric
@@ -191,10 +191,7 @@ def test_export_holds_exactly_the_decisions_with_provenance(
 def test_decisions_are_what_gamut_build_review_reads(
     client: Any, loaded: Database, workspace: Workspace
 ) -> None:
-    from gamut_eval.construct import load_decisions
-    from gamut_eval.construct._decisions import revision_of
-    from gamut_eval.construct._models import Provenance
-    from gamut_eval.construct._question_models import Candidate
+    from gamut_eval.construct import Candidate, Provenance, load_decisions, revision_of
 
     ann1, ann2, adj = client("ann1"), client("ann2"), client("adj")
     revised = "What kind of clock is this, and how does it keep time?"
@@ -347,12 +344,10 @@ def test_db_option_takes_a_path_or_a_url(tmp_path: Path) -> None:
         )
 
 
-def test_public_api_is_exactly_all_and_the_cli_knows_every_role() -> None:
+def test_public_api_is_exactly_all() -> None:
     import types
 
     import gamut_eval.annotate as annotate
-    from gamut_eval.annotate import Role
-    from gamut_eval.cli._annotate import _ROLES
 
     public = {
         name
@@ -360,4 +355,3 @@ def test_public_api_is_exactly_all_and_the_cli_knows_every_role() -> None:
         if not name.startswith("_") and not isinstance(value, types.ModuleType)
     }
     assert set(annotate.__all__) == public
-    assert tuple(r.value for r in Role) == _ROLES

@@ -17,7 +17,7 @@ from sqlalchemy import select, update
 from gamut_eval.annotate import Database, create_app
 from gamut_eval.annotate._backoff import FREE_FAILURES, delay_after
 from gamut_eval.annotate._models import LoginFailure, LoginSession
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 
 
 def _ago(minutes: float) -> str:

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gamut_eval.cli._main import cli
 from gamut_eval.data import sample_dir
-from gamut_eval.generate._settings import GenerationSettings, parse_model_args
+from gamut_eval.generate import GenerationSettings, parse_model_args
 
 ANSWERS = str(sample_dir() / "responses.jsonl")
 

@@ -125,7 +125,7 @@ def test_unknown_command_is_a_usage_error() -> None:
 
 
 def test_report_formats_match_the_analysis_package() -> None:
-    from gamut_eval.analysis._export import FORMATS
+    from gamut_eval.analysis import FORMATS
     from gamut_eval.cli._report import _FORMATS
 
     assert _FORMATS == FORMATS

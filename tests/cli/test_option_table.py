@@ -3,11 +3,14 @@ options built from it behave as the models say."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import click
 import pytest
+from click.testing import CliRunner
 
+from gamut_eval.cli import cli
 from gamut_eval.cli._option_derive import (
     REGENERATE,
     SETTINGS_MODELS,
@@ -17,8 +20,8 @@ from gamut_eval.cli._option_derive import (
     render_table,
 )
 from gamut_eval.cli._options import model_options, model_values, option_name, option_table
-from gamut_eval.generate._settings import GenerationSettings
-from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
+from gamut_eval.generate import GenerationSettings
+from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 
 
 def test_the_committed_table_is_what_the_models_derive() -> None:
@@ -77,3 +80,38 @@ def test_options_from_the_table_parse_and_come_back_out() -> None:
 def test_an_unknown_model_is_named() -> None:
     with pytest.raises(KeyError, match="NoSuchSettings"):
         model_options("NoSuchSettings")
+
+
+def help_text(command: str) -> str:
+    result = CliRunner().invoke(cli, [command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
+@pytest.mark.parametrize("command", ["judge", "run", "stability", "audit-judge"])
+def test_every_judge_setting_is_an_option_with_the_models_default(command: str) -> None:
+
+    text = help_text(command).split("Options:", 1)[1]
+    for name, info in JudgeSettings.model_fields.items():
+        flag = option_name(name, info)
+        if flag is None:
+            continue
+        assert flag in text, f"{command}: {flag} missing"
+        if info.default not in (None, False, True):
+            segment = text.split(flag, 1)[1].split(" --", 1)[0]
+            shown = re.search(rf"\[default: {re.escape(str(info.default))}[;\]]", segment)
+            assert shown, f"{command}: {flag} shows no default {info.default}"
+
+
+def test_the_cli_knows_every_annotation_role() -> None:
+    from gamut_eval.annotate import Role
+    from gamut_eval.cli._annotate import _ROLES
+
+    assert tuple(role.value for role in Role) == _ROLES
+
+
+def test_the_default_embedding_model_is_the_analysis_one() -> None:
+    from gamut_eval.analysis import DEFAULT_EMBEDDING_MODEL
+    from gamut_eval.cli._report import _DEFAULT_EMBEDDINGS
+
+    assert _DEFAULT_EMBEDDINGS == DEFAULT_EMBEDDING_MODEL

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl, write_jsonl
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 
 
 @pytest.fixture

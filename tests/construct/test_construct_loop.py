@@ -22,9 +22,8 @@ from construct_helpers import CORPUS, Call, Responder, accepted, read_jsonl, see
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from gamut_eval.annotate import Database, Role, add_user, create_app
-from gamut_eval.annotate._models import Question, Rubric
-from gamut_eval.cli._main import cli
+from gamut_eval.annotate import Database, Question, Role, Rubric, add_user, create_app
+from gamut_eval.cli import cli
 from gamut_eval.construct._refine_input import refine_units
 from gamut_eval.construct._workdir import Workdir
 from gamut_eval.data import sample_dir

@@ -12,13 +12,17 @@ from construct_helpers import Call, Responder, read_jsonl, write_jsonl
 from sqlalchemy import select
 from test_construct_refine import _draft, _queries, _with_squid
 
-from gamut_eval.annotate import Database, export_dataset, import_files
-from gamut_eval.annotate._models import Rubric
+from gamut_eval.annotate import Database, Rubric, export_dataset, import_files
 from gamut_eval.construct import BuildSession, LocalSearch, ResearchSettings, run_refine
 from gamut_eval.construct._rubric_models import RefinedRecord
 from gamut_eval.errors import ValidationError
-from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
-from gamut_eval.rubric._superset import diff_meta_rubrics, superset_problems
+from gamut_eval.rubric import (
+    Checklist,
+    MetaRubric,
+    compile_rubric,
+    diff_meta_rubrics,
+    superset_problems,
+)
 
 
 async def _refine(

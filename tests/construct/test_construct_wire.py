@@ -32,7 +32,7 @@ from gamut_eval.construct import (
 )
 from gamut_eval.dataset import load_dataset
 from gamut_eval.rubric import compile_rubric, validate_meta_rubric
-from gamut_eval.testing._replay import Recorded, ReplayServer
+from gamut_eval.testing import Recorded, ReplayServer
 
 STAGE_OF = {
     "questions": "questions",

@@ -13,8 +13,7 @@ from construct_helpers import Call, Responder, read_jsonl
 from sqlalchemy import select
 from test_construct_cli import run
 
-from gamut_eval.annotate import Database, export_dataset, import_files
-from gamut_eval.annotate._models import Rubric
+from gamut_eval.annotate import Database, Rubric, export_dataset, import_files
 from gamut_eval.construct import (
     BuildSession,
     FetchedPage,

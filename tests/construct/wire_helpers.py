@@ -17,7 +17,7 @@ from typing import Any
 
 from construct_helpers import DEFAULTS, KINDS, Call
 
-from gamut_eval.testing._replay import Recorded, ReplayedRequest, fill, load_recording
+from gamut_eval.testing import Recorded, ReplayedRequest, fill, load_recording
 
 WIRE = Path(__file__).parent / "wire"
 

@@ -18,9 +18,8 @@ import pytest
 from gamut_eval import load_dataset, score_table, summarise_scores
 from gamut_eval.analysis import accuracy, cohen_kappa
 from gamut_eval.data import TUNING_QUESTIONS, label_part, sample_dir
-from gamut_eval.judge._offline import MEETS_AT, grade_check
-from gamut_eval.quality import fit_meets_at, offline_agreement
-from gamut_eval.quality._offline_fit import sample_labels
+from gamut_eval.judge import MEETS_AT, grade_check
+from gamut_eval.quality import fit_meets_at, offline_agreement, sample_labels
 from gamut_eval.responses import check_responses
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from gamut_eval.generate._probe import PROBE_IMAGE_PROMPT, PROBE_PROMPT
-from gamut_eval.judge._probe import PROBE_CHECK
+from gamut_eval.judge import PROBE_CHECK
 
 __all__ = ["Recorder", "is_model_probe", "is_probe"]
 

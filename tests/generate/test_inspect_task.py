@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 from generate_helpers import Recorder
-from inspect_ai import eval as inspect_eval
-from inspect_ai import score as inspect_score
+from inspect_ai import eval as inspect_eval, score as inspect_score
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from gamut_eval import load_dataset
 from gamut_eval._registry import gamut_scorer
-from gamut_eval.judge._offline import grade_check
+from gamut_eval.judge import grade_check
 from gamut_eval.testing import FakeOpenAIServer
 
 ANSWER = "It is a red square; the materials are red paint and canvas."

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from generate_helpers import Recorder
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.testing import FakeOpenAIServer
 
 

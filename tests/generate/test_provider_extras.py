@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 
 

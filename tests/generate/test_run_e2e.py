@@ -18,11 +18,10 @@ import pytest
 from click.testing import CliRunner
 from generate_helpers import Recorder
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.judge import judge_key
-from gamut_eval.judge._probe import PROBE_CHECK
+from gamut_eval.judge import PROBE_CHECK, judge_key
 from gamut_eval.testing import FakeOpenAIServer
 
 FENCE = re.compile(r"<<<RESPONSE (\w+)>>>\n(.*)\n<<<END RESPONSE \1>>>", re.S)

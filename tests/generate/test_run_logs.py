@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from generate_helpers import Recorder, is_model_probe, is_probe
 from inspect_ai.log import list_eval_logs, read_eval_log
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 from gamut_eval.generate._score_view import VERDICT_WORDS

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut_eval import load_run
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.errors import InputError
 from gamut_eval.hub import download, parse_hub_path, push

@@ -33,7 +33,7 @@ from judge_helpers import (
 )
 
 import gamut_eval.judge._run as judge_run
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.judge import VerdictStore, judge_responses
 from gamut_eval.testing import FaultRule
 

@@ -30,9 +30,11 @@ from gamut_eval.judge._types import (
     JudgeUnavailable,
 )
 from gamut_eval.judge.backends._fast import FastExecutor
-from gamut_eval.judge.backends._limits import AdaptiveLimit as _AdaptiveLimit
-from gamut_eval.judge.backends._limits import TokenBucket as _TokenBucket
-from gamut_eval.judge.backends._limits import env_proxy as _env_proxy
+from gamut_eval.judge.backends._limits import (
+    AdaptiveLimit as _AdaptiveLimit,
+    TokenBucket as _TokenBucket,
+    env_proxy as _env_proxy,
+)
 from gamut_eval.testing import (
     FakeOpenAIServer,
     FaultRule,

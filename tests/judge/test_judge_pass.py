@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from judge_helpers import JUDGE, Workspace, response_row, settings, store_rows
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.judge import (
     BACKENDS,
     JudgePlan,
@@ -150,22 +150,6 @@ def help_text(command: str) -> str:
     return " ".join(result.output.split())
 
 
-@pytest.mark.parametrize("command", ["judge", "run", "stability", "audit-judge"])
-def test_every_judge_setting_is_an_option_with_the_models_default(command: str) -> None:
-    from gamut_eval.cli._options import option_name
-
-    text = help_text(command).split("Options:", 1)[1]
-    for name, info in JudgeSettings.model_fields.items():
-        flag = option_name(name, info)
-        if flag is None:
-            continue
-        assert flag in text, f"{command}: {flag} missing"
-        if info.default not in (None, False, True):
-            segment = text.split(flag, 1)[1].split(" --", 1)[0]
-            shown = re.search(rf"\[default: {re.escape(str(info.default))}[;\]]", segment)
-            assert shown, f"{command}: {flag} shows no default {info.default}"
-
-
 def test_judge_help_has_the_model_help_and_run_only_online_backends() -> None:
     text = help_text("judge")
     assert "Re-asks after a malformed verdict before a check is unscored." in text
@@ -226,33 +210,6 @@ def test_a_runs_files_are_the_records_they_claim_to_be(tmp_path: Path) -> None:
     manifest = RunManifest.model_validate_json((out / "run.json").read_text())
     assert manifest.judges[0]["judge"] == "gamut/offline"
     assert JudgeSettings.model_validate(manifest.judges[0]) == JudgeSettings(judge="gamut/offline")
-
-
-def test_a_pass_without_a_terminal_prints_progress_lines(
-    small: Workspace, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import io
-
-    from rich.console import Console
-
-    import gamut_eval.cli._progress as progress_module
-
-    buffer = io.StringIO()
-    monkeypatch.setattr(progress_module, "err_console", Console(file=buffer, width=300))
-    backend = CannedBackend({"identity": "meets"})
-    with progress_module.PassProgress(terminal=False) as progress:
-        judge_responses(
-            small.dataset(),
-            small.responses_path,
-            settings(),
-            small.store,
-            small.out,
-            backend=backend,
-            on_event=progress,
-        )
-    lines = buffer.getvalue().splitlines()
-    assert lines[0] == f"judging with {JUDGE}: 10 checks"
-    assert lines[-1].startswith(f"judging with {JUDGE}: 10/10 checks (0 cached, 6 unscored")
 
 
 def test_schema_kinds_describe_the_files_a_run_writes(tmp_path: Path) -> None:

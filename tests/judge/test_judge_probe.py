@@ -15,7 +15,7 @@ import pytest
 from click.testing import CliRunner, Result
 from judge_helpers import JUDGE, Workspace, settings
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.judge import judge_responses
 from gamut_eval.judge.backends._shape import (
     REASONING_OUTPUT_TOKENS,

@@ -24,7 +24,7 @@ from judge_helpers import (
     synthetic_responses,
 )
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.errors import GamutError
 from gamut_eval.judge import StoreBusyError, StoredVerdict, VerdictStore
 

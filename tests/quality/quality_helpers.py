@@ -10,7 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.testing import FakeOpenAIServer
 
 JUDGE = "openai-api/fake/fake-judge"

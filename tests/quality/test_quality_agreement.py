@@ -12,7 +12,7 @@ import pytest
 from quality_helpers import fact_record, invoke, write_jsonl
 
 from gamut_eval.data import sample_dir
-from gamut_eval.judge._offline import grade_check
+from gamut_eval.judge import grade_check
 
 AC, V = "answer_critical", "valuable"
 RECORDS = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 import types
 
 import gamut_eval.quality as quality
-from gamut_eval.cli._main import COMMANDS
+from gamut_eval.cli import COMMANDS
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -15,9 +15,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gamut_eval.cli._main import cli
-from gamut_eval.construct import AcceptedQuestion, DraftRecord, Provenance, Workdir
-from gamut_eval.construct._rubric_models import Audit, RefinedRecord, RubricDiff
+from gamut_eval.cli import cli
+from gamut_eval.construct import (
+    AcceptedQuestion,
+    Audit,
+    DraftRecord,
+    Provenance,
+    RefinedRecord,
+    RubricDiff,
+    Workdir,
+)
 from gamut_eval.dataset import load_dataset
 from gamut_eval.rubric import compile_rubric, validate_meta_rubric
 

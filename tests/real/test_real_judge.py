@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from real_helpers import JUDGE
 
 from gamut_eval._tables import read_rows, write_rows
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 
 QUESTION = "sample-espresso"

@@ -12,7 +12,7 @@ from real_helpers import JUDGE
 from test_real_judge import one_answer
 
 from gamut_eval._tables import read_rows
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 
 
 def test_the_small_model_answers_and_judges_end_to_end(llama_env: str, tmp_path: Path) -> None:

@@ -8,8 +8,7 @@ import re
 from fractions import Fraction
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gamut_eval.rubric import (
     Checklist,

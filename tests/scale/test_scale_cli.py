@@ -18,7 +18,7 @@ from click.testing import CliRunner, Result
 from fake_batch import FakeBatchAPI, run_requests
 from judge_helpers import JUDGE, Workspace, verdicts_by_check
 
-from gamut_eval.cli._main import cli
+from gamut_eval.cli import cli
 from gamut_eval.judge import render_messages, render_response
 from gamut_eval.testing import FakeOpenAIServer
 

@@ -11,8 +11,7 @@ from typing import Any
 import aiohttp
 import openai
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 import gamut_eval.testing as testing
 from gamut_eval.errors import ValidationError

@@ -1,43 +1,70 @@
 """Analyses derived from stored results: agreement statistics, leaderboards, reports."""
 
-from gamut_eval.analysis._agreement import accuracy, cohen_kappa, confusion_matrix
-from gamut_eval.analysis._bootstrap import Bootstrap, resample_weights
-from gamut_eval.analysis._export import FORMATS, write_report
-from gamut_eval.analysis._families import load_families, model_family
-from gamut_eval.analysis._rank import kendall_tau_b
-from gamut_eval.analysis._render_html import render_html
-from gamut_eval.analysis._render_md import render_markdown
-from gamut_eval.analysis._report import (
-    TABLES,
-    Report,
-    ReportConfig,
-    ReportMeta,
-    build_report,
-    report_for_run,
-)
-from gamut_eval.analysis._rundata import RunData, load_run
-from gamut_eval.analysis._synthetic import synthetic_run
+from __future__ import annotations
 
-__all__ = [
-    "FORMATS",
-    "TABLES",
-    "Bootstrap",
-    "Report",
-    "ReportConfig",
-    "ReportMeta",
-    "RunData",
-    "accuracy",
-    "build_report",
-    "cohen_kappa",
-    "confusion_matrix",
-    "kendall_tau_b",
-    "load_families",
-    "load_run",
-    "model_family",
-    "render_html",
-    "render_markdown",
-    "report_for_run",
-    "resample_weights",
-    "synthetic_run",
-    "write_report",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.analysis._agreement import (
+        VERDICT_ORDER as VERDICT_ORDER,
+        AgreementEstimates as AgreementEstimates,
+        Estimate as Estimate,
+        accuracy as accuracy,
+        bootstrap_agreement as bootstrap_agreement,
+        cohen_kappa as cohen_kappa,
+        confusion_matrix as confusion_matrix,
+    )
+    from gamut_eval.analysis._audit_file import (
+        AUDIT_SCHEMA as AUDIT_SCHEMA,
+        AuditReport as AuditReport,
+        AuditThresholds as AuditThresholds,
+        CleanRun as CleanRun,
+        FlipExample as FlipExample,
+        ProbeKind as ProbeKind,
+        ProbeResult as ProbeResult,
+        SkippedProbe as SkippedProbe,
+    )
+    from gamut_eval.analysis._bootstrap import (
+        Bootstrap as Bootstrap,
+        resample_weights as resample_weights,
+    )
+    from gamut_eval.analysis._diversity import question_diversity as question_diversity
+    from gamut_eval.analysis._diversity_embed import (
+        DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
+    )
+    from gamut_eval.analysis._export import (
+        FORMATS as FORMATS,
+        default_output as default_output,
+        render_table as render_table,
+        render_text as render_text,
+        write_report as write_report,
+    )
+    from gamut_eval.analysis._families import (
+        load_families as load_families,
+        model_family as model_family,
+    )
+    from gamut_eval.analysis._leaderboard import LeaderboardRow as LeaderboardRow
+    from gamut_eval.analysis._rank import kendall_tau_b as kendall_tau_b
+    from gamut_eval.analysis._render_html import render_html as render_html
+    from gamut_eval.analysis._render_md import render_markdown as render_markdown
+    from gamut_eval.analysis._report import (
+        TABLES as TABLES,
+        Report as Report,
+        ReportConfig as ReportConfig,
+        ReportMeta as ReportMeta,
+        build_report as build_report,
+        report_for_run as report_for_run,
+    )
+    from gamut_eval.analysis._rundata import RunData as RunData, load_run as load_run
+    from gamut_eval.analysis._synthetic import synthetic_run as synthetic_run
+    from gamut_eval.analysis._tables import format_cell as format_cell
+    from gamut_eval.analysis._view import (
+        ReportServer as ReportServer,
+        ensure_report as ensure_report,
+        has_browser as has_browser,
+        open_in_browser as open_in_browser,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

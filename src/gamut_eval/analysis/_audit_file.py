@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge import JudgeSettings
 
 __all__ = [
     "AUDIT_SCHEMA",

@@ -16,7 +16,8 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "SETTING_ORDER",
@@ -30,13 +31,7 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-VERDICT_COLUMNS: tuple[str, ...] = (
-    "meets",
-    "partially_meets",
-    "missing",
-    "contradicts",
-    "unscored",
-)
+VERDICT_COLUMNS: tuple[str, ...] = (*(verdict.value for verdict in Verdict), "unscored")
 """The last axis of ``ScoreCube.counts``."""
 SETTING_ORDER: tuple[str, ...] = ("multimodal", "text_only")
 """Settings listed first, in this order; any others follow alphabetically."""

@@ -35,7 +35,11 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.analysis._diversity_embed import DEFAULT_MODEL, EmbeddingsUnavailable, embed
+from gamut_eval.analysis._diversity_embed import (
+    DEFAULT_EMBEDDING_MODEL,
+    EmbeddingsUnavailable,
+    embed,
+)
 from gamut_eval.analysis._diversity_text import STOPWORDS, question_template
 from gamut_eval.analysis._diversity_vectors import (
     TOLERANCE,
@@ -52,7 +56,7 @@ from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 
 __all__ = [
-    "DEFAULT_MODEL",
+    "DEFAULT_EMBEDDING_MODEL",
     "STOPWORDS",
     "DiversityReport",
     "NearDuplicate",
@@ -227,7 +231,7 @@ def question_diversity(
     terms = tfidf(texts)
     vectors, model, fallback = terms, None, None
     if embeddings:
-        model = DEFAULT_MODEL if embeddings is True else str(embeddings)
+        model = DEFAULT_EMBEDDING_MODEL if embeddings is True else str(embeddings)
         try:
             vectors = Tfidf.from_dense(embed(texts, model))
         except EmbeddingsUnavailable as exc:

@@ -17,9 +17,9 @@ import numpy as np
 
 from gamut_eval.analysis._diversity_vectors import FloatArray
 
-__all__ = ["DEFAULT_MODEL", "EmbeddingsUnavailable", "embed"]
+__all__ = ["DEFAULT_EMBEDDING_MODEL", "EmbeddingsUnavailable", "embed"]
 
-DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 """The official MiniLM sentence-embedding model on the Hugging Face Hub."""
 INSTALL_HINT = "pip install 'gamut-eval[embeddings]'"
 
@@ -28,7 +28,7 @@ class EmbeddingsUnavailable(Exception):
     """The embeddings asked for cannot be computed here; the message says why."""
 
 
-def embed(texts: Sequence[str], model: str = DEFAULT_MODEL) -> FloatArray:
+def embed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL) -> FloatArray:
     """Unit-length sentence embeddings of ``texts`` from ``model`` (a Hub name or a local
     folder in the sentence-transformers layout), computed on the CPU."""
     try:

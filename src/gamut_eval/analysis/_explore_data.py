@@ -33,7 +33,7 @@ from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._thumbs import thumbnail
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
-from gamut_eval.rubric._checklist import Checklist
+from gamut_eval.rubric import Checklist
 
 __all__ = ["DATA_VERSION", "VERDICT_CODES", "explore_data"]
 

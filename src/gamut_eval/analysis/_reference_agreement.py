@@ -24,8 +24,7 @@ from gamut_eval.analysis._check_agreement import align_verdicts, pair_tables
 from gamut_eval.analysis._cube import ScoreCube
 from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
 from gamut_eval.data import HELD_OUT, TUNING, TUNING_QUESTIONS, label_part
-from gamut_eval.judge._offline import OFFLINE_JUDGE
-from gamut_eval.judge._reference import REFERENCE_JUDGE
+from gamut_eval.judge import OFFLINE_JUDGE, REFERENCE_JUDGE
 
 __all__ = ["ReferenceAgreementRow", "reference_agreement", "reference_notes"]
 

@@ -26,8 +26,7 @@ import pydantic
 from gamut_eval._files import read_jsonl, read_mapping
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
-from gamut_eval.rubric._load import pydantic_details
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS, pydantic_details
 from gamut_eval.scoring import ScoringParams
 
 __all__ = ["RunData", "load_run", "read_scores", "read_verdicts"]

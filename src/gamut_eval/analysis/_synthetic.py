@@ -24,8 +24,8 @@ import pandas as pd
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.analysis._audit_file import AuditReport
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.judge import JudgeSettings
+from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
 from gamut_eval.scoring import score_table
 

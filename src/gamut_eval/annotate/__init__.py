@@ -4,45 +4,46 @@ A FastAPI app over SQLite (or any SQLAlchemy URL) with server-rendered pages. Li
 functions here do the work; ``gamut annotate`` is a thin command line over them.
 """
 
-from gamut_eval.annotate._app import create_app
-from gamut_eval.annotate._db import Database, database_url
-from gamut_eval.annotate._errors import (
-    AnnotateError,
-    ConflictError,
-    FormError,
-    NotFound,
-    PermissionDenied,
-)
-from gamut_eval.annotate._exporter import ExportSummary, export_dataset
-from gamut_eval.annotate._importer import FileSummary, import_files
-from gamut_eval.annotate._models import Decision, QuestionStatus, Role, RubricStatus
-from gamut_eval.annotate._rounds import ImageStatus
-from gamut_eval.annotate._serve import check_bind, serve
-from gamut_eval.annotate._users import NewToken, add_user, count_users, list_users, reset_token
+from __future__ import annotations
 
-__all__ = [
-    "AnnotateError",
-    "ConflictError",
-    "Database",
-    "Decision",
-    "ExportSummary",
-    "FileSummary",
-    "FormError",
-    "ImageStatus",
-    "NewToken",
-    "NotFound",
-    "PermissionDenied",
-    "QuestionStatus",
-    "Role",
-    "RubricStatus",
-    "add_user",
-    "check_bind",
-    "count_users",
-    "create_app",
-    "database_url",
-    "export_dataset",
-    "import_files",
-    "list_users",
-    "reset_token",
-    "serve",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.annotate._app import create_app as create_app
+    from gamut_eval.annotate._db import Database as Database, database_url as database_url
+    from gamut_eval.annotate._errors import (
+        AnnotateError as AnnotateError,
+        ConflictError as ConflictError,
+        FormError as FormError,
+        NotFound as NotFound,
+        PermissionDenied as PermissionDenied,
+    )
+    from gamut_eval.annotate._exporter import (
+        ExportSummary as ExportSummary,
+        export_dataset as export_dataset,
+    )
+    from gamut_eval.annotate._importer import (
+        FileSummary as FileSummary,
+        import_files as import_files,
+    )
+    from gamut_eval.annotate._models import (
+        Decision as Decision,
+        Question as Question,
+        QuestionStatus as QuestionStatus,
+        Role as Role,
+        Rubric as Rubric,
+        RubricStatus as RubricStatus,
+    )
+    from gamut_eval.annotate._rounds import ImageStatus as ImageStatus
+    from gamut_eval.annotate._serve import check_bind as check_bind, serve as serve
+    from gamut_eval.annotate._users import (
+        NewToken as NewToken,
+        add_user as add_user,
+        count_users as count_users,
+        list_users as list_users,
+        reset_token as reset_token,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

@@ -18,8 +18,7 @@ from typing import Any
 import pydantic
 
 from gamut_eval.annotate._errors import FormError
-from gamut_eval.rubric import CheckKind, Checklist, MetaRubric
-from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.rubric import CheckKind, Checklist, MetaRubric, pydantic_details
 
 __all__ = ["CheckRow", "ChecklistForm", "NewCheckRow", "apply_form", "parse_checklist_form"]
 

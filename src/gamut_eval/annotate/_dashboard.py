@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from gamut_eval.analysis._agreement import accuracy, cohen_kappa, confusion_matrix
+from gamut_eval.analysis import accuracy, cohen_kappa, confusion_matrix
 from gamut_eval.annotate._models import Decision, Image, Question, Review, Rubric, RubricEvent, User
 from gamut_eval.annotate._rounds import ImageStatus, image_status
 

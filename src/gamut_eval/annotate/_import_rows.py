@@ -21,8 +21,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from gamut_eval._files import read_jsonl
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric, validate_meta_rubric
-from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.rubric import (
+    Checklist,
+    MetaRubric,
+    compile_rubric,
+    pydantic_details,
+    validate_meta_rubric,
+)
 
 __all__ = [
     "IMAGE_SUFFIXES",

@@ -311,7 +311,7 @@ def refine(source: Path | None, **opts: Any) -> None:
     from gamut_eval.construct import run_refine
 
     if source is not None:  # bad input stops before the build folder is touched
-        from gamut_eval.construct._rubric_files import read_rubric_file
+        from gamut_eval.construct import read_rubric_file
 
         read_rubric_file(source)
     _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts), source)))

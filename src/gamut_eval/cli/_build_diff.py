@@ -44,9 +44,8 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
     Exit status: 0 NEW is a superset (additions only), 1 something was removed or changed,
     2 bad input.
     """
-    from gamut_eval.construct._rubric_files import read_rubric_file
-    from gamut_eval.rubric._checklist_edits import checklist_edits
-    from gamut_eval.rubric._superset import diff_rubric_sets, superset_problems
+    from gamut_eval.construct import read_rubric_file
+    from gamut_eval.rubric import checklist_edits, diff_rubric_sets, superset_problems
 
     before, after = read_rubric_file(old), read_rubric_file(new)
     changes = diff_rubric_sets(

@@ -46,7 +46,7 @@ def import_table(source: str, workdir: Path, pairs: tuple[str, ...], limit: int 
     A bad row or column stops the import (exit 2) naming the file, row and column, and
     nothing is written.
     """
-    from gamut_eval.construct._import import import_questions, parse_mapping
+    from gamut_eval.construct import import_questions, parse_mapping
 
     report = import_questions(workdir, source, parse_mapping(pairs), limit=limit)
     err_console.print(f"import: {report.summary()}", highlight=False, soft_wrap=True)

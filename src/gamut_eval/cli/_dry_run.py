@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 if TYPE_CHECKING:
-    from gamut_eval.judge.backends._dryrun import DryRunReport
+    from gamut_eval.judge import DryRunReport
 
 __all__ = ["dry_run_table"]
 

@@ -19,8 +19,7 @@ from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
-    from gamut_eval.judge._run import JudgeReport
-    from gamut_eval.judge._settings import JudgeSettings
+    from gamut_eval.judge import JudgeReport, JudgeSettings
     from gamut_eval.judge.backends import BackendOptions
 
 __all__ = ["COMMANDS", "judge_options", "judge_settings"]
@@ -61,8 +60,8 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
 
 def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     """The ``JudgeSettings`` of ``judge`` from a command's options (which it consumes)."""
-    from gamut_eval.generate._settings import parse_model_args
-    from gamut_eval.judge._settings import JudgeSettings
+    from gamut_eval.generate import parse_model_args
+    from gamut_eval.judge import JudgeSettings
 
     try:
         extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
@@ -103,7 +102,7 @@ def _scale_options(command: F) -> F:
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge._settings import BatchSettings, RaySettings
+    from gamut_eval.judge import BatchSettings, RaySettings
     from gamut_eval.judge.backends import BackendOptions
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
@@ -170,7 +169,7 @@ def judge(
     """
     from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
-    from gamut_eval.judge._run import judge_responses
+    from gamut_eval.judge import judge_responses
     from gamut_eval.judge.backends import backend_name, make_backend
 
     settings = judge_settings(judge, options)
@@ -196,8 +195,7 @@ def judge(
 
 def _report(backend: Any, report: JudgeReport, store: Path) -> None:
     """What the pass did, in the terms of its backend."""
-    from gamut_eval.judge.backends._batch import BatchBackend
-    from gamut_eval.judge.backends._dryrun import DryRunBackend
+    from gamut_eval.judge import BatchBackend, DryRunBackend
 
     if isinstance(backend, DryRunBackend) and backend.report is not None:
         from gamut_eval.cli._dry_run import dry_run_table

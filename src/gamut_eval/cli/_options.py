@@ -170,7 +170,7 @@ def settings_from(
     """Validate settings, naming ``where`` the values came from in the error."""
     import pydantic
 
-    from gamut_eval.rubric._load import pydantic_details
+    from gamut_eval.rubric import pydantic_details
 
     try:
         return model.model_validate(dict(values))

@@ -20,7 +20,7 @@ from gamut_eval.cli._common import err_console, rich_console
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from gamut_eval.judge._pass import JudgeStats, PassEvent
+    from gamut_eval.judge import JudgeStats, PassEvent
 
 __all__ = ["PassProgress", "progress_columns", "warn_flagged"]
 

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pydantic import BaseModel
 
     from gamut_eval.dataset import Dataset
-    from gamut_eval.judge._pass import PassEvent
+    from gamut_eval.judge import PassEvent
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
@@ -130,8 +130,7 @@ def agreement(
     left out. The default reference, the bundled sample's labels, was written with the
     sample: agreement with it is not agreement with independent human raters.
     """
-    from gamut_eval.quality import agreement_report
-    from gamut_eval.quality._tables import agreement_view
+    from gamut_eval.quality import agreement_report, agreement_view
 
     data, _ = _dataset(dataset)
     report = agreement_report(
@@ -188,9 +187,8 @@ def stability(
     another's cache. Exits 1 when a repeat leaves more checks unscored than
     --max-unscored-rate (after showing the report).
     """
-    from gamut_eval.judge._run import UnscoredRateExceeded
-    from gamut_eval.quality import judge_stability
-    from gamut_eval.quality._tables import stability_view
+    from gamut_eval.judge import UnscoredRateExceeded
+    from gamut_eval.quality import judge_stability, stability_view
 
     settings = judge_settings(judge, options)
     data, is_sample = _dataset(dataset)
@@ -270,8 +268,7 @@ def audit_judge_command(
     filler and a reversed check order appended to or applied on clean answers must not
     change their verdicts.
     """
-    from gamut_eval.quality import AuditThresholds, audit_judge
-    from gamut_eval.quality._tables import audit_view
+    from gamut_eval.quality import AuditThresholds, audit_judge, audit_view
 
     settings = judge_settings(judge, options)
     data, is_sample = _dataset(dataset)

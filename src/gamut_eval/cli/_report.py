@@ -17,14 +17,14 @@ from gamut_eval.errors import InputError
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from gamut_eval.analysis._report import Report
+    from gamut_eval.analysis import Report
 
 _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 """``gamut_eval.analysis._export.FORMATS``, spelled out to keep the import lazy (a test
 checks that the two agree)."""
 
 _DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
-"""``gamut_eval.analysis._diversity_embed.DEFAULT_MODEL``, spelled out to keep the import
+"""``gamut_eval.analysis._diversity_embed.DEFAULT_EMBEDDING_MODEL``, spelled out to keep the import
 lazy (a test checks that the two agree)."""
 
 __all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "view", "write_html_report"]
@@ -56,8 +56,7 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     """The demo's last step: RUN_DIR/report.html with default settings; prints its path
     (after the terminal summary and the notes, with ``summary``, and the run's files,
     with ``where``)."""
-    from gamut_eval.analysis._export import default_output, write_report
-    from gamut_eval.analysis._report import report_for_run
+    from gamut_eval.analysis import default_output, report_for_run, write_report
 
     path = default_output(run_dir, "html")
     result = report_for_run(run_dir)
@@ -159,14 +158,15 @@ def report(
       gamut report runs/x --embeddings            # diversity on MiniLM embeddings
       gamut report hf://datasets/me/runs/x -o x.html   # a run pushed to the Hub
     """
-    from gamut_eval.analysis._export import (
+    from gamut_eval.analysis import (
+        ReportConfig,
         default_output,
+        load_families,
         render_table,
         render_text,
+        report_for_run,
         write_report,
     )
-    from gamut_eval.analysis._families import load_families
-    from gamut_eval.analysis._report import ReportConfig, report_for_run
 
     config = ReportConfig(
         seed=seed,
@@ -222,7 +222,7 @@ def view(run_dir: Path, no_browser: bool, port: int | None) -> None:
     """
     import sys
 
-    from gamut_eval.analysis._view import ReportServer, ensure_report, has_browser, open_in_browser
+    from gamut_eval.analysis import ReportServer, ensure_report, has_browser, open_in_browser
 
     if run_dir.is_dir() and not (run_dir / "report.html").is_file():
         err_console.print("no report.html yet: writing it first (as `gamut report` does)...")

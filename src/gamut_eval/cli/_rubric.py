@@ -151,7 +151,7 @@ def kind_schema(kind: str) -> dict[str, object]:
     if kind == "checklist":
         from gamut_eval.rubric import Checklist as model
     elif kind == "verdicts":
-        from gamut_eval.judge._records import VerdictRow as model
+        from gamut_eval.judge import VerdictRow as model
     elif kind == "scores":
         from gamut_eval.records import ScoreRow as model
     else:

@@ -15,11 +15,10 @@ from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._progress import PassProgress
 from gamut_eval.cli._run_output import print_result
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
-from gamut_eval.judge._backend_names import ONLINE_BACKENDS
-from gamut_eval.judge._offline import OFFLINE_JUDGE
+from gamut_eval.judge import OFFLINE_JUDGE, ONLINE_BACKENDS
 
 if TYPE_CHECKING:
-    from gamut_eval.generate._settings import GenerationSettings
+    from gamut_eval.generate import GenerationSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -56,7 +55,7 @@ def generation_options(command: F) -> F:
 
 def generation_settings(options: dict[str, Any]) -> GenerationSettings:
     """The ``GenerationSettings`` from a command's options (which it consumes)."""
-    from gamut_eval.generate._settings import GenerationSettings, parse_model_args
+    from gamut_eval.generate import GenerationSettings, parse_model_args
 
     values = model_values("GenerationSettings", options, prefix=_GENERATION)
     try:
@@ -99,7 +98,7 @@ def _dry_run(
 def _prices(path: Path | None) -> Any:
     if path is None:
         return None
-    from gamut_eval.judge.backends._dryrun import load_prices
+    from gamut_eval.judge import load_prices
 
     return load_prices(path)
 
@@ -297,8 +296,7 @@ def demo(out: Path, overwrite: bool) -> None:
     `gamut run --model ... --judge ...` does the same with real models and judges.
     """
     from gamut_eval.cli._report import write_html_report
-    from gamut_eval.judge._reference import REFERENCE_JUDGE
-    from gamut_eval.judge._settings import JudgeSettings
+    from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
     if not overwrite and _one_judge_demo(out):

@@ -44,8 +44,7 @@ _TIER_ALIASES = {"ac": "answer_critical", "v": "valuable", "c": "context"} | {
 def _params(lam: float, mu: float, weights: tuple[str, ...]) -> ScoringParams:
     import pydantic
 
-    from gamut_eval.rubric import Tier
-    from gamut_eval.rubric._load import pydantic_details
+    from gamut_eval.rubric import Tier, pydantic_details
     from gamut_eval.scoring import ScoringParams
 
     merged: dict[Tier, float] = dict(ScoringParams().weights)
@@ -74,8 +73,7 @@ def load_checklist(path: Path) -> Checklist:
     """A checklist JSON file as ``gamut compile`` writes it."""
     import pydantic
 
-    from gamut_eval.rubric import Checklist
-    from gamut_eval.rubric._load import pydantic_details
+    from gamut_eval.rubric import Checklist, pydantic_details
 
     try:
         return Checklist.model_validate(read_document(path))

@@ -17,7 +17,7 @@ from gamut_eval.cli._fit import Namer, fitted
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
-    from gamut_eval.analysis._report import Report
+    from gamut_eval.analysis import Report
 
 __all__ = ["interval_text", "summary_renderables", "table_with"]
 
@@ -44,7 +44,7 @@ def table_with(
 
 def interval_text(low: float | None, high: float | None, unit: str, compact: bool) -> str:
     """``[low, high]`` (``[low,high]`` when compact), or an em dash."""
-    from gamut_eval.analysis._tables import format_cell
+    from gamut_eval.analysis import format_cell
 
     if low is None or high is None:
         return "—"
@@ -53,7 +53,7 @@ def interval_text(low: float | None, high: float | None, unit: str, compact: boo
 
 
 def _leaderboard(report: Report, setting: str, name: Namer, level: int) -> Table:
-    from gamut_eval.analysis._tables import format_cell
+    from gamut_eval.analysis import format_cell
 
     judge = report.meta.primary_judge
     compact, tiers = level >= 1, level < 2
@@ -85,7 +85,7 @@ def _leaderboard(report: Report, setting: str, name: Namer, level: int) -> Table
 def _judge_scores(report: Report, setting: str, name: Namer, level: int) -> Table:
     """Table 2 as published: a row per model (in the primary judge's order), a column per
     judge."""
-    from gamut_eval.analysis._tables import format_cell
+    from gamut_eval.analysis import format_cell
 
     judges = report.meta.judges
     cells = {(r.model, r.judge): r.gamut for r in report.judge_scores if r.setting == setting}
@@ -100,7 +100,7 @@ def _judge_scores(report: Report, setting: str, name: Namer, level: int) -> Tabl
 
 
 def _judges(report: Report, name: Namer, level: int) -> Table:
-    from gamut_eval.analysis._tables import format_cell
+    from gamut_eval.analysis import format_cell
 
     compact, interval = level >= 1, level < 2
     columns = [("setting", "name"), ("judge a", "name"), ("judge b", "name"), ("tau-b", "number")]
@@ -127,7 +127,7 @@ def _judges(report: Report, name: Namer, level: int) -> Table:
 
 
 def _modality(report: Report, name: Namer, level: int) -> Table:
-    from gamut_eval.analysis._tables import format_cell
+    from gamut_eval.analysis import format_cell
 
     compact = level >= 1
     heads = ("gap", "sd", "corr") if compact else ("mean gap", "gap sd", "corr(gap, mm)")

@@ -10,119 +10,97 @@ AI's model API; search goes through a ``SearchProvider`` (``local`` over a folde
 documents, or a web search API). See ``docs/building.md``.
 """
 
-from gamut_eval.construct._dataset import DatasetSummary, assemble_dataset
-from gamut_eval.construct._decisions import load_decisions
-from gamut_eval.construct._draft import run_draft
-from gamut_eval.construct._errors import BuildError, UnitError
-from gamut_eval.construct._evidence import run_evidence
-from gamut_eval.construct._fetch import FetchedPage, Fetcher, FetchError, FetchSettings
-from gamut_eval.construct._images import load_images
-from gamut_eval.construct._llm import ModelSettings
-from gamut_eval.construct._local_search import LocalSearch
-from gamut_eval.construct._models import (
-    STAGES,
-    ImageRecord,
-    Provenance,
-    StageError,
-    StageReport,
-    StageUsage,
-    Usage,
-)
-from gamut_eval.construct._pipeline import PipelineOptions, PipelineReport, run_all
-from gamut_eval.construct._prices import ModelPrice, PriceTable, load_prices
-from gamut_eval.construct._question_models import (
-    AcceptedQuestion,
-    AnnotationTask,
-    Candidate,
-    CandidateReview,
-    CandidateState,
-    Decision,
-    ImageReview,
-    TextOnlyRecord,
-)
-from gamut_eval.construct._questions import run_questions
-from gamut_eval.construct._refine import run_refine
-from gamut_eval.construct._research import ResearchSettings
-from gamut_eval.construct._review import run_review
-from gamut_eval.construct._rubric_models import (
-    Audit,
-    DraftRecord,
-    EvidenceRecord,
-    RefinedRecord,
-    RubricDiff,
-    Snippet,
-    SnippetCheck,
-)
-from gamut_eval.construct._search import (
-    SEARCH_PROVIDERS,
-    SearchError,
-    SearchHit,
-    SearchProvider,
-)
-from gamut_eval.construct._search_providers import make_search_provider
-from gamut_eval.construct._session import BuildSession, BuildSettings
-from gamut_eval.construct._text_only import run_text_only
-from gamut_eval.construct._text_only_input import run_text_only_input
-from gamut_eval.construct._web_search import BraveSearch, TavilySearch
-from gamut_eval.construct._workdir import Workdir
+from __future__ import annotations
 
-__all__ = [
-    "SEARCH_PROVIDERS",
-    "STAGES",
-    "AcceptedQuestion",
-    "AnnotationTask",
-    "Audit",
-    "BraveSearch",
-    "BuildError",
-    "BuildSession",
-    "BuildSettings",
-    "Candidate",
-    "CandidateReview",
-    "CandidateState",
-    "DatasetSummary",
-    "Decision",
-    "DraftRecord",
-    "EvidenceRecord",
-    "FetchError",
-    "FetchSettings",
-    "FetchedPage",
-    "Fetcher",
-    "ImageRecord",
-    "ImageReview",
-    "LocalSearch",
-    "ModelPrice",
-    "ModelSettings",
-    "PipelineOptions",
-    "PipelineReport",
-    "PriceTable",
-    "Provenance",
-    "RefinedRecord",
-    "ResearchSettings",
-    "RubricDiff",
-    "SearchError",
-    "SearchHit",
-    "SearchProvider",
-    "Snippet",
-    "SnippetCheck",
-    "StageError",
-    "StageReport",
-    "StageUsage",
-    "TavilySearch",
-    "TextOnlyRecord",
-    "UnitError",
-    "Usage",
-    "Workdir",
-    "assemble_dataset",
-    "load_decisions",
-    "load_images",
-    "load_prices",
-    "make_search_provider",
-    "run_all",
-    "run_draft",
-    "run_evidence",
-    "run_questions",
-    "run_refine",
-    "run_review",
-    "run_text_only",
-    "run_text_only_input",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.construct._dataset import (
+        DatasetSummary as DatasetSummary,
+        assemble_dataset as assemble_dataset,
+    )
+    from gamut_eval.construct._decisions import (
+        load_decisions as load_decisions,
+        revision_of as revision_of,
+    )
+    from gamut_eval.construct._draft import run_draft as run_draft
+    from gamut_eval.construct._errors import BuildError as BuildError, UnitError as UnitError
+    from gamut_eval.construct._evidence import run_evidence as run_evidence
+    from gamut_eval.construct._fetch import (
+        FetchedPage as FetchedPage,
+        Fetcher as Fetcher,
+        FetchError as FetchError,
+        FetchSettings as FetchSettings,
+    )
+    from gamut_eval.construct._images import load_images as load_images
+    from gamut_eval.construct._import import (
+        import_questions as import_questions,
+        parse_mapping as parse_mapping,
+    )
+    from gamut_eval.construct._llm import ModelSettings as ModelSettings
+    from gamut_eval.construct._local_search import LocalSearch as LocalSearch
+    from gamut_eval.construct._models import (
+        STAGES as STAGES,
+        ImageRecord as ImageRecord,
+        Provenance as Provenance,
+        StageError as StageError,
+        StageReport as StageReport,
+        StageUsage as StageUsage,
+        Usage as Usage,
+    )
+    from gamut_eval.construct._pipeline import (
+        PipelineOptions as PipelineOptions,
+        PipelineReport as PipelineReport,
+        run_all as run_all,
+    )
+    from gamut_eval.construct._prices import (
+        ModelPrice as ModelPrice,
+        PriceTable as PriceTable,
+        load_prices as load_prices,
+    )
+    from gamut_eval.construct._question_models import (
+        AcceptedQuestion as AcceptedQuestion,
+        AnnotationTask as AnnotationTask,
+        Candidate as Candidate,
+        CandidateReview as CandidateReview,
+        CandidateState as CandidateState,
+        Decision as Decision,
+        ImageReview as ImageReview,
+        TextOnlyRecord as TextOnlyRecord,
+    )
+    from gamut_eval.construct._questions import run_questions as run_questions
+    from gamut_eval.construct._refine import run_refine as run_refine
+    from gamut_eval.construct._research import ResearchSettings as ResearchSettings
+    from gamut_eval.construct._review import run_review as run_review
+    from gamut_eval.construct._rubric_files import read_rubric_file as read_rubric_file
+    from gamut_eval.construct._rubric_models import (
+        Audit as Audit,
+        DraftRecord as DraftRecord,
+        EvidenceRecord as EvidenceRecord,
+        RefinedRecord as RefinedRecord,
+        RubricDiff as RubricDiff,
+        Snippet as Snippet,
+        SnippetCheck as SnippetCheck,
+    )
+    from gamut_eval.construct._search import (
+        SEARCH_PROVIDERS as SEARCH_PROVIDERS,
+        SearchError as SearchError,
+        SearchHit as SearchHit,
+        SearchProvider as SearchProvider,
+    )
+    from gamut_eval.construct._search_providers import make_search_provider as make_search_provider
+    from gamut_eval.construct._session import (
+        BuildSession as BuildSession,
+        BuildSettings as BuildSettings,
+    )
+    from gamut_eval.construct._text_only import run_text_only as run_text_only
+    from gamut_eval.construct._text_only_input import run_text_only_input as run_text_only_input
+    from gamut_eval.construct._web_search import (
+        BraveSearch as BraveSearch,
+        TavilySearch as TavilySearch,
+    )
+    from gamut_eval.construct._workdir import Workdir as Workdir
+
+__getattr__, __dir__ = _lazy_exports(globals())

@@ -21,7 +21,7 @@ from gamut_eval.construct._rubric_check import element_cites
 from gamut_eval.construct._rubric_models import Audit, CoverageFlag, DropReason, SnippetCheck
 from gamut_eval.construct._session import UnitCall
 from gamut_eval.construct._verify import match_snippet
-from gamut_eval.rubric._model import (
+from gamut_eval.rubric import (
     Evidence,
     FlexibleListItem,
     Item,

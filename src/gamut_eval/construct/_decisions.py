@@ -34,7 +34,7 @@ def load_decisions(paths: list[Path] | tuple[Path, ...]) -> dict[str, Decision]:
             try:
                 decision = Decision.model_validate(data)
             except pydantic.ValidationError as exc:
-                from gamut_eval.rubric._load import pydantic_details
+                from gamut_eval.rubric import pydantic_details
 
                 errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
                 continue

@@ -21,8 +21,7 @@ from gamut_eval.construct._question_models import AcceptedQuestion
 from gamut_eval.construct._rubric_check import rubric_from_items
 from gamut_eval.construct._rubric_models import DraftRecord, EvidenceRecord, Snippet
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
-from gamut_eval.rubric._compile import compile_rubric
-from gamut_eval.rubric._model import MetaRubric
+from gamut_eval.rubric import MetaRubric, compile_rubric
 
 __all__ = ["run_draft", "snippet_payload"]
 

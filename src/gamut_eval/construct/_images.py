@@ -84,7 +84,7 @@ def _from_manifest(path: Path) -> list[ImageRecord]:
         try:
             row = ManifestRow.model_validate(data)
         except pydantic.ValidationError as exc:
-            from gamut_eval.rubric._load import pydantic_details
+            from gamut_eval.rubric import pydantic_details
 
             errors += [d.in_file(where) for d in pydantic_details(exc)]
             continue

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gamut_eval.rubric._schema import meta_rubric_json_schema
+from gamut_eval.rubric import meta_rubric_json_schema
 
 __all__ = ["inline_schema", "object_schema", "rebuild_reply_schema", "rubric_items_schema"]
 

@@ -31,8 +31,7 @@ from gamut_eval.construct._llm_format import (
     wire_of,
 )
 from gamut_eval.construct._models import Usage
-from gamut_eval.judge.backends._inspect_errors import causes
-from gamut_eval.judge.backends._shape import Structured, next_structured
+from gamut_eval.judge import Structured, causes, next_structured
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput

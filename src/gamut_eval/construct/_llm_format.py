@@ -21,8 +21,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from gamut_eval.judge.backends._inspect_errors import causes
-from gamut_eval.judge.backends._shape import Structured, refuses_structured_output
+from gamut_eval.judge import Structured, causes, refuses_structured_output
 
 if TYPE_CHECKING:
     from inspect_ai.model import ModelOutput

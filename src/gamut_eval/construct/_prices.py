@@ -70,6 +70,6 @@ def load_prices(path: str | Path | None) -> PriceTable:
     try:
         return PriceTable.model_validate(data)
     except pydantic.ValidationError as exc:
-        from gamut_eval.rubric._load import pydantic_details
+        from gamut_eval.rubric import pydantic_details
 
         raise ValidationError([d.in_file(path) for d in pydantic_details(exc)]) from None

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, BaseModel, Field, model_validator
 
 from gamut_eval.construct._models import FROZEN, Popularity, Provenance
-from gamut_eval.rubric._model import Text
+from gamut_eval.rubric import Text
 
 __all__ = [
     "REQUIREMENTS",

@@ -36,10 +36,14 @@ from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
 from gamut_eval.construct._superset import enforce_superset, rubric_diff
 from gamut_eval.construct._text import normalise
-from gamut_eval.rubric._checklist_edits import checklist_edits
-from gamut_eval.rubric._compile import compile_rubric
-from gamut_eval.rubric._model import Evidence, MetaRubric
-from gamut_eval.rubric._superset import RubricChange, diff_meta_rubrics
+from gamut_eval.rubric import (
+    Evidence,
+    MetaRubric,
+    RubricChange,
+    checklist_edits,
+    compile_rubric,
+    diff_meta_rubrics,
+)
 
 __all__ = ["run_refine"]
 

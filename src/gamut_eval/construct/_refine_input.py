@@ -32,9 +32,7 @@ from gamut_eval.construct._rubric_models import DraftRecord, RefinedRecord
 from gamut_eval.construct._workdir import Workdir
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._checklist import Checklist
-from gamut_eval.rubric._compile import compile_rubric
-from gamut_eval.rubric._model import MetaRubric
+from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
 
 __all__ = ["RefineUnit", "app_row", "refine_units"]
 

@@ -14,9 +14,7 @@ from typing import Any
 
 from gamut_eval.construct._errors import Invalid
 from gamut_eval.errors import ValidationError
-from gamut_eval.rubric._items import item_elements
-from gamut_eval.rubric._load import validate_meta_rubric
-from gamut_eval.rubric._model import Evidence, Item, MetaRubric
+from gamut_eval.rubric import Evidence, Item, MetaRubric, item_elements, validate_meta_rubric
 
 __all__ = ["element_cites", "grounding_errors", "rubric_from_items"]
 

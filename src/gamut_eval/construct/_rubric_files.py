@@ -26,9 +26,13 @@ from gamut_eval._tables import read_rows
 from gamut_eval.construct._rubric_models import DraftRecord, RefinedRecord
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._checklist import Checklist
-from gamut_eval.rubric._load import load_meta_rubric, pydantic_details, validate_meta_rubric
-from gamut_eval.rubric._model import MetaRubric
+from gamut_eval.rubric import (
+    Checklist,
+    MetaRubric,
+    load_meta_rubric,
+    pydantic_details,
+    validate_meta_rubric,
+)
 
 __all__ = ["RowKind", "RubricRow", "read_rubric_file"]
 

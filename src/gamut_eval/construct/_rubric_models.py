@@ -7,10 +7,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from gamut_eval.construct._models import FROZEN, Provenance
-from gamut_eval.rubric._checklist import Checklist
-from gamut_eval.rubric._checklist_edits import ChecklistEdit
-from gamut_eval.rubric._model import Evidence, MetaRubric, Text
-from gamut_eval.rubric._superset import RubricChange
+from gamut_eval.rubric import Checklist, ChecklistEdit, Evidence, MetaRubric, RubricChange, Text
 
 __all__ = [
     "Audit",

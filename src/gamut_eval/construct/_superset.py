@@ -17,11 +17,17 @@ from gamut_eval.construct._errors import Invalid
 from gamut_eval.construct._rubric_models import CheckChange, DropReason, ItemChange, RubricDiff
 from gamut_eval.construct._text import element_key
 from gamut_eval.errors import ValidationError
-from gamut_eval.rubric._checklist import Check, Checklist
-from gamut_eval.rubric._items import item_elements
-from gamut_eval.rubric._model import Item, MetaRubric
-from gamut_eval.rubric._restore import restore_superset
-from gamut_eval.rubric._superset import RubricChange, diff_meta_rubrics, superset_problems
+from gamut_eval.rubric import (
+    Check,
+    Checklist,
+    Item,
+    MetaRubric,
+    RubricChange,
+    diff_meta_rubrics,
+    item_elements,
+    restore_superset,
+    superset_problems,
+)
 
 __all__ = ["element_texts", "enforce_superset", "rubric_diff", "sanctioned"]
 

@@ -95,7 +95,7 @@ class Workdir:
             try:
                 rows.append(model.model_validate(data))
             except pydantic.ValidationError as exc:
-                from gamut_eval.rubric._load import pydantic_details
+                from gamut_eval.rubric import pydantic_details
 
                 errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
         if errors:

@@ -3,25 +3,40 @@
 Importing this package does not import Inspect AI; its functions do, when called.
 """
 
-from gamut_eval.generate._generate import (
-    GenerationIncomplete,
-    export_responses,
-    generate_responses,
-    settings_for,
-)
-from gamut_eval.generate._samples import record_sample, samples_for
-from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn
-from gamut_eval.generate._task import SETTING_CHOICES, gamut_task
+from __future__ import annotations
 
-__all__ = [
-    "SCORE_KEYS",
-    "SETTING_CHOICES",
-    "GenerationIncomplete",
-    "build_score_fn",
-    "export_responses",
-    "gamut_task",
-    "generate_responses",
-    "record_sample",
-    "samples_for",
-    "settings_for",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.generate._generate import (
+        GenerationIncomplete as GenerationIncomplete,
+        export_responses as export_responses,
+        generate_responses as generate_responses,
+        settings_for as settings_for,
+    )
+    from gamut_eval.generate._inspect_scorer import (
+        gamut_scorer as gamut_scorer,
+        scored_mean as scored_mean,
+    )
+    from gamut_eval.generate._logs import write_run_logs as write_run_logs
+    from gamut_eval.generate._probe import probe_models as probe_models
+    from gamut_eval.generate._samples import (
+        record_sample as record_sample,
+        samples_for as samples_for,
+    )
+    from gamut_eval.generate._scorer import (
+        SCORE_KEYS as SCORE_KEYS,
+        build_score_fn as build_score_fn,
+    )
+    from gamut_eval.generate._settings import (
+        GenerationSettings as GenerationSettings,
+        parse_model_args as parse_model_args,
+    )
+    from gamut_eval.generate._task import (
+        SETTING_CHOICES as SETTING_CHOICES,
+        gamut_task as gamut_task,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

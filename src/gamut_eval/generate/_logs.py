@@ -32,18 +32,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut_eval.generate._score_view import score_parts
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._run import NOT_JUDGED
-from gamut_eval.judge._store import Store, StoredVerdict, VerdictStore
+from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import FILLED_KEY
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
     from inspect_ai.scorer import Score
 
     from gamut_eval.dataset import Dataset
-    from gamut_eval.judge._settings import JudgeSettings
+    from gamut_eval.judge import JudgeSettings
     from gamut_eval.responses import ResponseRow
     from gamut_eval.scoring import ScoringParams
 

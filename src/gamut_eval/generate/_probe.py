@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gamut_eval.judge._probe import PROBE_TIMEOUT_S, ProbeFailed
+from gamut_eval.judge import PROBE_TIMEOUT_S, ProbeFailed
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, Model
@@ -90,7 +90,7 @@ class _Refused(Exception):
 
 
 async def _send(model: Model, name: str, image: bool) -> None:
-    from gamut_eval.judge.backends._inspect_errors import (
+    from gamut_eval.judge import (
         causes,
         describe,
         is_auth_failure,
@@ -113,7 +113,7 @@ async def _send(model: Model, name: str, image: bool) -> None:
 async def _probe(name: str, image: bool, generation: GenerationSettings) -> None:
     from inspect_ai.model import GenerateConfig, get_model
 
-    from gamut_eval.judge.backends._inspect_errors import creation_reason
+    from gamut_eval.judge import creation_reason
 
     args = dict(generation.model_args)
     where = _where(name, args)

@@ -20,22 +20,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gamut_eval.judge._prompt import PROMPT_VERSION
-from gamut_eval.judge._store import StoredVerdict
-from gamut_eval.rubric import Checklist
-from gamut_eval.rubric._model import TIERS, Tier
+from gamut_eval.judge import PROMPT_VERSION, StoredVerdict
+from gamut_eval.rubric import TIERS, Checklist, Tier
+from gamut_eval.scoring import Verdict
 
 if TYPE_CHECKING:
     from gamut_eval.scoring import ScoringParams
 
 __all__ = ["VERDICT_WORDS", "ScoreParts", "score_parts"]
 
-VERDICT_WORDS = {
-    "meets": "meets",
-    "partially_meets": "partially meets",
-    "missing": "missing",
-    "contradicts": "contradicts",
-}
+VERDICT_WORDS = {verdict.value: verdict.value.replace("_", " ") for verdict in Verdict}
 """Each verdict as the explanation writes it."""
 _TIER_WORDS = {"answer_critical": "answer-critical", "valuable": "valuable", "context": "context"}
 _NOTE_CHARS = 240

@@ -16,13 +16,10 @@ from gamut_eval.data import resolve_dataset_path
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.generate._score_view import score_parts
-from gamut_eval.judge._pass import run_pass
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
+from gamut_eval.judge import JudgePlan, JudgeSettings, MemoryStore, Store, VerdictStore, run_pass
 from gamut_eval.judge.backends import make_backend
 from gamut_eval.responses import ResponseRow
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS
 
 if TYPE_CHECKING:
     from inspect_ai.scorer import Score, Target

@@ -13,190 +13,111 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.judge._endpoints import Endpoint, default_backend, resolve_endpoint
-    from gamut_eval.judge._parse import ParsedReply, parse_reply
+    from gamut_eval.judge._backend_names import ONLINE_BACKENDS as ONLINE_BACKENDS
+    from gamut_eval.judge._endpoints import (
+        Endpoint as Endpoint,
+        default_backend as default_backend,
+        resolve_endpoint as resolve_endpoint,
+    )
+    from gamut_eval.judge._offline import (
+        MEETS_AT as MEETS_AT,
+        OFFLINE_JUDGE as OFFLINE_JUDGE,
+        grade_check as grade_check,
+    )
+    from gamut_eval.judge._parse import ParsedReply as ParsedReply, parse_reply as parse_reply
     from gamut_eval.judge._pass import (
-        Backend,
-        JudgeStats,
-        JudgeWork,
-        PassEvent,
-        Pending,
-        judge_pass,
-        run_pass,
+        Backend as Backend,
+        JudgeStats as JudgeStats,
+        JudgeWork as JudgeWork,
+        OnEvent as OnEvent,
+        PassEvent as PassEvent,
+        Pending as Pending,
+        judge_pass as judge_pass,
+        run_pass as run_pass,
     )
-    from gamut_eval.judge._plan import JudgePlan, PlannedResponse
+    from gamut_eval.judge._plan import JudgePlan as JudgePlan, PlannedResponse as PlannedResponse
+    from gamut_eval.judge._probe import (
+        PROBE_CHECK as PROBE_CHECK,
+        PROBE_TIMEOUT_S as PROBE_TIMEOUT_S,
+        ProbeFailed as ProbeFailed,
+        ProbeResult as ProbeResult,
+        probe_judges as probe_judges,
+    )
     from gamut_eval.judge._prompt import (
-        PROMPT_VERSION,
-        RESPONSE_FORMAT,
-        JudgeImage,
-        RenderedResponse,
-        check_key,
-        hidden_characters,
-        judge_key,
-        render_messages,
-        render_response,
-        response_digest,
+        PROMPT_VERSION as PROMPT_VERSION,
+        RESPONSE_FORMAT as RESPONSE_FORMAT,
+        JudgeImage as JudgeImage,
+        RenderedResponse as RenderedResponse,
+        check_key as check_key,
+        hidden_characters as hidden_characters,
+        judge_key as judge_key,
+        render_messages as render_messages,
+        render_response as render_response,
+        response_digest as response_digest,
     )
-    from gamut_eval.judge._records import VerdictRow
+    from gamut_eval.judge._records import VerdictName as VerdictName, VerdictRow as VerdictRow
+    from gamut_eval.judge._reference import REFERENCE_JUDGE as REFERENCE_JUDGE
     from gamut_eval.judge._run import (
-        JudgeReport,
-        UnscoredRateExceeded,
-        judge_responses,
-        verdict_rows,
-        write_verdict_rows,
+        NOT_JUDGED as NOT_JUDGED,
+        JudgeReport as JudgeReport,
+        UnscoredRateExceeded as UnscoredRateExceeded,
+        check_unscored_rate as check_unscored_rate,
+        judge_responses as judge_responses,
+        verdict_rows as verdict_rows,
+        write_verdict_rows as write_verdict_rows,
     )
-    from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
-    from gamut_eval.judge._settle import Reask, settle
+    from gamut_eval.judge._settings import (
+        BatchSettings as BatchSettings,
+        JudgeSettings as JudgeSettings,
+        RaySettings as RaySettings,
+    )
+    from gamut_eval.judge._settle import Reask as Reask, settle as settle
     from gamut_eval.judge._store import (
-        MemoryStore,
-        StoreBusyError,
-        StoredVerdict,
-        StoreError,
-        VerdictStore,
+        MemoryStore as MemoryStore,
+        Store as Store,
+        StoreBusyError as StoreBusyError,
+        StoredVerdict as StoredVerdict,
+        StoreError as StoreError,
+        VerdictStore as VerdictStore,
     )
     from gamut_eval.judge._types import (
-        Completion,
-        Executor,
-        JudgeAuthError,
-        JudgeCallError,
-        JudgeRequestRejected,
-        JudgeServerGone,
-        JudgeUnavailable,
+        Completion as Completion,
+        Executor as Executor,
+        JudgeAuthError as JudgeAuthError,
+        JudgeCallError as JudgeCallError,
+        JudgeRequestRejected as JudgeRequestRejected,
+        JudgeServerGone as JudgeServerGone,
+        JudgeUnavailable as JudgeUnavailable,
     )
     from gamut_eval.judge.backends import (
-        BACKENDS,
-        OFFLINE_JUDGE,
-        REFERENCE_JUDGE,
-        BackendOptions,
-        make_backend,
+        BACKENDS as BACKENDS,
+        BackendOptions as BackendOptions,
+        make_backend as make_backend,
     )
-    from gamut_eval.judge.backends._anthropic import AnthropicExecutor
-    from gamut_eval.judge.backends._fast import FastExecutor
-    from gamut_eval.judge.backends._gemini import GeminiExecutor
-    from gamut_eval.judge.backends._inspect import InspectExecutor
-    from gamut_eval.judge.backends._online import make_client
+    from gamut_eval.judge.backends._anthropic import AnthropicExecutor as AnthropicExecutor
+    from gamut_eval.judge.backends._batch import BatchBackend as BatchBackend
+    from gamut_eval.judge.backends._dryrun import (
+        DryRunBackend as DryRunBackend,
+        DryRunReport as DryRunReport,
+        PriceTable as PriceTable,
+        load_prices as load_prices,
+    )
+    from gamut_eval.judge.backends._fast import FastExecutor as FastExecutor
+    from gamut_eval.judge.backends._gemini import GeminiExecutor as GeminiExecutor
+    from gamut_eval.judge.backends._inspect import InspectExecutor as InspectExecutor
+    from gamut_eval.judge.backends._inspect_errors import (
+        causes as causes,
+        creation_reason as creation_reason,
+        describe as describe,
+        is_auth_failure as is_auth_failure,
+        key_hint as key_hint,
+    )
+    from gamut_eval.judge.backends._online import make_client as make_client
+    from gamut_eval.judge.backends._shape import (
+        RequestShape as RequestShape,
+        Structured as Structured,
+        next_structured as next_structured,
+        refuses_structured_output as refuses_structured_output,
+    )
 
-_LAZY: dict[str, str] = {
-    "Endpoint": "gamut_eval.judge._endpoints",
-    "default_backend": "gamut_eval.judge._endpoints",
-    "resolve_endpoint": "gamut_eval.judge._endpoints",
-    "ParsedReply": "gamut_eval.judge._parse",
-    "parse_reply": "gamut_eval.judge._parse",
-    "Backend": "gamut_eval.judge._pass",
-    "JudgeStats": "gamut_eval.judge._pass",
-    "JudgeWork": "gamut_eval.judge._pass",
-    "PassEvent": "gamut_eval.judge._pass",
-    "Pending": "gamut_eval.judge._pass",
-    "judge_pass": "gamut_eval.judge._pass",
-    "run_pass": "gamut_eval.judge._pass",
-    "JudgePlan": "gamut_eval.judge._plan",
-    "PlannedResponse": "gamut_eval.judge._plan",
-    "JudgeImage": "gamut_eval.judge._prompt",
-    "PROMPT_VERSION": "gamut_eval.judge._prompt",
-    "RESPONSE_FORMAT": "gamut_eval.judge._prompt",
-    "RenderedResponse": "gamut_eval.judge._prompt",
-    "check_key": "gamut_eval.judge._prompt",
-    "hidden_characters": "gamut_eval.judge._prompt",
-    "judge_key": "gamut_eval.judge._prompt",
-    "render_messages": "gamut_eval.judge._prompt",
-    "render_response": "gamut_eval.judge._prompt",
-    "response_digest": "gamut_eval.judge._prompt",
-    "VerdictRow": "gamut_eval.judge._records",
-    "JudgeReport": "gamut_eval.judge._run",
-    "UnscoredRateExceeded": "gamut_eval.judge._run",
-    "judge_responses": "gamut_eval.judge._run",
-    "verdict_rows": "gamut_eval.judge._run",
-    "write_verdict_rows": "gamut_eval.judge._run",
-    "BatchSettings": "gamut_eval.judge._settings",
-    "JudgeSettings": "gamut_eval.judge._settings",
-    "RaySettings": "gamut_eval.judge._settings",
-    "Reask": "gamut_eval.judge._settle",
-    "settle": "gamut_eval.judge._settle",
-    "MemoryStore": "gamut_eval.judge._store",
-    "StoreBusyError": "gamut_eval.judge._store",
-    "StoreError": "gamut_eval.judge._store",
-    "StoredVerdict": "gamut_eval.judge._store",
-    "VerdictStore": "gamut_eval.judge._store",
-    "Completion": "gamut_eval.judge._types",
-    "Executor": "gamut_eval.judge._types",
-    "JudgeAuthError": "gamut_eval.judge._types",
-    "JudgeServerGone": "gamut_eval.judge._types",
-    "JudgeCallError": "gamut_eval.judge._types",
-    "JudgeRequestRejected": "gamut_eval.judge._types",
-    "JudgeUnavailable": "gamut_eval.judge._types",
-    "BACKENDS": "gamut_eval.judge.backends",
-    "BackendOptions": "gamut_eval.judge.backends",
-    "OFFLINE_JUDGE": "gamut_eval.judge.backends",
-    "REFERENCE_JUDGE": "gamut_eval.judge.backends",
-    "make_backend": "gamut_eval.judge.backends",
-    "AnthropicExecutor": "gamut_eval.judge.backends._anthropic",
-    "FastExecutor": "gamut_eval.judge.backends._fast",
-    "GeminiExecutor": "gamut_eval.judge.backends._gemini",
-    "InspectExecutor": "gamut_eval.judge.backends._inspect",
-    "make_client": "gamut_eval.judge.backends._online",
-}
-"""Public name -> the module it comes from, imported when the name is first used."""
-
-
-__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, globals())
-
-
-__all__ = [
-    "BACKENDS",
-    "OFFLINE_JUDGE",
-    "PROMPT_VERSION",
-    "REFERENCE_JUDGE",
-    "RESPONSE_FORMAT",
-    "AnthropicExecutor",
-    "Backend",
-    "BackendOptions",
-    "BatchSettings",
-    "Completion",
-    "Endpoint",
-    "Executor",
-    "FastExecutor",
-    "GeminiExecutor",
-    "InspectExecutor",
-    "JudgeAuthError",
-    "JudgeCallError",
-    "JudgeImage",
-    "JudgePlan",
-    "JudgeReport",
-    "JudgeRequestRejected",
-    "JudgeServerGone",
-    "JudgeSettings",
-    "JudgeStats",
-    "JudgeUnavailable",
-    "JudgeWork",
-    "MemoryStore",
-    "ParsedReply",
-    "PassEvent",
-    "Pending",
-    "PlannedResponse",
-    "RaySettings",
-    "Reask",
-    "RenderedResponse",
-    "StoreBusyError",
-    "StoreError",
-    "StoredVerdict",
-    "UnscoredRateExceeded",
-    "VerdictRow",
-    "VerdictStore",
-    "check_key",
-    "default_backend",
-    "hidden_characters",
-    "judge_key",
-    "judge_pass",
-    "judge_responses",
-    "make_backend",
-    "make_client",
-    "parse_reply",
-    "render_messages",
-    "render_response",
-    "resolve_endpoint",
-    "response_digest",
-    "run_pass",
-    "settle",
-    "verdict_rows",
-    "write_verdict_rows",
-]
+__getattr__, __dir__ = _lazy_exports(globals())

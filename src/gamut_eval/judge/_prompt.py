@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from gamut_eval.judge._types import ChatMessage
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "PROMPT_VERSION",
@@ -77,7 +78,7 @@ RESPONSE_FORMAT: dict[str, Any] = {
                 "explanation": {"type": "string"},
                 "verdict": {
                     "type": "string",
-                    "enum": ["meets", "partially_meets", "missing", "contradicts"],
+                    "enum": [verdict.value for verdict in Verdict],
                 },
             },
             "required": ["explanation", "verdict"],

@@ -7,72 +7,67 @@ Three questions a user should answer before trusting a judge's scores:
 - ``audit_judge``: can an answer game it? (``gamut audit-judge``, probes in ``probes``)
 """
 
-from gamut_eval.quality._agreement_report import (
-    AgreementReport,
-    BootstrapConfig,
-    GroupAgreement,
-    Matching,
-    ScoreShift,
-    agreement_report,
-)
-from gamut_eval.quality._audit import Setting, audit_judge, clean_answers
-from gamut_eval.quality._audit_report import (
-    AUDIT_SCHEMA,
-    AuditReport,
-    AuditThresholds,
-    CleanRun,
-    FlipExample,
-    ProbeResult,
-    SkippedProbe,
-    probe_result,
-)
-from gamut_eval.quality._judging import ExecutorFactory
-from gamut_eval.quality._offline_fit import PartAgreement, fit_meets_at, offline_agreement
-from gamut_eval.quality._rows import CheckRef, Verdicts, load_verdicts, model_scores
-from gamut_eval.quality._stability import (
-    FlippedCheck,
-    PairKappa,
-    ScoreSpread,
-    StabilityReport,
-    judge_stability,
-    stability_report,
-)
-from gamut_eval.quality.probes import PROBES, Probe, ProbeKind, probe_by_name
+from __future__ import annotations
 
-__all__ = [
-    "AUDIT_SCHEMA",
-    "PROBES",
-    "AgreementReport",
-    "AuditReport",
-    "AuditThresholds",
-    "BootstrapConfig",
-    "CheckRef",
-    "CleanRun",
-    "ExecutorFactory",
-    "FlipExample",
-    "FlippedCheck",
-    "GroupAgreement",
-    "Matching",
-    "PairKappa",
-    "PartAgreement",
-    "Probe",
-    "ProbeKind",
-    "ProbeResult",
-    "ScoreShift",
-    "ScoreSpread",
-    "Setting",
-    "SkippedProbe",
-    "StabilityReport",
-    "Verdicts",
-    "agreement_report",
-    "audit_judge",
-    "clean_answers",
-    "fit_meets_at",
-    "judge_stability",
-    "load_verdicts",
-    "model_scores",
-    "offline_agreement",
-    "probe_by_name",
-    "probe_result",
-    "stability_report",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.quality._agreement_report import (
+        AgreementReport as AgreementReport,
+        BootstrapConfig as BootstrapConfig,
+        GroupAgreement as GroupAgreement,
+        Matching as Matching,
+        ScoreShift as ScoreShift,
+        agreement_report as agreement_report,
+    )
+    from gamut_eval.quality._audit import (
+        Setting as Setting,
+        audit_judge as audit_judge,
+        clean_answers as clean_answers,
+    )
+    from gamut_eval.quality._audit_report import (
+        AUDIT_SCHEMA as AUDIT_SCHEMA,
+        AuditReport as AuditReport,
+        AuditThresholds as AuditThresholds,
+        CleanRun as CleanRun,
+        FlipExample as FlipExample,
+        ProbeResult as ProbeResult,
+        SkippedProbe as SkippedProbe,
+        probe_result as probe_result,
+    )
+    from gamut_eval.quality._judging import ExecutorFactory as ExecutorFactory
+    from gamut_eval.quality._offline_fit import (
+        PartAgreement as PartAgreement,
+        fit_meets_at as fit_meets_at,
+        offline_agreement as offline_agreement,
+        sample_labels as sample_labels,
+    )
+    from gamut_eval.quality._rows import (
+        CheckRef as CheckRef,
+        Verdicts as Verdicts,
+        load_verdicts as load_verdicts,
+        model_scores as model_scores,
+    )
+    from gamut_eval.quality._stability import (
+        FlippedCheck as FlippedCheck,
+        PairKappa as PairKappa,
+        ScoreSpread as ScoreSpread,
+        StabilityReport as StabilityReport,
+        judge_stability as judge_stability,
+        stability_report as stability_report,
+    )
+    from gamut_eval.quality._tables import (
+        agreement_view as agreement_view,
+        audit_view as audit_view,
+        stability_view as stability_view,
+    )
+    from gamut_eval.quality.probes import (
+        PROBES as PROBES,
+        Probe as Probe,
+        ProbeKind as ProbeKind,
+        probe_by_name as probe_by_name,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.analysis._agreement import (
+from gamut_eval.analysis import (
     VERDICT_ORDER,
     AgreementEstimates,
     bootstrap_agreement,
@@ -22,8 +22,7 @@ from gamut_eval.analysis._agreement import (
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 from gamut_eval.quality._rows import CheckRef, Verdicts, load_verdicts, model_scores
-from gamut_eval.rubric import Check, CheckKind, Checklist
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
 from gamut_eval.scoring import ScoringParams
 
 __all__ = [

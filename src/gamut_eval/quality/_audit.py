@@ -19,9 +19,7 @@ from typing import Any, Literal
 from gamut_eval._files import atomic_writer
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
-from gamut_eval.judge._pass import OnEvent
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge import JudgePlan, JudgeSettings, OnEvent
 from gamut_eval.quality._audit_report import (
     AuditReport,
     AuditThresholds,
@@ -38,6 +36,7 @@ from gamut_eval.quality._judging import (
 from gamut_eval.quality._rows import CheckRef, Verdicts
 from gamut_eval.quality.probes import PROBES, Probe
 from gamut_eval.responses import ResponseRow, check_responses, iter_responses
+from gamut_eval.scoring import Verdict
 
 __all__ = ["Setting", "audit_judge", "clean_answers"]
 
@@ -187,7 +186,9 @@ def _clean_run(verdicts: Verdicts, thresholds: AuditThresholds) -> tuple[CleanRu
 def _null_pass_rate(results: list[ProbeResult]) -> float | None:
     nulls = [r for r in results if r.kind == "null"]
     scored = sum(r.checks - r.unscored for r in nulls)
-    passing = sum(r.verdicts.get("meets", 0) + r.verdicts.get("partially_meets", 0) for r in nulls)
+    passing = sum(
+        r.verdicts.get(Verdict.MEETS, 0) + r.verdicts.get(Verdict.PARTIALLY_MEETS, 0) for r in nulls
+    )
     return passing / scored if scored else None
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from gamut_eval.analysis._agreement import VERDICT_ORDER
-from gamut_eval.analysis._audit_file import (
+from gamut_eval.analysis import (
     AUDIT_SCHEMA,
+    VERDICT_ORDER,
     AuditReport,
     AuditThresholds,
     CleanRun,
@@ -24,6 +24,7 @@ from gamut_eval.analysis._audit_file import (
 )
 from gamut_eval.quality._rows import CheckRef
 from gamut_eval.quality.probes import Probe
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "AUDIT_SCHEMA",
@@ -38,7 +39,7 @@ __all__ = [
 
 _EXAMPLES = 5
 _RANK = {v: i for i, v in enumerate(VERDICT_ORDER)}
-_PASSING = frozenset({"meets", "partially_meets"})
+_PASSING = frozenset({Verdict.MEETS.value, Verdict.PARTIALLY_MEETS.value})
 
 
 def _fraction(numerator: int, denominator: int) -> float | None:

@@ -16,12 +16,16 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from gamut_eval.judge._pass import JudgeStats, OnEvent, judge_pass
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._run import verdict_rows
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import VerdictStore
-from gamut_eval.judge._types import Executor
+from gamut_eval.judge import (
+    Executor,
+    JudgePlan,
+    JudgeSettings,
+    JudgeStats,
+    OnEvent,
+    VerdictStore,
+    judge_pass,
+    verdict_rows,
+)
 from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.quality._rows import Verdicts, verdicts_from_rows
 

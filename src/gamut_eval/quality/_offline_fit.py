@@ -21,7 +21,7 @@ from pathlib import Path
 from gamut_eval.analysis import accuracy, cohen_kappa
 from gamut_eval.data import HELD_OUT, TUNING, label_part, sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.judge._offline import MEETS_AT, grade_check
+from gamut_eval.judge import MEETS_AT, grade_check
 from gamut_eval.rubric import Check
 
 __all__ = [

@@ -13,19 +13,16 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.analysis._agreement import cohen_kappa
+from gamut_eval.analysis import cohen_kappa
 from gamut_eval.dataset import Dataset
-from gamut_eval.judge._pass import OnEvent
-from gamut_eval.judge._plan import JudgePlan
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge import JudgePlan, JudgeSettings, OnEvent
 from gamut_eval.quality._judging import (
     ExecutorFactory,
     judge_in_store,
     store_directory,
 )
 from gamut_eval.quality._rows import CheckRef, Verdicts, model_scores
-from gamut_eval.rubric import Check, CheckKind
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS, Check, CheckKind
 from gamut_eval.scoring import ScoringParams
 
 __all__ = [

@@ -10,18 +10,19 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from gamut_eval.analysis._agreement import VERDICT_ORDER, Estimate
+from gamut_eval.analysis import VERDICT_ORDER, Estimate
 from gamut_eval.quality._agreement_report import AgreementReport, GroupAgreement
 from gamut_eval.quality._audit_report import AuditReport, ProbeResult
 from gamut_eval.quality._stability import StabilityReport
+from gamut_eval.scoring import Verdict
 
 __all__ = ["agreement_view", "audit_view", "stability_view"]
 
-_SHORT = {
-    "contradicts": "contra.",
-    "missing": "missing",
-    "partially_meets": "partial",
-    "meets": "meets",
+_SHORT: dict[str, str] = {
+    Verdict.CONTRADICTS: "contra.",
+    Verdict.MISSING: "missing",
+    Verdict.PARTIALLY_MEETS: "partial",
+    Verdict.MEETS: "meets",
 }
 
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gamut_eval.analysis._audit_file import ProbeKind
+from gamut_eval.analysis import ProbeKind
 
 __all__ = [
     "FILLER",

@@ -1,57 +1,56 @@
 """Meta-rubrics, their validation, and the compiler to flat binary checklists. Pure."""
 
-from gamut_eval.rubric._checklist import Check, CheckKind, Checklist, CompileConfig
-from gamut_eval.rubric._checklist_edits import ChecklistEdit, checklist_edits
-from gamut_eval.rubric._compile import compile_rubric, coverage_thresholds
-from gamut_eval.rubric._load import load_meta_rubric, validate_meta_rubric
-from gamut_eval.rubric._model import (
-    Evidence,
-    FactItem,
-    FlexibleListItem,
-    MetaInsightItem,
-    MetaRubric,
-    NestedInsight,
-    ProcessItem,
-    RelationshipItem,
-    StrictListItem,
-    Tier,
-)
-from gamut_eval.rubric._render import checklist_markdown
-from gamut_eval.rubric._restore import restore_superset
-from gamut_eval.rubric._schema import meta_rubric_json_schema
-from gamut_eval.rubric._superset import (
-    RubricChange,
-    diff_meta_rubrics,
-    diff_rubric_sets,
-    superset_problems,
-)
+from __future__ import annotations
 
-__all__ = [
-    "Check",
-    "CheckKind",
-    "Checklist",
-    "ChecklistEdit",
-    "CompileConfig",
-    "Evidence",
-    "FactItem",
-    "FlexibleListItem",
-    "MetaInsightItem",
-    "MetaRubric",
-    "NestedInsight",
-    "ProcessItem",
-    "RelationshipItem",
-    "RubricChange",
-    "StrictListItem",
-    "Tier",
-    "checklist_edits",
-    "checklist_markdown",
-    "compile_rubric",
-    "coverage_thresholds",
-    "diff_meta_rubrics",
-    "diff_rubric_sets",
-    "load_meta_rubric",
-    "meta_rubric_json_schema",
-    "restore_superset",
-    "superset_problems",
-    "validate_meta_rubric",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.rubric._checklist import (
+        Check as Check,
+        CheckKind as CheckKind,
+        Checklist as Checklist,
+        CompileConfig as CompileConfig,
+    )
+    from gamut_eval.rubric._checklist_edits import (
+        ChecklistEdit as ChecklistEdit,
+        checklist_edits as checklist_edits,
+    )
+    from gamut_eval.rubric._compile import (
+        compile_rubric as compile_rubric,
+        coverage_thresholds as coverage_thresholds,
+    )
+    from gamut_eval.rubric._items import item_elements as item_elements
+    from gamut_eval.rubric._load import (
+        load_meta_rubric as load_meta_rubric,
+        pydantic_details as pydantic_details,
+        validate_meta_rubric as validate_meta_rubric,
+    )
+    from gamut_eval.rubric._model import (
+        TIERS as TIERS,
+        Evidence as Evidence,
+        FactItem as FactItem,
+        FlexibleListItem as FlexibleListItem,
+        Item as Item,
+        MetaInsightItem as MetaInsightItem,
+        MetaRubric as MetaRubric,
+        NestedInsight as NestedInsight,
+        ProcessItem as ProcessItem,
+        RelationshipItem as RelationshipItem,
+        RubricId as RubricId,
+        StrictListItem as StrictListItem,
+        Text as Text,
+        Tier as Tier,
+    )
+    from gamut_eval.rubric._render import checklist_markdown as checklist_markdown
+    from gamut_eval.rubric._restore import restore_superset as restore_superset
+    from gamut_eval.rubric._schema import meta_rubric_json_schema as meta_rubric_json_schema
+    from gamut_eval.rubric._superset import (
+        RubricChange as RubricChange,
+        diff_meta_rubrics as diff_meta_rubrics,
+        diff_rubric_sets as diff_rubric_sets,
+        superset_problems as superset_problems,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

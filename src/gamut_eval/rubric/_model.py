@@ -12,8 +12,8 @@ from typing import Annotated
 from pydantic import BaseModel, Field, model_validator
 
 from gamut_eval.errors import ValidationError
-from gamut_eval.rubric._items import FROZEN as _FROZEN
 from gamut_eval.rubric._items import (
+    FROZEN as _FROZEN,
     ITEM_TYPES,
     TIERS,
     Element,

@@ -4,8 +4,7 @@ The table functions need pandas and numpy; they are imported on first use, so im
 this package (and the CLI that only shows ``--help``) stays cheap.
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING
-from typing import Any as _Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from gamut_eval.rubric._model import Tier
+from gamut_eval.rubric import Tier
 
 __all__ = ["ScoringParams"]
 

@@ -7,8 +7,7 @@ from collections.abc import Mapping
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._checklist import Checklist
-from gamut_eval.rubric._model import TIERS, Tier
+from gamut_eval.rubric import TIERS, Checklist, Tier
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._verdict import Verdict, parse_verdict
 

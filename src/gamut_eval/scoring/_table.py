@@ -14,8 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._checklist import Checklist
-from gamut_eval.rubric._model import TIERS
+from gamut_eval.rubric import TIERS, Checklist
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._table_errors import LISTED, missing_summary, unknown_details
 from gamut_eval.scoring._verdict import Verdict

@@ -8,78 +8,64 @@ is logged by a hash of its canonical body. :class:`FakeHubServer` is a folder-ba
 Hugging Face Hub for offline tests of ``hf://`` datasets and ``gamut push``.
 """
 
-from gamut_eval.testing._fake_anthropic import FakeAnthropicServer
-from gamut_eval.testing._fake_gemini import FakeGeminiServer
-from gamut_eval.testing._fake_hub import FakeHubServer
-from gamut_eval.testing._fake_openai import DEFAULT_MODELS, HOST, FakeOpenAIServer
-from gamut_eval.testing._faults import (
-    FAULT_KINDS,
-    FaultKind,
-    FaultRule,
-    load_fault_rules,
-    parse_fault_rules,
-    serialise_fault_rules,
-)
-from gamut_eval.testing._policies import (
-    CHECK_HEADING_RE,
-    INJECTION_RE,
-    RESPONSE_FENCE_RE,
-    FakeServerError,
-    FixedPolicy,
-    InjectablePolicy,
-    JudgePrompt,
-    KeywordPolicy,
-    MappingPolicy,
-    Policy,
-    PolicyFunction,
-    ReplyPolicy,
-    ScriptedPolicy,
-    ScriptExhaustedError,
-    parse_judge_prompt,
-    policy_by_name,
-    verdict_json,
-)
-from gamut_eval.testing._process import (
-    READY_PREFIX,
-    start_fake_server_process,
-    stop_fake_server_process,
-)
-from gamut_eval.testing._requests import RequestContext, RequestRecord, body_hash
+from __future__ import annotations
 
-__all__ = [
-    "CHECK_HEADING_RE",
-    "DEFAULT_MODELS",
-    "FAULT_KINDS",
-    "HOST",
-    "INJECTION_RE",
-    "READY_PREFIX",
-    "RESPONSE_FENCE_RE",
-    "FakeAnthropicServer",
-    "FakeGeminiServer",
-    "FakeHubServer",
-    "FakeOpenAIServer",
-    "FakeServerError",
-    "FaultKind",
-    "FaultRule",
-    "FixedPolicy",
-    "InjectablePolicy",
-    "JudgePrompt",
-    "KeywordPolicy",
-    "MappingPolicy",
-    "Policy",
-    "PolicyFunction",
-    "ReplyPolicy",
-    "RequestContext",
-    "RequestRecord",
-    "ScriptExhaustedError",
-    "ScriptedPolicy",
-    "body_hash",
-    "load_fault_rules",
-    "parse_fault_rules",
-    "parse_judge_prompt",
-    "policy_by_name",
-    "serialise_fault_rules",
-    "start_fake_server_process",
-    "stop_fake_server_process",
-    "verdict_json",
-]
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.testing._fake_anthropic import FakeAnthropicServer as FakeAnthropicServer
+    from gamut_eval.testing._fake_gemini import FakeGeminiServer as FakeGeminiServer
+    from gamut_eval.testing._fake_hub import FakeHubServer as FakeHubServer
+    from gamut_eval.testing._fake_openai import (
+        DEFAULT_MODELS as DEFAULT_MODELS,
+        HOST as HOST,
+        FakeOpenAIServer as FakeOpenAIServer,
+    )
+    from gamut_eval.testing._faults import (
+        FAULT_KINDS as FAULT_KINDS,
+        FaultKind as FaultKind,
+        FaultRule as FaultRule,
+        load_fault_rules as load_fault_rules,
+        parse_fault_rules as parse_fault_rules,
+        serialise_fault_rules as serialise_fault_rules,
+    )
+    from gamut_eval.testing._policies import (
+        CHECK_HEADING_RE as CHECK_HEADING_RE,
+        INJECTION_RE as INJECTION_RE,
+        RESPONSE_FENCE_RE as RESPONSE_FENCE_RE,
+        FakeServerError as FakeServerError,
+        FixedPolicy as FixedPolicy,
+        InjectablePolicy as InjectablePolicy,
+        JudgePrompt as JudgePrompt,
+        KeywordPolicy as KeywordPolicy,
+        MappingPolicy as MappingPolicy,
+        Policy as Policy,
+        PolicyFunction as PolicyFunction,
+        ReplyPolicy as ReplyPolicy,
+        ScriptedPolicy as ScriptedPolicy,
+        ScriptExhaustedError as ScriptExhaustedError,
+        parse_judge_prompt as parse_judge_prompt,
+        policy_by_name as policy_by_name,
+        verdict_json as verdict_json,
+    )
+    from gamut_eval.testing._process import (
+        READY_PREFIX as READY_PREFIX,
+        start_fake_server_process as start_fake_server_process,
+        stop_fake_server_process as stop_fake_server_process,
+    )
+    from gamut_eval.testing._replay import (
+        Recorded as Recorded,
+        ReplayedRequest as ReplayedRequest,
+        ReplayServer as ReplayServer,
+        fill as fill,
+        load_recording as load_recording,
+    )
+    from gamut_eval.testing._requests import (
+        RequestContext as RequestContext,
+        RequestRecord as RequestRecord,
+        body_hash as body_hash,
+    )
+
+__getattr__, __dir__ = _lazy_exports(globals())

@@ -32,8 +32,12 @@ from gamut_eval.judge._settle import settle
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
 from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.judge.backends._batch_client import BatchClient, BatchStatus
-from gamut_eval.judge.backends._batch_files import BatchFile, BatchFileWriter, pending_requests
-from gamut_eval.judge.backends._batch_files import read_custom_ids as _custom_ids
+from gamut_eval.judge.backends._batch_files import (
+    BatchFile,
+    BatchFileWriter,
+    pending_requests,
+    read_custom_ids as _custom_ids,
+)
 from gamut_eval.judge.backends._batch_ingest import IngestCounts, Ingester
 from gamut_eval.judge.backends._batch_store import BatchJob, BatchLedger
 

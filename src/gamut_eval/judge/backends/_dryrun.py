@@ -36,7 +36,7 @@ from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.judge.backends._limits import CHARS_PER_TOKEN, IMAGE_TOKENS
-from gamut_eval.rubric._load import pydantic_details
+from gamut_eval.rubric import pydantic_details
 
 __all__ = [
     "DryRunBackend",

@@ -46,8 +46,14 @@ from gamut_eval.judge.backends._inspect_errors import (
 )
 
 if TYPE_CHECKING:
-    from inspect_ai.model import ChatMessage as InspectMessage
-    from inspect_ai.model import Content, GenerateConfig, Model, ModelOutput, ResponseSchema
+    from inspect_ai.model import (
+        ChatMessage as InspectMessage,
+        Content,
+        GenerateConfig,
+        Model,
+        ModelOutput,
+        ResponseSchema,
+    )
 
 __all__ = ["InspectExecutor"]
 
