@@ -36,10 +36,12 @@ async def test_candidates_per_image_with_provenance_and_usage(
     assert provenance["inputs"]["image"] == image_hash
     assert provenance["usage"] == {
         "calls": 1,
-        "input_tokens": 100,
-        "output_tokens": 20,
-        "cached_tokens": 0,
-        "reported_cost_usd": None,
+        "input": 100,
+        "cached_input": 0,
+        "output": 20,
+        "reasoning": 0,
+        "cost": None,
+        "priced_as": None,
     }
     usage = json.loads((workdir / "questions" / "usage.json").read_text())
     assert usage["fresh"]["calls"] == 2

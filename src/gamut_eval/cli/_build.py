@@ -73,8 +73,8 @@ def _common(func: F) -> F:
         click.option("--refresh", is_flag=True,
                      help="Ignore cached results and redo every unit of the stage."),
         click.option("--prices", type=_file, default=None,
-                     help="Price table (YAML/JSON: model -> {input, output} USD per million "
-                     "tokens) for cost accounting."),
+                     help="Price table (YAML/JSON, USD per million tokens, the format of "
+                     "docs/scaling.md) for cost accounting."),
     ]  # fmt: skip
     return _options(*options)(func)
 
@@ -128,7 +128,7 @@ def _run(
 
     async def main() -> R:
         async with BuildSession(
-            opts["workdir"], opts["model"], settings, load_prices(opts["prices"])
+            opts["workdir"], opts["model"], settings, load_prices(opts["prices"], currency="USD")
         ) as session:
             return await body(session)
 

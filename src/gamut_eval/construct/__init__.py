@@ -29,7 +29,6 @@ from gamut_eval.construct._models import (
     Usage,
 )
 from gamut_eval.construct._pipeline import PipelineOptions, PipelineReport, run_all
-from gamut_eval.construct._prices import ModelPrice, PriceTable, load_prices
 from gamut_eval.construct._question_models import (
     AcceptedQuestion,
     AnnotationTask,
@@ -65,6 +64,7 @@ from gamut_eval.construct._text_only import run_text_only
 from gamut_eval.construct._text_only_input import run_text_only_input
 from gamut_eval.construct._web_search import BraveSearch, TavilySearch
 from gamut_eval.construct._workdir import Workdir
+from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
 __all__ = [
     "SEARCH_PROVIDERS",
