@@ -32,7 +32,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("rubric", ["rubric"]),
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).
-    ("dataset / responses", ["dataset", "responses", ""]),
+    # prices: the price table, read by the judge's dry run, a run and a build.
+    ("dataset / responses", ["dataset", "responses", "prices", ""]),
     ("judge", ["judge"]),
     # The fake servers shipped for tests: they may use the judge, nothing above it.
     ("testing", ["testing"]),

@@ -1,40 +1,64 @@
-"""What a run cost: tokens per answering model and per judge, priced from a table the user
-gives (``--prices``); prices are never built in, they would be stale by the time anyone
-reads them."""
+"""Token usage: the one record of what model calls spent, for a run's answers and judges
+(``run.json``) and for a build's artefacts and stages (``provenance.usage``,
+``<stage>/usage.json``), priced from a table the user gives (``--prices``); prices are
+never built in, they would be stale by the time anyone reads them."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from gamut_eval.judge import PriceTable
+    from gamut_eval.prices import PriceTable
     from gamut_eval.responses import ResponseRow
 
 __all__ = ["Usage", "answer_usage", "priced"]
 
-_PER = 1_000_000
-
 
 class Usage(BaseModel):
-    """Tokens one model or judge used in a run, and what they cost."""
+    """Tokens one model or judge used, and what they cost.
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    Files written with a build's earlier names (``input_tokens``, ``cached_tokens``,
+    ``output_tokens``, ``reported_cost_usd``) are read too."""
 
-    input: int = 0
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, use_attribute_docstrings=True, validate_by_name=True
+    )
+
+    calls: int | None = None
+    """Model calls made (a build's first attempts and repairs); ``null`` where calls are
+    not counted (a run's answers and judges)."""
+    input: int = Field(0, validation_alias=AliasChoices("input", "input_tokens"))
     """Prompt tokens, cached ones included."""
-    cached_input: int = 0
+    cached_input: int = Field(0, validation_alias=AliasChoices("cached_input", "cached_tokens"))
     """Prompt tokens served from the provider's prefix cache."""
-    output: int = 0
+    output: int = Field(0, validation_alias=AliasChoices("output", "output_tokens"))
     """Completion tokens (reasoning included where the provider counts it there)."""
     reasoning: int = 0
     """Reasoning tokens, where the provider reports them apart."""
-    cost: float | None = None
-    """Estimated cost from the price table; ``null`` without a table or an entry."""
+    cost: float | None = Field(None, validation_alias=AliasChoices("cost", "reported_cost_usd"))
+    """What the tokens cost: the provider's own figure (USD, ``priced_as`` null) when it
+    reported one, else estimated from the price table; ``null`` when neither knows."""
     priced_as: str | None = None
-    """The price-table entry used."""
+    """The price-table entry used; ``null`` when the table priced nothing."""
+
+    def __add__(self, other: Usage) -> Usage:
+        costs = [c for c in (self.cost, other.cost) if c is not None]
+        counted = [c for c in (self.calls, other.calls) if c is not None]
+        return Usage(
+            calls=sum(counted) if counted else None,
+            input=self.input + other.input,
+            cached_input=self.cached_input + other.cached_input,
+            output=self.output + other.output,
+            reasoning=self.reasoning + other.reasoning,
+            cost=sum(costs) if costs else None,
+            priced_as=self.priced_as if self.priced_as == other.priced_as else None,
+        )
+
+
+_TOKENS = ("input", "cached_input", "output", "reasoning")
 
 
 def answer_usage(rows: Iterable[ResponseRow]) -> dict[str, Usage]:
@@ -44,26 +68,24 @@ def answer_usage(rows: Iterable[ResponseRow]) -> dict[str, Usage]:
         for usage in (row.usage or {}).values():
             if not isinstance(usage, dict):
                 continue
-            total = totals.setdefault(row.model, dict.fromkeys(Usage.model_fields, 0))
+            total = totals.setdefault(row.model, dict.fromkeys(_TOKENS, 0))
             total["input"] += int(usage.get("input_tokens") or 0) + int(
                 usage.get("input_tokens_cache_read") or 0
             )
             total["cached_input"] += int(usage.get("input_tokens_cache_read") or 0)
             total["output"] += int(usage.get("output_tokens") or 0)
             total["reasoning"] += int(usage.get("reasoning_tokens") or 0)
-    return {
-        model: Usage(**{k: v for k, v in t.items() if k not in ("cost", "priced_as")})
-        for model, t in totals.items()
-    }
+    return {model: Usage(**t) for model, t in totals.items()}
 
 
-def priced(name: str, usage: Usage, prices: PriceTable | None) -> Usage:
-    """``usage`` with its estimated cost, when ``prices`` has an entry for ``name``."""
-    entry = prices.lookup(name) if prices is not None else None
+def priced(name: str | None, usage: Usage, prices: PriceTable | None) -> Usage:
+    """``usage`` with its estimated cost, when ``prices`` has an entry for ``name`` and the
+    provider reported no cost of its own."""
+    if usage.cost is not None and usage.priced_as is None:
+        return usage  # the provider's figure
+    entry = prices.lookup(name) if prices is not None and name else None
     if entry is None:
         return usage
     label, price = entry
-    cached_rate = price.cached_input if price.cached_input is not None else price.input
-    uncached = usage.input - usage.cached_input
-    cost = uncached * price.input + usage.cached_input * cached_rate + usage.output * price.output
-    return usage.model_copy(update={"cost": cost / _PER, "priced_as": label})
+    cost = price.cost(usage.input, usage.cached_input, usage.output)
+    return usage.model_copy(update={"cost": cost, "priced_as": label})

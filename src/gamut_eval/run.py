@@ -65,7 +65,8 @@ from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 if TYPE_CHECKING:
     from gamut_eval.generate import GenerationSettings
-    from gamut_eval.judge import DryRunReport, PriceTable
+    from gamut_eval.judge import DryRunReport
+    from gamut_eval.prices import PriceTable
 
 __all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows"]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +13,7 @@ from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl, write_jsonl
 
 from gamut_eval.cli import cli
+from gamut_eval.data import sample_dir
 
 
 @pytest.fixture
@@ -107,3 +110,39 @@ def test_stage_commands_chain_and_report_errors(
     code, _, err = run("build", "evidence", *base, "--search", "tavily")
     assert code == 2
     assert "TAVILY_API_KEY" in err
+
+
+PRICE_TABLES = {
+    "table": "currency: USD\nmodels:\n"
+    "  mockllm/model: {input: 1.0, output: 10.0, cached_input: 0.5}\n"
+    "  gamut/offline: {input: 1.0, output: 2.0, batch_input: 0.5, batch_output: 1.0}\n",
+    "plain map": "mockllm/model: {input: 1.0, output: 10.0, cached_input: 0.5}\n"
+    "gamut/offline: {input: 1.0, output: 2.0, batch_input: 0.5, batch_output: 1.0}\n",
+}
+
+
+@pytest.mark.parametrize("form", PRICE_TABLES)
+def test_one_price_file_serves_a_build_a_run_and_the_dry_runs(
+    form: str, manifest: Path, workdir: Path, responder: Responder, tmp_path: Path
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICE_TABLES[form])
+    base = ("--workdir", str(workdir), "--model", "mockllm/model", "--prices", str(prices))
+    code, _, err = run("build", "questions", "--images", str(manifest), *base)
+    assert code == 0, err
+    usage = json.loads((workdir / "questions" / "usage.json").read_text())
+    assert usage["cost_usd"] == pytest.approx((200 * 1.0 + 40 * 10.0) / 1e6)
+
+    sample = sample_dir()
+    answers = ("--responses", str(sample / "responses.jsonl"), "--judge", "gamut/offline")
+    judge = ("judge", "--dataset", str(sample / "dataset.jsonl"), *answers)
+    judge += ("--store", str(tmp_path / "store.sqlite"))
+    run_ = ("run", "--dataset", str(sample / "dataset.jsonl"), *answers)
+    run_ += ("--out", str(tmp_path / "run"))
+    for command in (judge, run_):
+        code, out, err = run(*command, "--dry-run", "--prices", str(prices))
+        assert code == 0, err
+        text = " ".join("".join(" " if c in "│┃┌┐└┘├┤┬┴┼─━" else c for c in out).split())
+        assert re.search(r"cost: standard [\d.,]+ USD", text), text
+        assert re.search(r"cost: batch API [\d.,]+ USD", text), text
+    assert not (tmp_path / "run").exists()

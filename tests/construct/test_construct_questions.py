@@ -9,9 +9,10 @@ import pytest
 from construct_helpers import RED_PNG, Call, Responder, read_jsonl
 from inspect_ai.model import ModelOutput, ModelUsage
 
-from gamut_eval.construct import BuildSession, PriceTable, load_images, run_questions
+from gamut_eval.construct import BuildSession, load_images, run_questions
 from gamut_eval.construct._prompts_questions import QUESTIONS_VERSION
 from gamut_eval.errors import InputError, ValidationError
+from gamut_eval.prices import PriceTable
 
 
 async def test_candidates_per_image_with_provenance_and_usage(
@@ -36,10 +37,12 @@ async def test_candidates_per_image_with_provenance_and_usage(
     assert provenance["inputs"]["image"] == image_hash
     assert provenance["usage"] == {
         "calls": 1,
-        "input_tokens": 100,
-        "output_tokens": 20,
-        "cached_tokens": 0,
-        "reported_cost_usd": None,
+        "input": 100,
+        "cached_input": 0,
+        "output": 20,
+        "reasoning": 0,
+        "cost": None,
+        "priced_as": None,
     }
     usage = json.loads((workdir / "questions" / "usage.json").read_text())
     assert usage["fresh"]["calls"] == 2

@@ -12,7 +12,8 @@ import pytest
 from construct_helpers import provenance
 
 import gamut_eval.construct as construct
-from gamut_eval.construct import BuildSession, PriceTable, Usage, load_prices
+from gamut_eval._usage import Usage, priced
+from gamut_eval.construct import BuildSession
 from gamut_eval.construct._cache import BuildCache, CacheBusyError, unit_key
 from gamut_eval.construct._errors import Invalid
 from gamut_eval.construct._llm import extract_json
@@ -21,6 +22,7 @@ from gamut_eval.construct._question_models import Candidate, CandidateReview, De
 from gamut_eval.construct._superset import enforce_superset
 from gamut_eval.construct._text import names_entity
 from gamut_eval.errors import ValidationError
+from gamut_eval.prices import PriceTable, load_prices
 from gamut_eval.rubric import validate_meta_rubric
 
 
@@ -176,10 +178,11 @@ def test_replies_that_are_not_a_json_object_are_refused(text: str, message: str)
 
 def test_costs_come_from_the_provider_or_the_price_table(tmp_path: Path) -> None:
     table = PriceTable.model_validate({"m": {"input": 2.0, "output": 10.0, "cached_input": 0.5}})
-    usage = Usage(calls=1, input_tokens=1_000_000, output_tokens=100_000, cached_tokens=400_000)
-    assert table.cost("m", usage) == pytest.approx(0.6 * 2.0 + 0.4 * 0.5 + 0.1 * 10.0)
-    assert table.cost("other", usage) is None  # unknown, never zero
-    assert table.cost("m", usage.model_copy(update={"reported_cost_usd": 0.25})) == 0.25
+    usage = Usage(calls=1, input=1_000_000, output=100_000, cached_input=400_000)
+    assert priced("m", usage, table).cost == pytest.approx(0.6 * 2.0 + 0.4 * 0.5 + 0.1 * 10.0)
+    assert priced("m", usage, table).priced_as == "m"
+    assert priced("other", usage, table).cost is None  # unknown, never zero
+    assert priced("m", usage.model_copy(update={"cost": 0.25}), table).cost == 0.25
     prices = tmp_path / "prices.yaml"
     prices.write_text("m: {input: -1, output: 2}\n")
     with pytest.raises(ValidationError, match=r"prices.yaml:m.input"):

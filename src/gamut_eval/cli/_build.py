@@ -73,8 +73,8 @@ def _common(func: F) -> F:
         click.option("--refresh", is_flag=True,
                      help="Ignore cached results and redo every unit of the stage."),
         click.option("--prices", type=_file, default=None,
-                     help="Price table (YAML/JSON: model -> {input, output} USD per million "
-                     "tokens) for cost accounting."),
+                     help="Price table (YAML/JSON, USD per million tokens, the format of "
+                     "docs/scaling.md) for cost accounting."),
     ]  # fmt: skip
     return _options(*options)(func)
 
@@ -113,7 +113,8 @@ def _run(
     body: Callable[[BuildSession], Awaitable[R]],
 ) -> R:
     """Open the session the options describe, run ``body`` in one event loop."""
-    from gamut_eval.construct import BuildSession, BuildSettings, ModelSettings, load_prices
+    from gamut_eval.construct import BuildSession, BuildSettings, ModelSettings
+    from gamut_eval.prices import load_prices
 
     settings = BuildSettings(
         max_repairs=opts["max_repairs"],
@@ -128,7 +129,7 @@ def _run(
 
     async def main() -> R:
         async with BuildSession(
-            opts["workdir"], opts["model"], settings, load_prices(opts["prices"])
+            opts["workdir"], opts["model"], settings, load_prices(opts["prices"], currency="USD")
         ) as session:
             return await body(session)
 

@@ -17,7 +17,7 @@ __all__ = ["print_report", "say"]
 def _tokens(report: StageReport) -> str:
     usage = report.usage
     fresh = usage.fresh
-    text = f"{fresh.input_tokens:,} tokens in, {fresh.output_tokens:,} out ({fresh.calls} call(s))"
+    text = f"{fresh.input:,} tokens in, {fresh.output:,} out ({fresh.calls} call(s))"
     if usage.cost_usd is not None:
         text += f", ${usage.cost_usd:.4f}"
     elif fresh.calls:

@@ -98,7 +98,7 @@ def _dry_run(
 def _prices(path: Path | None) -> Any:
     if path is None:
         return None
-    from gamut_eval.judge import load_prices
+    from gamut_eval.prices import load_prices
 
     return load_prices(path)
 

@@ -48,17 +48,11 @@ if _typing.TYPE_CHECKING:
         StageError as StageError,
         StageReport as StageReport,
         StageUsage as StageUsage,
-        Usage as Usage,
     )
     from gamut_eval.construct._pipeline import (
         PipelineOptions as PipelineOptions,
         PipelineReport as PipelineReport,
         run_all as run_all,
-    )
-    from gamut_eval.construct._prices import (
-        ModelPrice as ModelPrice,
-        PriceTable as PriceTable,
-        load_prices as load_prices,
     )
     from gamut_eval.construct._question_models import (
         AcceptedQuestion as AcceptedQuestion,

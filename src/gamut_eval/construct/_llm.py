@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gamut_eval._files import parse_json
+from gamut_eval._usage import Usage
 from gamut_eval.construct._errors import BuildError, Invalid, UnitError
 from gamut_eval.construct._llm_format import (
     TOOL_NAME,
@@ -30,7 +31,6 @@ from gamut_eval.construct._llm_format import (
     reply_tool,
     wire_of,
 )
-from gamut_eval.construct._models import Usage
 from gamut_eval.judge import Structured, causes, next_structured
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ class ModelSettings:
 class UsageMeter:
     """Tokens spent by the calls of one unit of work."""
 
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = field(default_factory=lambda: Usage(calls=0))
 
     def add(self, output: ModelOutput) -> None:
         u = output.usage
@@ -87,10 +87,11 @@ class UsageMeter:
         spent = Usage(
             calls=1,
             # Inspect counts cache reads and writes apart from input_tokens
-            input_tokens=u.input_tokens + cached + (u.input_tokens_cache_write or 0),
-            output_tokens=u.output_tokens,
-            cached_tokens=cached,
-            reported_cost_usd=u.total_cost,
+            input=u.input_tokens + cached + (u.input_tokens_cache_write or 0),
+            cached_input=cached,
+            output=u.output_tokens,
+            reasoning=u.reasoning_tokens or 0,
+            cost=u.total_cost,
         )
         self.usage = self.usage + spent
 

@@ -1,4 +1,5 @@
-"""Artefacts shared by every stage: token usage, provenance, errors, reports, images.
+"""Artefacts shared by every stage: provenance, errors, reports, images; token usage is the
+project's one ``Usage`` (``gamut_eval._usage``).
 
 Every row a stage writes is one of these Pydantic models (or carries one), so a build folder
 can be read back and checked field by field; nothing crosses modules as a raw dict.
@@ -10,6 +11,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gamut_eval._usage import Usage
+
 __all__ = [
     "STAGES",
     "ImageRecord",
@@ -17,7 +20,6 @@ __all__ = [
     "StageError",
     "StageReport",
     "StageUsage",
-    "Usage",
 ]
 
 FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
@@ -26,33 +28,6 @@ STAGES: tuple[str, ...] = ("questions", "review", "evidence", "draft", "refine",
 """The stages in pipeline order; each is a ``gamut build`` subcommand and a workdir folder."""
 
 Popularity = Literal["head", "torso", "tail"]
-
-
-class Usage(BaseModel):
-    """Tokens spent by model calls, as Inspect reported them."""
-
-    model_config = FROZEN
-
-    calls: int = 0
-    """Model calls made (first attempts and repairs)."""
-    input_tokens: int = 0
-    """Every prompt token, cache reads and writes included."""
-    output_tokens: int = 0
-    """Completion tokens (reasoning included where the provider counts it there)."""
-    cached_tokens: int = 0
-    """Prompt tokens read from the provider's prompt cache (part of ``input_tokens``)."""
-    reported_cost_usd: float | None = None
-    """Cost the provider reported through Inspect, when it did."""
-
-    def __add__(self, other: Usage) -> Usage:
-        costs = [c for c in (self.reported_cost_usd, other.reported_cost_usd) if c is not None]
-        return Usage(
-            calls=self.calls + other.calls,
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cached_tokens=self.cached_tokens + other.cached_tokens,
-            reported_cost_usd=sum(costs) if costs else None,
-        )
 
 
 class Provenance(BaseModel):
@@ -70,7 +45,7 @@ class Provenance(BaseModel):
     """Content hash (sha256) of each input, by name (``image``, ``question``, ``draft``...)."""
     key: str
     """The cache key: a hash of stage, model, prompt version, inputs and options."""
-    usage: Usage = Usage()
+    usage: Usage = Usage(calls=0)
     """Tokens spent making it (the first time; a cached artefact costs nothing again)."""
 
 
@@ -95,12 +70,13 @@ class StageError(BaseModel):
     """The prompt version involved, if any."""
     inputs: dict[str, str] = {}
     """Content hashes of the unit's inputs."""
-    usage: Usage = Usage()
+    usage: Usage = Usage(calls=0)
     """Tokens the failed attempts spent."""
 
 
 class StageUsage(BaseModel):
-    """Token and cost accounting of one stage run (``<stage>/usage.json``)."""
+    """Token and cost accounting of one stage run (``<stage>/usage.json``): the run's
+    ``Usage``, fresh and cached, with their costs and the run's settings."""
 
     model_config = FROZEN
 

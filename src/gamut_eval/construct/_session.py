@@ -20,13 +20,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import pydantic
 from pydantic import BaseModel
 
+from gamut_eval._usage import Usage, priced
 from gamut_eval.construct._cache import BuildCache, unit_key
 from gamut_eval.construct._errors import Invalid, UnitError
 from gamut_eval.construct._llm import BuildModel, ModelSettings, Prompt, UsageMeter, ask_json
-from gamut_eval.construct._models import Provenance, StageError, StageReport, StageUsage, Usage
-from gamut_eval.construct._prices import PriceTable
+from gamut_eval.construct._models import Provenance, StageError, StageReport, StageUsage
 from gamut_eval.construct._workdir import Workdir
 from gamut_eval.errors import InputError
+from gamut_eval.prices import PriceTable
 
 if TYPE_CHECKING:
     from inspect_ai.model import Model
@@ -71,7 +72,10 @@ class BuildSession:
         self.workdir = Workdir(workdir)
         self.settings = settings or BuildSettings()
         self.model = None if model is None else BuildModel(model, self.settings.model)
-        self.prices = prices or PriceTable({})
+        self.prices = prices or PriceTable(models={})
+        if self.prices.currency != "USD":
+            currency = self.prices.currency
+            raise InputError(f"a build's costs are in USD (the price table's: {currency})")
         self._cache: BuildCache | None = None
         self._limit: asyncio.Semaphore | None = None
         self.corrections_said = 0
@@ -165,8 +169,8 @@ class StageRun:
         self.options = options
         self.model_name = session.model.name if session.model else None
         self.errors: list[StageError] = []
-        self.fresh = Usage()
-        self.cached_usage = Usage()
+        self.fresh = Usage(calls=0)
+        self.cached_usage = Usage(calls=0)
         self.done = 0
         self.cached = 0
         self.fresh_keys: set[str] = set()
@@ -280,12 +284,21 @@ class StageRun:
             model=self.model_name,
             fresh=self.fresh,
             cached=self.cached_usage,
-            cost_usd=prices.cost(self.model_name, self.fresh),
-            cached_cost_usd=prices.cost(self.model_name, self.cached_usage),
+            cost_usd=_cost(self.model_name, self.fresh, prices),
+            cached_cost_usd=_cost(self.model_name, self.cached_usage, prices),
             settings={**settings, "prompt_version": self.prompt_version, **self.options},
         )
 
 
 def _usage_of(result: BaseModel) -> Usage:
     provenance = getattr(result, "provenance", None)
-    return provenance.usage if isinstance(provenance, Provenance) else Usage()
+    return provenance.usage if isinstance(provenance, Provenance) else Usage(calls=0)
+
+
+def _cost(model: str | None, usage: Usage, prices: PriceTable) -> float | None:
+    """The cost of ``usage``: the provider's reported cost when present, else from the
+    table, else ``None`` (unknown, never zero; nothing called costs nothing)."""
+    cost = priced(model, usage, prices)
+    if cost.cost is None:
+        return None if cost.calls else 0.0
+    return cost.cost if cost.priced_as is None else round(cost.cost, 6)

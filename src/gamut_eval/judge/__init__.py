@@ -99,8 +99,6 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.judge.backends._dryrun import (
         DryRunBackend as DryRunBackend,
         DryRunReport as DryRunReport,
-        PriceTable as PriceTable,
-        load_prices as load_prices,
     )
     from gamut_eval.judge.backends._fast import FastExecutor as FastExecutor
     from gamut_eval.judge.backends._gemini import GeminiExecutor as GeminiExecutor

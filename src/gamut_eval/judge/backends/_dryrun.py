@@ -7,97 +7,25 @@ uses; output tokens as ``output_tokens`` per request (a verdict reply is a sente
 two of JSON), with ``max_tokens`` per request as the ceiling. Re-asks are not counted:
 they are a few percent of calls at most (docs/reliability.md B5 bounds them).
 
-Costs come from a user-supplied price table, never from prices built into the code, which
-would be stale by the time anyone reads them::
-
-    currency: USD            # display only
-    models:                  # keyed by the judge as passed to --judge (or its model name)
-      openai/gpt-4.1-mini:   # prices per million tokens
-        input: 0.40
-        cached_input: 0.10   # prompt tokens served from the provider's prefix cache
-        output: 1.60
-        batch_input: 0.20    # the provider's batch API
-        batch_output: 0.80
-        min_cached_tokens: 1024   # prompts shorter than this are never cached
+Costs come from a user-supplied price table (``gamut_eval.prices``), never from prices
+built into the code, which would be stale by the time anyone reads them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Annotated
 
-import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
-from gamut_eval._files import read_document
-from gamut_eval.errors import ValidationError
 from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.judge.backends._limits import CHARS_PER_TOKEN, IMAGE_TOKENS
-from gamut_eval.rubric import pydantic_details
+from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
-__all__ = [
-    "DryRunBackend",
-    "DryRunReport",
-    "ModelPrices",
-    "PriceTable",
-    "dry_run_backend",
-    "estimate_pass",
-    "load_prices",
-]
+__all__ = ["DryRunBackend", "DryRunReport", "dry_run_backend", "estimate_pass"]
 
 _PER = 1_000_000
-_Price = Annotated[float, Field(ge=0)]
-
-
-class ModelPrices(BaseModel):
-    """One judge's prices, per million tokens."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    input: _Price
-    """Standard prompt tokens."""
-    output: _Price
-    """Completion tokens."""
-    cached_input: _Price | None = None
-    """Prompt tokens served from the provider's prefix cache."""
-    batch_input: _Price | None = None
-    """Prompt tokens through the provider's batch API."""
-    batch_output: _Price | None = None
-    """Completion tokens through the provider's batch API."""
-    min_cached_tokens: Annotated[int, Field(ge=0)] = 0
-    """Prompts shorter than this are never served from the cache (OpenAI: 1024)."""
-
-
-class PriceTable(BaseModel):
-    """A user-supplied price table (``--prices prices.yaml``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    currency: str = "USD"
-    """Shown next to costs; no conversion is done."""
-    models: dict[str, ModelPrices]
-    """Prices keyed by judge (``openai/gpt-4.1-mini``) or by model name (``gpt-4.1-mini``)."""
-
-    def lookup(self, judge: str) -> tuple[str, ModelPrices] | None:
-        """The entry for ``judge``: its full name first, then shorter tails of it."""
-        parts = judge.split("/")
-        for start in range(len(parts)):
-            name = "/".join(parts[start:])
-            if name in self.models:
-                return name, self.models[name]
-        return None
-
-
-def load_prices(path: Path) -> PriceTable:
-    """Read and validate a price table; every problem is reported with its path."""
-    data = read_document(path)
-    try:
-        return PriceTable.model_validate(data)
-    except pydantic.ValidationError as exc:
-        raise ValidationError([d.in_file(path) for d in pydantic_details(exc)]) from None
 
 
 class DryRunReport(BaseModel):
@@ -205,7 +133,7 @@ def _report(
     cached: int,
     per_request: int,
     prices: PriceTable | None,
-    entry: tuple[str, ModelPrices] | None,
+    entry: tuple[str, ModelPrice] | None,
 ) -> DryRunReport:
     output = totals["requests"] * per_request
     report = DryRunReport(
