@@ -18,6 +18,7 @@ from gamut_eval.errors import InputError
 from gamut_eval.generate._score_view import score_parts
 from gamut_eval.judge._pass import run_pass
 from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge._resolve import resolve_judge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, VerdictStore
 from gamut_eval.judge.backends import make_backend
@@ -58,6 +59,7 @@ def build_score_fn(
     settings = JudgeSettings.model_validate(
         {"judge": judge, "judge_image": judge_image, "backend": backend, "concurrency": concurrency}
     )
+    resolved = resolve_judge(settings)  # once: every answer's pass reads the same record
     data: Dataset = load_dataset(resolve_dataset_path(dataset))
     checklists = data.checklists()
     records = data.by_id()
@@ -78,7 +80,7 @@ def build_score_fn(
         # Inspect gives scorers no teardown, and clients hold connections bound to one
         # event loop: the pass makes a client for this answer and closes it when done.
         verdicts = _store(store)
-        await run_pass(plan, make_backend(settings), verdicts)
+        await run_pass(plan, make_backend(resolved), verdicts)
         [planned] = list(plan)
         found = verdicts.get(planned.keys)
         rows = [found[key] for key in planned.keys]

@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:
         response_digest,
     )
     from gamut_eval.judge._records import VerdictRow
+    from gamut_eval.judge._resolve import ResolvedJudge, resolve_judge
     from gamut_eval.judge._run import (
         JudgeReport,
         UnscoredRateExceeded,
@@ -102,6 +103,8 @@ _LAZY: dict[str, str] = {
     "render_response": "gamut_eval.judge._prompt",
     "response_digest": "gamut_eval.judge._prompt",
     "VerdictRow": "gamut_eval.judge._records",
+    "ResolvedJudge": "gamut_eval.judge._resolve",
+    "resolve_judge": "gamut_eval.judge._resolve",
     "JudgeReport": "gamut_eval.judge._run",
     "UnscoredRateExceeded": "gamut_eval.judge._run",
     "judge_responses": "gamut_eval.judge._run",
@@ -176,6 +179,7 @@ __all__ = [
     "RaySettings",
     "Reask",
     "RenderedResponse",
+    "ResolvedJudge",
     "StoreBusyError",
     "StoreError",
     "StoredVerdict",
@@ -194,6 +198,7 @@ __all__ = [
     "render_messages",
     "render_response",
     "resolve_endpoint",
+    "resolve_judge",
     "response_digest",
     "run_pass",
     "settle",
