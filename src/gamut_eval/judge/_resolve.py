@@ -112,6 +112,4 @@ def resolve_judge(
             problem = f"the batch backend needs an OpenAI-compatible judge endpoint: {problem}"
         return ResolvedJudge(settings, name, problem=problem)
     endpoint = found[0]
-    return ResolvedJudge(
-        settings, name, endpoint, found, endpoint.wire, client=endpoint.wire, problem=""
-    )
+    return ResolvedJudge(settings, name, endpoint, found, endpoint.wire, client=endpoint.wire)
