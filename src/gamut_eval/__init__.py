@@ -52,4 +52,5 @@ if _typing.TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -22,7 +22,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,21 +38,21 @@ from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge import (
     PROMPT_VERSION,
-    Backend,
     JudgePlan,
     JudgeReport,
     JudgeSettings,
     OnEvent,
-    ProbeResult,
+    ResolvedJudge,
     UnscoredRateExceeded,
     VerdictStore,
     check_unscored_rate,
     judge_pass,
     probe_judges,
+    resolve_judge,
     verdict_rows,
     write_verdict_rows,
 )
-from gamut_eval.judge.backends import BackendOptions, make_backend
+from gamut_eval.judge.backends import make_backend
 from gamut_eval.records import FilledAnswer, RunIdentity, RunManifest, score_rows
 from gamut_eval.responses import (
     SETTINGS,
@@ -155,7 +155,7 @@ def _manifest(
     judges: Sequence[JudgeSettings],
     generation: GenerationSettings | None,
     filled: Sequence[FilledAnswer] = (),
-    probes: Mapping[str, ProbeResult] | None = None,
+    probed: Sequence[ResolvedJudge] = (),
 ) -> RunManifest:
     return RunManifest(
         identity=identity,
@@ -171,9 +171,9 @@ def _manifest(
         judges=[j.model_dump(mode="json") for j in judges],
         scoring=identity.scoring,
         requests={
-            judge: dataclasses.asdict(result.shape)
-            for judge, result in (probes or {}).items()
-            if result.shape is not None
+            judge.judge: dataclasses.asdict(judge.shape)
+            for judge in probed
+            if judge.shape is not None
         },
         generation=generation.recorded() if generation else None,
         filled_missing=list(filled),
@@ -225,13 +225,15 @@ def run_benchmark(
     identity = _identity(
         dataset, models, responses, setting, judges, params, fill_missing, generation
     )
-    probes = probe_judges(judges)  # a dead endpoint ends the run here, with nothing written
+    # Each judge is resolved once; the probe returns it with the request shape it learned
+    # (a dead endpoint ends the run here, with nothing written), and the passes read that.
+    resolved = probe_judges([resolve_judge(settings) for settings in judges])
     if given is None and probe:
         from gamut_eval.generate import probe_models
 
         probe_models(models, setting, generation)
     claim_folder(out_dir, identity, overwrite=overwrite)
-    manifest = _manifest(identity, dataset, responses, judges, generation, probes=probes)
+    manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -252,9 +254,9 @@ def run_benchmark(
     write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
-        manifest = _manifest(identity, dataset, responses, judges, generation, filled, probes)
+        manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    reports = _judge_all(dataset, answers, judges, out_dir, on_event, wait_for_store_s, probes)
+    reports = _judge_all(dataset, answers, resolved, out_dir, on_event, wait_for_store_s)
     summary = _score(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
 
@@ -285,7 +287,7 @@ def estimate_run(
     store_path = out_dir / "store.sqlite"
     reports = []
     for settings in judges:
-        backend = DryRunBackend(prices, output_tokens=60)
+        backend = DryRunBackend(resolve_judge(settings, "dry-run"), prices, output_tokens=60)
         plan = JudgePlan(dataset, list(given.rows), settings)
         store: Store
         if store_path.is_file():
@@ -354,18 +356,20 @@ def _check_generation(
 def _judge_all(
     dataset: Dataset,
     answers: Path,
-    judges: Sequence[JudgeSettings],
+    judges: Sequence[ResolvedJudge],
     out_dir: Path,
     on_event: OnEvent | None,
     wait_s: float,
-    probes: Mapping[str, ProbeResult],
 ) -> dict[str, JudgeReport]:
     # The answers are validated once, for every judge, before the store is created or locked.
-    plan = JudgePlan(dataset, answers, judges[0])
-    plans = [plan.for_judge(settings) for settings in judges]
+    plan = JudgePlan(dataset, answers, judges[0].settings)
+    plans = [plan.for_judge(judge.settings) for judge in judges]
     reports: dict[str, JudgeReport] = {}
     with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
-        passes = [judge_pass(p, _backend(p.settings, probes), store, on_event) for p in plans]
+        passes = [
+            judge_pass(p, make_backend(judge), store, on_event)
+            for p, judge in zip(plans, judges, strict=True)
+        ]
         for name in DERIVED:  # about to be older than the verdicts: never left so
             (out_dir / name).unlink(missing_ok=True)
         with atomic_writer(out_dir / "verdicts.jsonl") as handle:
@@ -373,19 +377,14 @@ def _judge_all(
                 count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
                 reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
     failures = []
-    for settings in judges:
+    for judge in judges:
         try:
-            check_unscored_rate(reports[settings.judge], settings)
+            check_unscored_rate(reports[judge.judge], judge.settings)
         except UnscoredRateExceeded as exc:
             failures.append(str(exc))
     if failures:
         raise UnscoredRateExceeded("\n".join(failures))
     return reports
-
-
-def _backend(settings: JudgeSettings, probes: Mapping[str, ProbeResult]) -> Backend:
-    learned = probes.get(settings.judge)
-    return make_backend(settings, BackendOptions(shape=learned.shape if learned else None))
 
 
 def _score(dataset: Dataset, out_dir: Path, params: ScoringParams) -> pd.DataFrame:

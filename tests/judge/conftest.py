@@ -10,6 +10,8 @@ import pytest
 from judge_helpers import MOKA, PANDA, SMALL_RESPONSES, StartServer, Workspace, quick_executor
 
 import gamut_eval.judge.backends._online as judge_online
+from gamut_eval.judge._resolve import ResolvedJudge
+from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.testing import FakeOpenAIServer, FaultRule
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
@@ -50,7 +52,11 @@ def serve(judge_env: pytest.MonkeyPatch) -> Iterator[StartServer]:
 @pytest.fixture
 def quick(monkeypatch: pytest.MonkeyPatch) -> None:
     """``judge_responses`` builds (and closes) fast executors with millisecond backoffs."""
-    monkeypatch.setattr(judge_online, "make_client", quick_executor)
+
+    def quick_client(judge: ResolvedJudge, judge_settings: JudgeSettings | None = None) -> Any:
+        return quick_executor(judge_settings or judge.settings)
+
+    monkeypatch.setattr(judge_online, "open_client", quick_client)
 
 
 @pytest.fixture

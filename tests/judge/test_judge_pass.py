@@ -27,9 +27,10 @@ from gamut_eval.judge import (
     judge_responses,
     settle,
 )
+from gamut_eval.judge._resolve import resolve_judge
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Completion
-from gamut_eval.judge.backends import BackendOptions, backend_name, make_backend
+from gamut_eval.judge.backends import BackendOptions, make_backend
 
 
 @dataclass
@@ -40,6 +41,8 @@ class CannedBackend:
     name: str = "canned"
     writes_store: bool = True
     exports_rows: bool = True
+    probed: bool = False
+    judge: Any = None
     seen: list[tuple[str, str]] = field(default_factory=list)
 
     async def run(self, work: JudgeWork) -> None:
@@ -131,14 +134,13 @@ def test_every_backend_in_the_registry_can_be_made() -> None:
 
 
 def test_auto_picks_offline_fast_or_inspect_by_the_judge_name() -> None:
-    assert backend_name(JudgeSettings(judge="gamut/offline")) == "offline"
-    assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini")) == "fast"
-    assert backend_name(JudgeSettings(judge="anthropic/claude-sonnet-4-5")) == "fast"
-    assert backend_name(JudgeSettings(judge="google/gemini-2.5-flash")) == "fast"
+    assert resolve_judge(JudgeSettings(judge="gamut/offline")).backend == "offline"
+    assert resolve_judge(JudgeSettings(judge="openai/gpt-4.1-mini")).backend == "fast"
+    assert resolve_judge(JudgeSettings(judge="anthropic/claude-sonnet-4-5")).backend == "fast"
+    assert resolve_judge(JudgeSettings(judge="google/gemini-2.5-flash")).backend == "fast"
     google_via_inspect = JudgeSettings(judge="google/gemini-2.5-flash", backend="inspect")
-    assert backend_name(google_via_inspect) == "inspect"
-    assert backend_name(JudgeSettings(judge="openai/gpt-4.1-mini"), dry_run=True) == "dry-run"
-    assert backend_name(JudgeSettings(judge="x/y", backend="batch")) == "batch"
+    assert resolve_judge(google_via_inspect).backend == "inspect"
+    assert resolve_judge(JudgeSettings(judge="x/y", backend="batch")).backend == "batch"
 
 
 # -- settings declared once -----------------------------------------------------------------
@@ -166,7 +168,7 @@ def test_a_config_file_sets_options_and_flags_win_over_it(
         seen["settings"] = judge
         raise SystemExit(0)
 
-    monkeypatch.setattr("gamut_eval.judge._run.judge_responses", capture)
+    monkeypatch.setattr("gamut_eval.judge.judge_responses", capture)  # what the command reads
     config = tmp_path / "judge.yaml"
     config.write_text("max_reasks: 5\nconcurrency: 3\njudge-temperature: 0.5\n")
     argv = ["judge", "--dataset", str(small.dataset_path), "--responses"]

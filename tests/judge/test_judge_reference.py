@@ -12,7 +12,7 @@ from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings, judge_responses
 from gamut_eval.judge._builtin import keyed_judge
 from gamut_eval.judge._offline import MEETS_AT, OFFLINE_JUDGE
 from gamut_eval.judge._reference import NO_LABEL
-from gamut_eval.judge.backends import backend_name
+from gamut_eval.judge._resolve import resolve_judge
 
 SAMPLE = sample_dir()
 
@@ -30,9 +30,11 @@ def _judge(tmp_path: Path, responses: Path) -> list[dict[str, object]]:
 
 
 def test_the_reference_judge_is_chosen_by_its_name() -> None:
-    assert backend_name(JudgeSettings(judge=REFERENCE_JUDGE)) == "reference"
-    assert backend_name(JudgeSettings(judge=REFERENCE_JUDGE, backend="fast")) == "reference"
-    assert backend_name(JudgeSettings(judge="openai/gpt-4.1")) == "fast"
+    assert resolve_judge(JudgeSettings(judge=REFERENCE_JUDGE)).backend == "reference"
+    assert (
+        resolve_judge(JudgeSettings(judge=REFERENCE_JUDGE, backend="fast")).backend == "reference"
+    )
+    assert resolve_judge(JudgeSettings(judge="openai/gpt-4.1")).backend == "fast"
 
 
 def test_it_replays_every_label_of_the_sample(tmp_path: Path) -> None:

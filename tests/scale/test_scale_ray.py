@@ -30,6 +30,7 @@ from gamut_eval.judge import JudgeAuthError, JudgeReport, judge_responses
 from gamut_eval.judge._pass import JudgeWork
 from gamut_eval.judge._plan import JudgePlan
 from gamut_eval.judge._prompt import PROMPT_VERSION
+from gamut_eval.judge._resolve import resolve_judge
 from gamut_eval.judge._settings import RaySettings
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
 from gamut_eval.judge._types import Completion
@@ -140,7 +141,8 @@ def test_killing_a_worker_mid_run_leaves_exactly_one_row_per_key(
     killer.start()
     with VerdictStore(ws.store) as store:
         work = JudgeWork(JudgePlan(ws.dataset(), ws.responses_path, settings()), store)
-        duplicates = judge_ray(work, ray_settings(worker_concurrency=4))
+        judge = resolve_judge(settings(), "ray")
+        duplicates = judge_ray(work, judge, ray_settings(worker_concurrency=4))
         work.flush()
     stats = work.stats
     killer.join()

@@ -67,4 +67,5 @@ if _typing.TYPE_CHECKING:
         open_in_browser as open_in_browser,
     )
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

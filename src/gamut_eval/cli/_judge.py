@@ -170,13 +170,14 @@ def judge(
     from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
     from gamut_eval.judge import judge_responses
-    from gamut_eval.judge.backends import backend_name, make_backend
+    from gamut_eval.judge.backends import make_backend
 
     settings = judge_settings(judge, options)
     backend_options = _backend_options(settings, options)
-    name = backend_name(settings, dry_run=dry_run)
-    backend = make_backend(settings, backend_options, name=name)
+    # The judge is resolved once, here; the probe and the pass read the backend's record.
+    backend = make_backend(settings, backend_options, name="dry-run" if dry_run else None)
     store = store or (out.parent if out else Path.cwd()) / "verdicts.sqlite"
+    name = backend.name
     label = "judging with {label}" + (f" ({name})" if name in ("batch", "ray") else "")
     with PassProgress(label) as progress:
         report = judge_responses(

@@ -97,4 +97,5 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.construct._workdir import Workdir as Workdir
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -16,7 +16,15 @@ from gamut_eval.data import resolve_dataset_path
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.generate._score_view import score_parts
-from gamut_eval.judge import JudgePlan, JudgeSettings, MemoryStore, Store, VerdictStore, run_pass
+from gamut_eval.judge import (
+    JudgePlan,
+    JudgeSettings,
+    MemoryStore,
+    Store,
+    VerdictStore,
+    resolve_judge,
+    run_pass,
+)
 from gamut_eval.judge.backends import make_backend
 from gamut_eval.responses import ResponseRow
 from gamut_eval.rubric import TIERS
@@ -55,6 +63,7 @@ def build_score_fn(
     settings = JudgeSettings.model_validate(
         {"judge": judge, "judge_image": judge_image, "backend": backend, "concurrency": concurrency}
     )
+    resolved = resolve_judge(settings)  # once: every answer's pass reads the same record
     data: Dataset = load_dataset(resolve_dataset_path(dataset))
     checklists = data.checklists()
     records = data.by_id()
@@ -75,7 +84,7 @@ def build_score_fn(
         # Inspect gives scorers no teardown, and clients hold connections bound to one
         # event loop: the pass makes a client for this answer and closes it when done.
         verdicts = _store(store)
-        await run_pass(plan, make_backend(settings), verdicts)
+        await run_pass(plan, make_backend(resolved), verdicts)
         [planned] = list(plan)
         found = verdicts.get(planned.keys)
         rows = [found[key] for key in planned.keys]

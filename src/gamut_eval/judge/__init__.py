@@ -40,7 +40,6 @@ if _typing.TYPE_CHECKING:
         PROBE_CHECK as PROBE_CHECK,
         PROBE_TIMEOUT_S as PROBE_TIMEOUT_S,
         ProbeFailed as ProbeFailed,
-        ProbeResult as ProbeResult,
         probe_judges as probe_judges,
     )
     from gamut_eval.judge._prompt import (
@@ -57,6 +56,10 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.judge._records import VerdictName as VerdictName, VerdictRow as VerdictRow
     from gamut_eval.judge._reference import REFERENCE_JUDGE as REFERENCE_JUDGE
+    from gamut_eval.judge._resolve import (
+        ResolvedJudge as ResolvedJudge,
+        resolve_judge as resolve_judge,
+    )
     from gamut_eval.judge._run import (
         NOT_JUDGED as NOT_JUDGED,
         JudgeReport as JudgeReport,
@@ -118,4 +121,5 @@ if _typing.TYPE_CHECKING:
         refuses_structured_output as refuses_structured_output,
     )
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -10,10 +10,10 @@ each reply into a stored row (``_settle.settle``), and report **events** as it g
                   identical content       Ray, dry run,        reply ->      writes, stats,
                   sent once)              offline)             row rule)     events)
 
-A backend implements one small protocol (``Backend``): a name, whether it writes the
-store, and ``async run(work)``. What differs between backends (an aiohttp client,
-provider batch files, Ray Data, counting tokens) stays inside it; planning, de-duplication,
-storage and progress stay here, once.
+A backend implements one small protocol (``Backend``): a name, the resolved judge it
+serves, whether it writes the store and wants its endpoint probed, and ``async run(work)``.
+What differs between backends (an aiohttp client, provider batch files, Ray Data, counting
+tokens) stays inside it; planning, de-duplication, storage and progress stay here, once.
 
 Streaming by design: answers are read lazily, keys are looked up in the store one answer
 at a time, and finished rows are committed every ``FLUSH_S`` seconds, so memory does not
@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from gamut_eval.judge._plan import JudgePlan, PlannedResponse, judge_image
 from gamut_eval.judge._prompt import RenderedResponse, hidden_characters, render_response
@@ -36,6 +36,9 @@ from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import Store, StoredVerdict
 from gamut_eval.judge._types import JudgeServerGone
 from gamut_eval.rubric import Check
+
+if TYPE_CHECKING:
+    from gamut_eval.judge._resolve import ResolvedJudge
 
 __all__ = [
     "FLUSH_S",
@@ -154,14 +157,32 @@ class Pending:
 class Backend(Protocol):
     """Turns a pass's pending checks into settled rows (``work.record``)."""
 
-    name: str
-    """As in the registry and ``--backend``."""
-    writes_store: bool
-    """False for backends that only read (the dry run): the store is then opened
-    read-only, or not at all when it does not exist."""
-    exports_rows: bool
-    """False for backends that produce no verdicts (the dry run, write-only batch files):
-    there are no rows to export after the pass."""
+    judge: ResolvedJudge
+    """The judge it serves, resolved once (``_resolve``); a probe replaces it with the
+    record that carries the request shape it learned, before the pass."""
+
+    @property
+    def name(self) -> str:
+        """As in the registry and ``--backend``."""
+        ...
+
+    @property
+    def writes_store(self) -> bool:
+        """False for backends that only read (the dry run): the store is then opened
+        read-only, or not at all when it does not exist."""
+        ...
+
+    @property
+    def exports_rows(self) -> bool:
+        """False for backends that produce no verdicts (the dry run, write-only batch
+        files): there are no rows to export after the pass."""
+        ...
+
+    @property
+    def probed(self) -> bool:
+        """Whether the pass sends to the judge's endpoint and wants it probed first
+        (``_probe``; a judge whose ``probe`` setting is off is not)."""
+        ...
 
     async def run(self, work: JudgeWork) -> None:
         """Judge what ``work.pending()`` yields; record every settled row."""

@@ -3,9 +3,10 @@
 A long run should not learn after minutes (or never) that the URL is dead, the model name
 wrong, the key rejected or a parameter refused. Before anything is written, every distinct
 (backend, judge, base URL) gets one real judge request (the same prompt, on a two-word
-answer) with a short timeout and no transport retries, all of them at once. A refusal the
-request shape can adapt to (``backends/_shape.py``) is corrected there, and the learned
-shape is handed to the run, so the run's first request is already right. Anything else
+answer) with the client the resolved judge names, a short timeout and no transport
+retries, all of them at once. A refusal the request shape can adapt to
+(``backends/_shape.py``) is corrected there, and the probe returns the resolved judge again
+carrying the learned shape, so the run's first request is already right. Anything else
 ends the command with ``ProbeFailed`` (exit 2) naming the judge, the URL and the reason.
 """
 
@@ -13,23 +14,19 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from gamut_eval.errors import InputError, JudgeError
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_response
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._types import JudgeAuthError, JudgeCallError
-from gamut_eval.judge.backends import backend_name
-from gamut_eval.judge.backends._shape import RequestShape
 
 __all__ = [
     "PROBE_CHECK",
     "PROBE_QUESTION",
     "PROBE_TIMEOUT_S",
     "ProbeFailed",
-    "ProbeResult",
     "probe_judges",
 ]
 
@@ -51,45 +48,30 @@ class ProbeFailed(InputError):
     """A judge endpoint cannot be used as configured; nothing was sent to the others."""
 
 
-@dataclass(frozen=True)
-class ProbeResult:
-    """What one probe learned."""
-
-    judge: str
-    where: str
-    """The endpoint's base URL, or the provider for judges reached through Inspect."""
-    shape: RequestShape | None
-    """How the endpoint takes its parameters (fast client); None through Inspect."""
-    seconds: float
-
-
-def _where(settings: JudgeSettings) -> tuple[str, str]:
+def _where(judge: ResolvedJudge) -> tuple[str, str]:
     """Where the judge is reached, and a note when its key variable is unset (a missing
     key is the likeliest reason a hosted endpoint cannot be used)."""
-    if backend_name(settings) == "inspect":
-        return f"provider {settings.judge.split('/', 1)[0]}", ""
-    from gamut_eval.judge._endpoints import resolve_endpoint
-
-    endpoint = resolve_endpoint(settings.judge, base_url=settings.base_url)
+    if judge.client == "inspect":
+        return f"provider {judge.judge.split('/', 1)[0]}", ""
+    endpoint = judge.require_endpoint()
     unset = f" ({endpoint.api_key_env} is not set)" if endpoint.api_key is None else ""
     return endpoint.base_url, unset
 
 
 def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
     quick = {"timeout_s": min(settings.timeout_s, PROBE_TIMEOUT_S), "max_retries": 0}
-    backend = "fast" if backend_name(settings) == "batch" else settings.backend
-    return settings.model_copy(update={**quick, "concurrency": 1, "backend": backend})
+    return settings.model_copy(update={**quick, "concurrency": 1})
 
 
-async def _probe(settings: JudgeSettings) -> ProbeResult:
-    from gamut_eval.judge.backends._online import make_client
+async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
+    from gamut_eval.judge.backends._fast import FastExecutor
+    from gamut_eval.judge.backends._online import open_client
 
-    where, unset = _where(settings)
-    quick = _probe_settings(settings)
+    settings = judge.settings
+    where, unset = _where(judge)
     messages = render_messages(render_response(PROBE_QUESTION, PROBE_ANSWER), PROBE_CHECK)
     response_format = RESPONSE_FORMAT if settings.structured_output else None
-    started = time.monotonic()
-    client = make_client(quick)
+    client = open_client(judge, _probe_settings(settings))
     try:
         await asyncio.wait_for(client.complete(messages, response_format), PROBE_TIMEOUT_S + 5)
     except JudgeAuthError as exc:
@@ -102,9 +84,9 @@ async def _probe(settings: JudgeSettings) -> ProbeResult:
         raise ProbeFailed(_message(settings, where, "no reply in time" + unset)) from None
     finally:
         await client.aclose()
-    shape = getattr(client, "shape", None)
-    learned = dataclasses.replace(shape) if isinstance(shape, RequestShape) else None
-    return ProbeResult(settings.judge, where, learned, time.monotonic() - started)
+    if not isinstance(client, FastExecutor):
+        return judge
+    return dataclasses.replace(judge, shape=dataclasses.replace(client.shape))
 
 
 def _message(settings: JudgeSettings, where: str, reason: str) -> str:
@@ -115,15 +97,25 @@ def _message(settings: JudgeSettings, where: str, reason: str) -> str:
     )
 
 
-def probe_judges(judges: Sequence[JudgeSettings]) -> dict[str, ProbeResult]:
-    """Probe each judge that asks for it (``settings.probe``), concurrently; the results by
-    judge name. Raises ``ProbeFailed`` for the first that fails."""
-    wanted = [s for s in judges if s.probe and backend_name(s) in _PROBED]
-    if not wanted:
-        return {}
-    distinct = {(backend_name(s), s.judge, s.base_url): s for s in wanted}
+def probe_judges(judges: Sequence[ResolvedJudge]) -> list[ResolvedJudge]:
+    """Probe each judge that asks for it (``settings.probe``) and whose backend sends to
+    it, concurrently; the judges again, in order, each probed one carrying the request
+    shape it learned. Raises ``ProbeFailed`` for the first that fails."""
 
-    async def main() -> list[ProbeResult]:
-        return list(await asyncio.gather(*(_probe(s) for s in distinct.values())))
+    def wanted(judge: ResolvedJudge) -> bool:
+        return judge.settings.probe and judge.backend in _PROBED
 
-    return {result.judge: result for result in asyncio.run(main())}
+    def where(judge: ResolvedJudge) -> tuple[str, str, str | None]:
+        return judge.backend, judge.judge, judge.settings.base_url
+
+    distinct = {where(j): j for j in judges if wanted(j)}
+    if not distinct:
+        return list(judges)
+
+    async def main() -> list[ResolvedJudge]:
+        return list(await asyncio.gather(*(_probe(j) for j in distinct.values())))
+
+    probed = dict(zip(distinct, asyncio.run(main()), strict=True))
+    return [
+        dataclasses.replace(j, shape=probed[where(j)].shape) if wanted(j) else j for j in judges
+    ]

@@ -152,11 +152,13 @@ def judge_responses(
     """Judge every check of every answer not already in the store, then export the rows
     to ``out`` (standard output when None).
 
-    ``backend`` defaults to the one ``settings`` asks for. A backend that produces no
-    verdicts (a dry run, write-only batch files) exports no rows; a pass left unfinished
-    (re-asks awaiting a batch round) exports its rows but is not yet held to the unscored
-    rate. ``complete``: refuse answers files that lack an answer of a model to a question
-    (for every model and setting the file names), as ``gamut judge`` does.
+    ``backend`` defaults to the one ``settings`` asks for; when it sends to the judge's
+    endpoint, the endpoint is probed first and the backend handed the probed judge. A
+    backend that produces no verdicts (a dry run, write-only batch files) exports no rows;
+    a pass left unfinished (re-asks awaiting a batch round) exports its rows but is not yet
+    held to the unscored rate. ``complete``: refuse answers files that lack an answer of a
+    model to a question (for every model and setting the file names), as ``gamut judge``
+    does.
     """
     if out is not None:
         table_format(out)  # an unknown extension is refused before any work
@@ -164,10 +166,8 @@ def judge_responses(
     if complete:
         complete_answers(plan)
     backend = backend or make_backend(settings)
-    if getattr(backend, "probed", False):
-        learned = probe_judges([settings]).get(settings.judge)
-        if learned is not None and hasattr(backend, "shape"):
-            backend.shape = learned.shape
+    if backend.probed:  # a dead endpoint ends here, before the store is opened
+        [backend.judge] = probe_judges([backend.judge])
     with open_store(store_path, backend, wait_for_store_s) as store:
         stats = judge_pass(plan, backend, store, on_event)
         if not backend.exports_rows:

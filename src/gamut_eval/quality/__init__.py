@@ -70,4 +70,5 @@ if _typing.TYPE_CHECKING:
         probe_by_name as probe_by_name,
     )
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -53,4 +53,5 @@ if _typing.TYPE_CHECKING:
         superset_problems as superset_problems,
     )
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -68,4 +68,5 @@ if _typing.TYPE_CHECKING:
         body_hash as body_hash,
     )
 
-__getattr__, __dir__ = _lazy_exports(globals())
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -2,7 +2,9 @@
 
 The registry below names them; a backend's module is imported only when it is used, so
 ``import gamut_eval.judge`` stays cheap and optional dependencies (Inspect AI, Ray) load
-on demand. Adding a backend means writing its module and adding one line here.
+on demand. Adding a backend means writing its module and adding one line here. A factory
+is handed the judge already resolved (``judge._resolve.ResolvedJudge``: backend name,
+endpoint, client) and the options; it works none of that out again.
 
 =========  ===============================================================================
 fast       online: lean aiohttp clients for OpenAI-compatible endpoints, Anthropic's
@@ -26,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from gamut_eval.errors import InputError
-from gamut_eval.judge._endpoints import default_backend
 from gamut_eval.judge._offline import OFFLINE_JUDGE
 from gamut_eval.judge._pass import Backend
 from gamut_eval.judge._reference import REFERENCE_JUDGE
-from gamut_eval.judge._settings import ONLINE_BACKENDS, BatchSettings, JudgeSettings, RaySettings
+from gamut_eval.judge._resolve import ResolvedJudge, resolve_judge
+from gamut_eval.judge._settings import BatchSettings, JudgeSettings, RaySettings
 from gamut_eval.judge._types import Executor
 
 __all__ = [
@@ -38,20 +40,19 @@ __all__ = [
     "OFFLINE_JUDGE",
     "REFERENCE_JUDGE",
     "BackendOptions",
-    "backend_name",
     "make_backend",
 ]
 
 BACKENDS: dict[str, str] = {
-    "fast": "gamut_eval.judge.backends._online:fast_backend",
-    "inspect": "gamut_eval.judge.backends._online:inspect_backend",
+    "fast": "gamut_eval.judge.backends._online:online_backend",
+    "inspect": "gamut_eval.judge.backends._online:online_backend",
     "offline": "gamut_eval.judge.backends._offline:offline_backend",
     "reference": "gamut_eval.judge.backends._reference:reference_backend",
     "batch": "gamut_eval.judge.backends._batch:batch_backend",
     "ray": "gamut_eval.judge.backends._ray:ray_backend",
     "dry-run": "gamut_eval.judge.backends._dryrun:dry_run_backend",
 }
-"""Backend name -> ``module:factory``; a factory takes (settings, options)."""
+"""Backend name -> ``module:factory``; a factory takes (resolved judge, options)."""
 
 
 @dataclass(frozen=True)
@@ -69,37 +70,34 @@ class BackendOptions:
     output_tokens: int = 60
     """dry-run: expected completion tokens per request."""
     executor_factory: Callable[[JudgeSettings], Executor] | None = None
-    """online: make the client (inside the pass's event loop); tests inject fakes here."""
+    """online: make the client (inside the pass's event loop) instead of the one the
+    resolved judge names; tests inject fakes here."""
     client_factory: Callable[[Any], Any] | None = None
     """batch: make the batch API client from the endpoint (tests inject fakes here)."""
-    shape: Any = None
-    """online: the request shape a probe learned (``_shape.RequestShape``), if any."""
-
-
-def backend_name(settings: JudgeSettings, *, dry_run: bool = False) -> str:
-    """The registry name ``settings`` asks for (``auto``: offline for the offline judge,
-    reference for the reference judge, fast where the provider speaks the OpenAI API or is
-    Anthropic or Google, inspect otherwise)."""
-    if dry_run:
-        return "dry-run"
-    if settings.judge == OFFLINE_JUDGE and settings.backend in ONLINE_BACKENDS:
-        return "offline"
-    if settings.judge == REFERENCE_JUDGE and settings.backend in ONLINE_BACKENDS:
-        return "reference"
-    if settings.backend != "auto":
-        return settings.backend
-    return default_backend(settings.judge)
 
 
 def make_backend(
-    settings: JudgeSettings, options: BackendOptions | None = None, *, name: str | None = None
+    judge: JudgeSettings | ResolvedJudge,
+    options: BackendOptions | None = None,
+    *,
+    name: str | None = None,
 ) -> Backend:
-    """The backend ``name`` (default: the one ``settings`` asks for)."""
-    name = name or backend_name(settings)
-    target = BACKENDS.get(name)
+    """The backend for ``judge``: settings are resolved here (``name`` overrides the
+    backend they ask for; Ray's replica URLs come from ``options``), a resolved judge is
+    used as it is."""
+    options = options or BackendOptions()
+    if isinstance(judge, ResolvedJudge):
+        if name not in (None, judge.backend):
+            raise ValueError(f"judge {judge.judge} was resolved for {judge.backend}, not {name}")
+        resolved = judge
+    else:
+        resolved = resolve_judge(judge, name, replicas=options.ray.endpoints)
+    target = BACKENDS.get(resolved.backend)
     if target is None:
-        raise InputError(f"unknown judge backend {name!r}; choose one of {', '.join(BACKENDS)}")
+        raise InputError(
+            f"unknown judge backend {resolved.backend!r}; choose one of {', '.join(BACKENDS)}"
+        )
     module, _, attribute = target.partition(":")
     factory = getattr(importlib.import_module(module), attribute)
-    backend: Backend = factory(settings, options or BackendOptions())
+    backend: Backend = factory(resolved, options)
     return backend

@@ -25,9 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gamut_eval.errors import GamutError, InputError
-from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
+from gamut_eval.judge._endpoints import Endpoint
 from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
-from gamut_eval.judge._settings import BatchSettings, JudgeSettings
+from gamut_eval.judge._resolve import ResolvedJudge
+from gamut_eval.judge._settings import BatchSettings
 from gamut_eval.judge._settle import settle
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
 from gamut_eval.judge.backends import BackendOptions
@@ -48,7 +49,6 @@ __all__ = [
     "BatchesPending",
     "batch_backend",
     "batch_directory",
-    "batch_endpoint",
     "write_round",
 ]
 
@@ -60,16 +60,6 @@ class BatchesPending(GamutError):
 def batch_directory(store: VerdictStore, batch: BatchSettings) -> Path:
     """Where request and result files go: ``--batch-dir`` or ``<store>.batches/``."""
     return batch.directory or store.path.with_name(store.path.name + ".batches")
-
-
-def batch_endpoint(settings: JudgeSettings) -> Endpoint:
-    """The judge's OpenAI-compatible endpoint (the batch API lives beside chat completions)."""
-    try:
-        return resolve_endpoint(settings.judge, base_url=settings.base_url, openai_only=True)
-    except InputError as exc:
-        raise InputError(
-            f"the batch backend needs an OpenAI-compatible judge endpoint: {exc}"
-        ) from None
 
 
 def _slug(judge: str) -> str:
@@ -277,8 +267,10 @@ class BatchWriteReport:
 @dataclass
 class BatchBackend:
     """The ``batch`` backend: submit and collect rounds of batch files; or only write the
-    files (``write_only``), or only ingest result files (``ingest``)."""
+    files (``write_only``), or only ingest result files (``ingest``). The judge's endpoint
+    is OpenAI-compatible (the batch API lives beside chat completions)."""
 
+    judge: ResolvedJudge
     batch: BatchSettings
     write_only: bool = False
     ingest: tuple[Path, ...] = ()
@@ -312,7 +304,7 @@ class BatchBackend:
             self.written = self._write(work, store)
             work.stats.unfinished = "request files written; nothing sent"
         else:
-            endpoint = batch_endpoint(work.settings)
+            endpoint = self.judge.require_endpoint()
             timeout = max(work.settings.timeout_s, 600.0)
             client = (self.client_factory or (lambda e: BatchClient(e, timeout_s=timeout)))(
                 endpoint
@@ -326,16 +318,16 @@ class BatchBackend:
         ledger = BatchLedger(store, work.settings.judge)
         reasks = ledger.reask_count()
         directory = batch_directory(store, self.batch)
-        model_name = batch_endpoint(work.settings).model_name
+        model_name = self.judge.require_endpoint().model_name
         files = write_round(work.pending(), work, ledger, self.batch, directory, model_name)
         requests = sum(f.requests for f in files)
         cached = work.stats.cached
         return BatchWriteReport(files, requests, cached, min(reasks, requests), directory)
 
 
-def batch_backend(settings: JudgeSettings, options: BackendOptions) -> BatchBackend:
+def batch_backend(judge: ResolvedJudge, options: BackendOptions) -> BatchBackend:
     if options.batch_write_only and options.batch_ingest:
         raise InputError("--batch-write-only and --batch-ingest are separate steps: give one")
     return BatchBackend(
-        options.batch, options.batch_write_only, options.batch_ingest, options.client_factory
+        judge, options.batch, options.batch_write_only, options.batch_ingest, options.client_factory
     )

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.judge._pass import JudgeWork, Pending
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.judge.backends._limits import CHARS_PER_TOKEN, IMAGE_TOKENS
@@ -109,11 +110,13 @@ def estimate_pass(
 class DryRunBackend:
     """The ``dry-run`` backend: plans exactly what a pass would send, and sends nothing."""
 
+    judge: ResolvedJudge
     prices: PriceTable | None
     output_tokens: int
     name: str = "dry-run"
     writes_store: bool = False
     exports_rows: bool = False
+    probed: bool = False
     report: DryRunReport | None = None
     """The estimate of the last pass."""
 
@@ -122,9 +125,9 @@ class DryRunBackend:
         work.stats.unfinished = "dry run: nothing was sent"
 
 
-def dry_run_backend(settings: JudgeSettings, options: BackendOptions) -> DryRunBackend:
+def dry_run_backend(judge: ResolvedJudge, options: BackendOptions) -> DryRunBackend:
     prices = load_prices(options.prices) if options.prices else None
-    return DryRunBackend(prices, options.output_tokens)
+    return DryRunBackend(judge, prices, options.output_tokens)
 
 
 def _report(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gamut_eval.judge._offline import grade_check
 from gamut_eval.judge._pass import JudgeWork
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settle import settle
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Completion
@@ -26,9 +26,11 @@ __all__ = ["OfflineBackend", "offline_backend"]
 class OfflineBackend:
     """Grades every pending check locally; deterministic and instant."""
 
+    judge: ResolvedJudge
     name: str = "offline"
     writes_store: bool = True
     exports_rows: bool = True
+    probed: bool = False
 
     async def run(self, work: JudgeWork) -> None:
         for answer in work.pending():
@@ -41,5 +43,5 @@ class OfflineBackend:
                 work.record(row)
 
 
-def offline_backend(settings: JudgeSettings, options: BackendOptions) -> OfflineBackend:
-    return OfflineBackend()
+def offline_backend(judge: ResolvedJudge, options: BackendOptions) -> OfflineBackend:
+    return OfflineBackend(judge)

@@ -2,7 +2,8 @@
 
 ``fast`` (aiohttp: OpenAI-compatible, Anthropic's Messages API for ``anthropic/``
 judges, Gemini's generateContent for ``google/`` judges) and ``inspect`` (Inspect AI's
-model API) differ only in the client; the loop is this module's: a bounded queue feeds
+model API) differ only in the client, which the resolved judge names (``open_client``);
+the loop is this module's: a bounded queue feeds
 ``concurrency`` workers, each asks one check at a time (``ask``), re-asking a malformed
 reply at once with the conversation so far, and records the settled row. A client is
 made inside the pass's event loop (clients hold connections bound to one loop) and closed
@@ -18,20 +19,20 @@ from dataclasses import dataclass
 
 from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, RenderedResponse, render_messages
+from gamut_eval.judge._resolve import ResolvedJudge, resolve_judge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._settle import Outcome, Reask, request_messages, settle
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Executor, JudgeCallError
 from gamut_eval.judge.backends import BackendOptions
 from gamut_eval.judge.backends._fast import FastExecutor
-from gamut_eval.judge.backends._shape import RequestShape
 
 __all__ = [
     "OnlineBackend",
     "ask",
-    "fast_backend",
-    "inspect_backend",
     "make_client",
+    "online_backend",
+    "open_client",
 ]
 
 ClientFactory = Callable[[JudgeSettings], Executor]
@@ -59,24 +60,29 @@ async def ask(
 
 @dataclass
 class OnlineBackend:
-    """Online judging with the client ``client_factory`` makes."""
+    """Online judging with the client the resolved judge names (``open_client``)."""
 
-    client_factory: ClientFactory
-    name: str = "fast"
+    judge: ResolvedJudge
+    client_factory: ClientFactory | None = None
+    """Makes the client instead (tests inject fakes here)."""
     writes_store: bool = True
     exports_rows: bool = True
     probed: bool = True
     """Whether the endpoint gets a probe before the pass (``judge._probe``)."""
-    shape: RequestShape | None = None
-    """The request shape a probe learned: the run's first request is already right."""
+
+    @property
+    def name(self) -> str:
+        return self.judge.backend
 
     async def run(self, work: JudgeWork) -> None:
-        client = self.client_factory(work.settings)
+        if self.client_factory is not None:
+            client = self.client_factory(work.settings)
+        else:
+            client = open_client(self.judge, work.settings)
         if isinstance(client, FastExecutor):
-            if self.shape is not None:
-                client.shape = dataclasses.replace(
-                    self.shape, corrections=list(self.shape.corrections)
-                )
+            shape = self.judge.shape  # learned by the probe: the first request is right
+            if shape is not None:
+                client.shape = dataclasses.replace(shape, corrections=list(shape.corrections))
             client.on_note = work.note
         try:
             await _drive(client, work)
@@ -112,39 +118,37 @@ async def _drive(client: Executor, work: JudgeWork) -> None:
         raise group_error.exceptions[0] from None
 
 
-def make_client(settings: JudgeSettings) -> Executor:
-    """The online client ``settings`` asks for (``auto``: fast where the provider speaks
-    OpenAI or is Anthropic or Google, inspect otherwise)."""
-    from gamut_eval.judge.backends import backend_name
-
-    name = backend_name(settings)
-    if name == "fast":
-        from gamut_eval.judge._endpoints import resolve_endpoint
-
-        endpoint = resolve_endpoint(settings.judge, base_url=settings.base_url)
-        if endpoint.wire == "anthropic":
-            from gamut_eval.judge.backends._anthropic import AnthropicExecutor
-
-            return AnthropicExecutor(endpoint, settings)
-        if endpoint.wire == "gemini":
-            from gamut_eval.judge.backends._gemini import GeminiExecutor
-
-            return GeminiExecutor(endpoint, settings)
-        return FastExecutor(endpoint, settings)
-    if name == "inspect":
+def open_client(judge: ResolvedJudge, settings: JudgeSettings | None = None) -> Executor:
+    """The client ``judge`` names, with ``settings`` (default: the judge's own) for its
+    timeouts, retries and request fields."""
+    settings = settings or judge.settings
+    if judge.client == "inspect":
         from gamut_eval.judge.backends._inspect import InspectExecutor
 
-        return InspectExecutor(settings.judge, settings)
-    raise ValueError(f"{name} is not an online backend")
+        return InspectExecutor(judge.judge, settings)
+    if judge.client is None and not judge.problem:
+        raise ValueError(f"the {judge.backend} backend sends no requests")
+    endpoint = judge.require_endpoint()
+    if judge.client == "anthropic":
+        from gamut_eval.judge.backends._anthropic import AnthropicExecutor
+
+        return AnthropicExecutor(endpoint, settings)
+    if judge.client == "gemini":
+        from gamut_eval.judge.backends._gemini import GeminiExecutor
+
+        return GeminiExecutor(endpoint, settings)
+    return FastExecutor(endpoint, settings)
 
 
-def _online(name: str, options: BackendOptions) -> OnlineBackend:
-    return OnlineBackend(options.executor_factory or make_client, name, shape=options.shape)
+def make_client(settings: JudgeSettings) -> Executor:
+    """The online client ``settings`` ask for (``auto``: fast where the provider speaks
+    OpenAI or is Anthropic or Google, inspect otherwise)."""
+    judge = resolve_judge(settings)
+    if judge.backend not in ("fast", "inspect"):
+        raise ValueError(f"{judge.backend} is not an online backend")
+    return open_client(judge)
 
 
-def fast_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBackend:
-    return _online("fast", options)
-
-
-def inspect_backend(settings: JudgeSettings, options: BackendOptions) -> OnlineBackend:
-    return _online("inspect", options)
+def online_backend(judge: ResolvedJudge, options: BackendOptions) -> OnlineBackend:
+    """``fast`` and ``inspect``: the resolved judge names the client."""
+    return OnlineBackend(judge, options.executor_factory)

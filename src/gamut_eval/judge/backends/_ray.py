@@ -30,10 +30,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
+from gamut_eval.judge._endpoints import Endpoint
 from gamut_eval.judge._pass import JudgeWork, KeySet
 from gamut_eval.judge._plan import judge_image
 from gamut_eval.judge._prompt import PROMPT_VERSION, JudgeImage, render_response
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings, RaySettings
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import JudgeAuthError
@@ -57,11 +58,6 @@ _VERDICT_FIELDS = (
     "latency_ms",
     "created_at",
 )
-
-
-def _endpoints(settings: JudgeSettings, ray_settings: RaySettings) -> list[Endpoint]:
-    urls = ray_settings.endpoints or (settings.base_url,)
-    return [resolve_endpoint(settings.judge, base_url=url, openai_only=True) for url in urls]
 
 
 def response_rows(work: JudgeWork, replicas: int) -> Iterator[dict[str, Any]]:
@@ -201,10 +197,15 @@ class _DriverWriter:
 
 
 def _judge_http(
-    ray: Any, work: JudgeWork, writer: _DriverWriter, ray_settings: RaySettings
+    ray: Any,
+    work: JudgeWork,
+    writer: _DriverWriter,
+    judge: ResolvedJudge,
+    ray_settings: RaySettings,
 ) -> None:
     settings = work.settings
-    endpoints = _endpoints(settings, ray_settings)
+    judge.require_endpoint()
+    endpoints = list(judge.replicas)
     context = ray.data.DataContext.get_current()
     # The caller shows its own progress (the CLI's bar): Ray Data's would interleave with it.
     context.enable_progress_bars = False
@@ -230,7 +231,7 @@ def _judge_http(
             writer.add(batch)
 
 
-def judge_ray(work: JudgeWork, ray_settings: RaySettings) -> int:
+def judge_ray(work: JudgeWork, judge: ResolvedJudge, ray_settings: RaySettings) -> int:
     """Judge every pending check of ``work`` on Ray; returns how many duplicate rows (a
     re-executed batch) the driver dropped. Blocks: Ray's driver API is synchronous, and
     the store is written from this thread only."""
@@ -241,9 +242,9 @@ def judge_ray(work: JudgeWork, ray_settings: RaySettings) -> int:
         if ray_settings.engine == "vllm":
             from gamut_eval.judge.backends._ray_vllm import judge_vllm
 
-            judge_vllm(ray, work, ray_settings)
+            judge_vllm(ray, work, judge, ray_settings)
         else:
-            _judge_http(ray, work, writer, ray_settings)
+            _judge_http(ray, work, writer, judge, ray_settings)
     finally:
         if started:
             ray.shutdown()
@@ -252,18 +253,21 @@ def judge_ray(work: JudgeWork, ray_settings: RaySettings) -> int:
 
 @dataclass
 class RayBackend:
-    """The ``ray`` backend."""
+    """The ``ray`` backend; the judge is resolved over the replicas (``RaySettings.endpoints``)."""
 
+    judge: ResolvedJudge
     ray: RaySettings
     name: str = "ray"
     writes_store: bool = True
     exports_rows: bool = True
+    probed: bool = False
+    """The replicas are the cluster's to check."""
     duplicates: int = 0
     """Rows of re-executed batches the driver dropped in the last pass."""
 
     async def run(self, work: JudgeWork) -> None:
-        self.duplicates = judge_ray(work, self.ray)
+        self.duplicates = judge_ray(work, self.judge, self.ray)
 
 
-def ray_backend(settings: JudgeSettings, options: BackendOptions) -> RayBackend:
-    return RayBackend(options.ray)
+def ray_backend(judge: ResolvedJudge, options: BackendOptions) -> RayBackend:
+    return RayBackend(judge, options.ray)

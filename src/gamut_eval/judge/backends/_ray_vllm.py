@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from gamut_eval.errors import InputError
-from gamut_eval.judge._endpoints import resolve_endpoint
 from gamut_eval.judge._pass import JudgeWork
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings, RaySettings
 from gamut_eval.judge._settle import Reask, request_messages, settle
 from gamut_eval.judge._types import ChatMessage, Completion
@@ -100,12 +100,12 @@ def vllm_outcome(row: dict[str, Any]) -> Completion | str:
     )
 
 
-def _processor(settings: JudgeSettings, ray_settings: RaySettings) -> Any:
+def _processor(settings: JudgeSettings, judge: ResolvedJudge, ray_settings: RaySettings) -> Any:
     try:
         llm = importlib.import_module("ray.data.llm")
     except ModuleNotFoundError:
         raise InputError(f"the vllm engine needs ray.data.llm: {RAY_EXTRA}") from None
-    model = ray_settings.vllm_model or resolve_endpoint(settings.judge).model_name
+    model = ray_settings.vllm_model or judge.require_endpoint().model_name
     config = llm.vLLMEngineProcessorConfig(
         model_source=model,
         engine_kwargs={
@@ -133,10 +133,10 @@ def _wave_checks(work: JudgeWork, size: int) -> Iterable[list[_Check]]:
         yield wave
 
 
-def judge_vllm(ray: Any, work: JudgeWork, ray_settings: RaySettings) -> None:
+def judge_vllm(ray: Any, work: JudgeWork, judge: ResolvedJudge, ray_settings: RaySettings) -> None:
     """Judge every pending check of ``work`` on vLLM engines; the driver records them."""
     settings = work.settings
-    processor = _processor(settings, ray_settings)
+    processor = _processor(settings, judge, ray_settings)
     wave_size = ray_settings.responses_per_wave * 30  # checks, at about 30 per response
     for wave in _wave_checks(work, wave_size):
         reasks: dict[str, Reask] = {}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from gamut_eval.judge._pass import JudgeWork
 from gamut_eval.judge._reference import NO_LABEL, reference_labels
-from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settle import settle
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.judge._types import Completion
@@ -28,9 +28,11 @@ EXPLANATION = "reference label written with the sample"
 class ReferenceBackend:
     """Replays the sample's reference labels; deterministic and instant."""
 
+    judge: ResolvedJudge
     name: str = "reference"
     writes_store: bool = True
     exports_rows: bool = True
+    probed: bool = False
 
     async def run(self, work: JudgeWork) -> None:
         labels = reference_labels()
@@ -48,5 +50,5 @@ class ReferenceBackend:
                 work.record(row)
 
 
-def reference_backend(settings: JudgeSettings, options: BackendOptions) -> ReferenceBackend:
-    return ReferenceBackend()
+def reference_backend(judge: ResolvedJudge, options: BackendOptions) -> ReferenceBackend:
+    return ReferenceBackend(judge)
