@@ -14,41 +14,30 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.quality._agreement_report import (
+    from gamut_eval.quality._agreement import (
         AgreementReport as AgreementReport,
         BootstrapConfig as BootstrapConfig,
         GroupAgreement as GroupAgreement,
         Matching as Matching,
+        PartAgreement as PartAgreement,
         ScoreShift as ScoreShift,
         agreement_report as agreement_report,
+        fit_meets_at as fit_meets_at,
+        offline_agreement as offline_agreement,
+        sample_labels as sample_labels,
     )
     from gamut_eval.quality._audit import (
-        Setting as Setting,
-        audit_judge as audit_judge,
-        clean_answers as clean_answers,
-    )
-    from gamut_eval.quality._audit_report import (
         AUDIT_SCHEMA as AUDIT_SCHEMA,
         AuditReport as AuditReport,
         AuditThresholds as AuditThresholds,
         CleanRun as CleanRun,
         FlipExample as FlipExample,
         ProbeResult as ProbeResult,
+        Setting as Setting,
         SkippedProbe as SkippedProbe,
+        audit_judge as audit_judge,
+        clean_answers as clean_answers,
         probe_result as probe_result,
-    )
-    from gamut_eval.quality._judging import ExecutorFactory as ExecutorFactory
-    from gamut_eval.quality._offline_fit import (
-        PartAgreement as PartAgreement,
-        fit_meets_at as fit_meets_at,
-        offline_agreement as offline_agreement,
-        sample_labels as sample_labels,
-    )
-    from gamut_eval.quality._rows import (
-        CheckRef as CheckRef,
-        Verdicts as Verdicts,
-        load_verdicts as load_verdicts,
-        model_scores as model_scores,
     )
     from gamut_eval.quality._stability import (
         FlippedCheck as FlippedCheck,
@@ -62,6 +51,13 @@ if _typing.TYPE_CHECKING:
         agreement_view as agreement_view,
         audit_view as audit_view,
         stability_view as stability_view,
+    )
+    from gamut_eval.quality._verdicts import (
+        CheckRef as CheckRef,
+        ExecutorFactory as ExecutorFactory,
+        Verdicts as Verdicts,
+        load_verdicts as load_verdicts,
+        model_scores as model_scores,
     )
     from gamut_eval.quality.probes import (
         PROBES as PROBES,

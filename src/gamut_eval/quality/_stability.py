@@ -1,6 +1,6 @@
 """The same checks judged N times: how often a verdict flips, and how far the score moves.
 
-Each repeat is a distinct run in a store of its own (``_judging``), so no repeat is served
+Each repeat is a distinct run in a store of its own (``_verdicts``), so no repeat is served
 from another's cache; the temperature is whatever the settings say.
 """
 
@@ -16,12 +16,14 @@ from pydantic import BaseModel, ConfigDict
 from gamut_eval.analysis import cohen_kappa
 from gamut_eval.dataset import Dataset
 from gamut_eval.judge import JudgePlan, JudgeSettings, OnEvent
-from gamut_eval.quality._judging import (
+from gamut_eval.quality._verdicts import (
+    CheckRef,
     ExecutorFactory,
+    Verdicts,
     judge_in_store,
+    model_scores,
     store_directory,
 )
-from gamut_eval.quality._rows import CheckRef, Verdicts, model_scores
 from gamut_eval.rubric import TIERS, Check, CheckKind
 from gamut_eval.scoring import ScoringParams
 

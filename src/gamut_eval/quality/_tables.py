@@ -11,8 +11,8 @@ from rich.table import Table
 from rich.text import Text
 
 from gamut_eval.analysis import VERDICT_ORDER, Estimate
-from gamut_eval.quality._agreement_report import AgreementReport, GroupAgreement
-from gamut_eval.quality._audit_report import AuditReport, ProbeResult
+from gamut_eval.quality._agreement import AgreementReport, GroupAgreement
+from gamut_eval.quality._audit import AuditReport, ProbeResult
 from gamut_eval.quality._stability import StabilityReport
 from gamut_eval.scoring import Verdict
 

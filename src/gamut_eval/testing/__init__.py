@@ -15,13 +15,15 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.testing._fake_anthropic import FakeAnthropicServer as FakeAnthropicServer
-    from gamut_eval.testing._fake_gemini import FakeGeminiServer as FakeGeminiServer
     from gamut_eval.testing._fake_hub import FakeHubServer as FakeHubServer
     from gamut_eval.testing._fake_openai import (
         DEFAULT_MODELS as DEFAULT_MODELS,
         HOST as HOST,
         FakeOpenAIServer as FakeOpenAIServer,
+    )
+    from gamut_eval.testing._fake_providers import (
+        FakeAnthropicServer as FakeAnthropicServer,
+        FakeGeminiServer as FakeGeminiServer,
     )
     from gamut_eval.testing._faults import (
         FAULT_KINDS as FAULT_KINDS,
@@ -50,11 +52,6 @@ if _typing.TYPE_CHECKING:
         policy_by_name as policy_by_name,
         verdict_json as verdict_json,
     )
-    from gamut_eval.testing._process import (
-        READY_PREFIX as READY_PREFIX,
-        start_fake_server_process as start_fake_server_process,
-        stop_fake_server_process as stop_fake_server_process,
-    )
     from gamut_eval.testing._replay import (
         Recorded as Recorded,
         ReplayedRequest as ReplayedRequest,
@@ -66,6 +63,11 @@ if _typing.TYPE_CHECKING:
         RequestContext as RequestContext,
         RequestRecord as RequestRecord,
         body_hash as body_hash,
+    )
+    from gamut_eval.testing.fake_openai import (
+        READY_PREFIX as READY_PREFIX,
+        start_fake_server_process as start_fake_server_process,
+        stop_fake_server_process as stop_fake_server_process,
     )
 
 if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__

@@ -1,15 +1,27 @@
-"""Verdict rows keyed by the check they grade, read from files or from a judge's store.
+"""Verdict rows keyed by the check they grade: read from files, or judged in a store of their
+own.
 
 Agreement, stability and the audit all compare verdicts check by check, so they share one
 key, ``CheckRef`` (question, model, setting, check), and one mapping ``CheckRef -> verdict
 or None`` (None: unscored). Files from users are validated line by line; every problem is
 reported at once with the file and line.
+
+Verdicts a quality measurement judges itself come from a run in a store of its own. The
+verdict store is a cache keyed by content (judge, prompt version, question, response, check
+text), which is what makes ordinary runs resumable, and exactly what a stability or order
+measurement must not hit: a repeat served from the cache would agree with the first run by
+construction. So each repeat (and each probe run that sends the same content again) gets
+its own store file in a store directory. A temporary directory by default; a kept directory
+(``--store-dir``) makes an interrupted measurement resume repeat by repeat, since each store
+still only caches its own repeat.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Iterable, Mapping
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,15 +30,29 @@ import pandas as pd
 
 from gamut_eval._files import read_jsonl
 from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.judge import (
+    Executor,
+    JudgePlan,
+    JudgeSettings,
+    JudgeStats,
+    OnEvent,
+    VerdictStore,
+    judge_pass,
+    verdict_rows,
+)
+from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.rubric import Check, Checklist
 from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
 
 __all__ = [
     "CheckRef",
+    "ExecutorFactory",
     "Verdicts",
+    "judge_in_store",
     "load_verdicts",
     "model_scores",
     "score_frame",
+    "store_directory",
     "verdicts_from_rows",
 ]
 
@@ -161,3 +187,37 @@ def model_scores(
         gamut = float(record["gamut"])
         out[(str(record["model"]), str(record["setting"]))] = None if math.isnan(gamut) else gamut
     return out
+
+
+ExecutorFactory = Callable[[JudgeSettings], Executor]
+
+
+@contextlib.contextmanager
+def store_directory(path: Path | None) -> Iterator[Path]:
+    """``path`` (created if needed, kept afterwards), or a temporary directory."""
+    if path is not None:
+        path.mkdir(parents=True, exist_ok=True)
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="gamut-quality-") as tmp:
+        yield Path(tmp)
+
+
+def judge_in_store(
+    plan: JudgePlan,
+    store_path: Path,
+    *,
+    label: str,
+    executor_factory: ExecutorFactory | None = None,
+    on_event: OnEvent | None = None,
+) -> tuple[Verdicts, JudgeStats]:
+    """Judge every check of ``plan`` not yet in ``store_path``; all its verdicts.
+
+    Callers make the plan first (which validates the answers), so bad input never
+    creates a store.
+    """
+    backend = make_backend(plan.settings, BackendOptions(executor_factory=executor_factory))
+    with VerdictStore(store_path) as store:
+        stats = judge_pass(plan, backend, store, on_event, label=label)
+        verdicts = verdicts_from_rows(vars(row) for row in verdict_rows(plan, store))
+    return verdicts, stats
