@@ -13,7 +13,6 @@ import openai
 import pytest
 from hypothesis import given, settings, strategies as st
 
-import gamut_eval.testing as testing
 from gamut_eval.errors import ValidationError
 from gamut_eval.testing import (
     FakeOpenAIServer,
@@ -553,19 +552,3 @@ def test_cli_rejects_a_bad_faults_file_with_exit_code_2(
 
 
 # -- public API -----------------------------------------------------------------------------
-
-
-def _isort_key(name: str) -> tuple[int, str]:
-    """The order ruff's RUF022 enforces: CONSTANTS, then Classes, then functions."""
-    kind = 0 if name.isupper() else 1 if name[0].isupper() else 2
-    return kind, name
-
-
-def test_all_is_sorted_and_complete() -> None:
-    public = {
-        name
-        for name, value in vars(testing).items()
-        if not name.startswith("_") and not isinstance(value, type(testing))
-    }
-    assert set(testing.__all__) == public
-    assert testing.__all__ == sorted(testing.__all__, key=_isort_key)
