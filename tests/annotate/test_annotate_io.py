@@ -24,8 +24,8 @@ from click.testing import CliRunner
 from sqlalchemy import select
 
 from gamut_eval.annotate import Database, database_url, export_dataset, import_files
-from gamut_eval.annotate._models import Question
-from gamut_eval.annotate._serve import check_bind
+from gamut_eval.annotate._app import check_bind
+from gamut_eval.annotate._db import Question
 from gamut_eval.cli import cli
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError, ValidationError
@@ -301,9 +301,7 @@ def test_serve_binds_beyond_loopback_only_with_users(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     calls: list[dict[str, Any]] = []
-    monkeypatch.setattr(
-        "gamut_eval.annotate._serve.uvicorn.run", lambda app, **kw: calls.append(kw)
-    )
+    monkeypatch.setattr("gamut_eval.annotate._app.uvicorn.run", lambda app, **kw: calls.append(kw))
     db = str(tmp_path / "s.sqlite")
     refused = run("annotate", "serve", "--db", db, "--host", "0.0.0.0")
     assert refused.exit_code == 2
