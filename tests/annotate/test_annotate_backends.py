@@ -23,7 +23,7 @@ from pg_server import PostgresServer
 from sqlalchemy import create_engine, select, text
 
 from gamut_eval.annotate import Database
-from gamut_eval.annotate._models import Base, Image, Question, Review, Rubric, RubricEvent
+from gamut_eval.annotate._db import Base, Image, Question, Review, Rubric, RubricEvent
 from gamut_eval.annotate._rubrics import checklist_of
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir

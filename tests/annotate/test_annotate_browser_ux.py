@@ -16,7 +16,7 @@ from sqlalchemy import select
 from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, Server, _free_port, sign_in
 
 from gamut_eval.annotate import Database, Role, add_user, create_app, import_files
-from gamut_eval.annotate._models import Review, Rubric
+from gamut_eval.annotate._db import Review, Rubric
 from gamut_eval.annotate._rubrics import checklist_of
 from gamut_eval.data import sample_dir
 from gamut_eval.rubric import Tier

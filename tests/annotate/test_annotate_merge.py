@@ -12,7 +12,7 @@ from annotate_helpers import RUBRIC, Client, editor
 from sqlalchemy import select
 
 from gamut_eval.annotate import Database
-from gamut_eval.annotate._models import Rubric, RubricEvent
+from gamut_eval.annotate._db import Rubric, RubricEvent
 from gamut_eval.annotate._rubrics import checklist_of
 from gamut_eval.rubric import Checklist, MetaRubric, Tier, compile_rubric
 

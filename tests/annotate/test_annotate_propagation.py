@@ -12,7 +12,7 @@ import pytest
 from annotate_helpers import RUBRIC, Client, Workspace, editor, rubric_row, write_jsonl
 
 from gamut_eval.annotate import Database, add_user, export_dataset, import_files
-from gamut_eval.annotate._models import Role, Rubric
+from gamut_eval.annotate._db import Role, Rubric
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import MetaRubric, compile_rubric

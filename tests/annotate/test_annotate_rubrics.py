@@ -21,7 +21,7 @@ from annotate_helpers import (
 from sqlalchemy import select
 
 from gamut_eval.annotate import ConflictError, Database, import_files
-from gamut_eval.annotate._models import Rubric, RubricEvent, User
+from gamut_eval.annotate._db import Rubric, RubricEvent, User
 from gamut_eval.annotate._rubrics import checklist_of, save_checklist
 from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
 

@@ -16,8 +16,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from gamut_eval.annotate import Database, create_app
-from gamut_eval.annotate._models import LoginSession, Review
-from gamut_eval.annotate._security import CSP, hash_token
+from gamut_eval.annotate._db import LoginSession, Review
+from gamut_eval.annotate._users import hash_token
+from gamut_eval.annotate._web import CSP
 
 CSP_EXPECTED = (
     "default-src 'self'; img-src 'self'; script-src 'self'; object-src 'none'; "

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 from sqlalchemy import select, update
 
 from gamut_eval.annotate import Database, create_app
-from gamut_eval.annotate._backoff import FREE_FAILURES, delay_after
-from gamut_eval.annotate._models import LoginFailure, LoginSession
+from gamut_eval.annotate._db import LoginFailure, LoginSession
+from gamut_eval.annotate._users import FREE_FAILURES, delay_after
 from gamut_eval.cli import cli
 
 
@@ -66,9 +66,7 @@ def test_activity_is_written_at_most_once_a_minute(
 
 def test_serve_passes_the_idle_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     apps: list[Any] = []
-    monkeypatch.setattr(
-        "gamut_eval.annotate._serve.uvicorn.run", lambda app, **kw: apps.append(app)
-    )
+    monkeypatch.setattr("gamut_eval.annotate._app.uvicorn.run", lambda app, **kw: apps.append(app))
     db = str(tmp_path / "s.sqlite")
     result = CliRunner().invoke(cli, ["annotate", "serve", "--db", db, "--session-idle", "15"])
     assert result.exit_code == 0, result.output

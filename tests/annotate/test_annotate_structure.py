@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gamut_eval.annotate._carry import carry_edits
-from gamut_eval.annotate._checklist_edit import apply_form, parse_checklist_form
+from gamut_eval.annotate._checklists import apply_form, carry_edits, parse_checklist_form
 from gamut_eval.rubric import Check, Checklist, compile_rubric, validate_meta_rubric
 
 META = validate_meta_rubric(

@@ -11,8 +11,21 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.annotate._app import create_app as create_app
-    from gamut_eval.annotate._db import Database as Database, database_url as database_url
+    from gamut_eval.annotate._app import (
+        check_bind as check_bind,
+        create_app as create_app,
+        serve as serve,
+    )
+    from gamut_eval.annotate._db import (
+        Database as Database,
+        Decision as Decision,
+        Question as Question,
+        QuestionStatus as QuestionStatus,
+        Role as Role,
+        Rubric as Rubric,
+        RubricStatus as RubricStatus,
+        database_url as database_url,
+    )
     from gamut_eval.annotate._errors import (
         AnnotateError as AnnotateError,
         ConflictError as ConflictError,
@@ -28,16 +41,7 @@ if _typing.TYPE_CHECKING:
         FileSummary as FileSummary,
         import_files as import_files,
     )
-    from gamut_eval.annotate._models import (
-        Decision as Decision,
-        Question as Question,
-        QuestionStatus as QuestionStatus,
-        Role as Role,
-        Rubric as Rubric,
-        RubricStatus as RubricStatus,
-    )
-    from gamut_eval.annotate._rounds import ImageStatus as ImageStatus
-    from gamut_eval.annotate._serve import check_bind as check_bind, serve as serve
+    from gamut_eval.annotate._questions import ImageStatus as ImageStatus
     from gamut_eval.annotate._users import (
         NewToken as NewToken,
         add_user as add_user,

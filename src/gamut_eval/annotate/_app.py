@@ -1,4 +1,9 @@
-"""The application factory: routes, templates, error pages, security middleware."""
+"""The application factory (routes, templates, error pages, security middleware), and
+serving it: the bind-address rule, then uvicorn (docs/reliability.md E15).
+
+The app listens on loopback unless users exist: a wildcard or LAN address with nobody
+able to sign in is almost certainly a mistake, and refusing costs nothing.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import jinja2
+import uvicorn
 from fastapi import Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import RedirectResponse, Response
@@ -14,19 +20,22 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.templating import Jinja2Templates
 
-from gamut_eval.annotate import (
-    _routes_auth,
-    _routes_dashboard,
-    _routes_images,
-    _routes_questions,
-    _routes_rubrics,
-)
+from gamut_eval.annotate import _question_pages, _rubric_pages, _web
 from gamut_eval.annotate._db import Database
 from gamut_eval.annotate._errors import AnnotateError
-from gamut_eval.annotate._security import HostAndHeadersMiddleware, allowed_hosts
-from gamut_eval.annotate._web import SAFE_METHODS, LoginRequired, csrf_guard, render
+from gamut_eval.annotate._users import count_users
+from gamut_eval.annotate._web import (
+    SAFE_METHODS,
+    HostAndHeadersMiddleware,
+    LoginRequired,
+    allowed_hosts,
+    csrf_guard,
+    is_loopback,
+    render,
+)
+from gamut_eval.errors import InputError
 
-__all__ = ["create_app"]
+__all__ = ["check_bind", "create_app", "serve"]
 
 _HERE = Path(__file__).parent
 _TIER_NAMES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
@@ -111,13 +120,7 @@ def create_app(
     app.state.templates = _templates()
     app.state.session_hours = session_hours
     app.state.idle_minutes = idle_minutes
-    for module in (
-        _routes_auth,
-        _routes_dashboard,
-        _routes_questions,
-        _routes_rubrics,
-        _routes_images,
-    ):
+    for module in (_web, _question_pages, _rubric_pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
     app.add_exception_handler(AnnotateError, _annotate_error)
@@ -125,3 +128,32 @@ def create_app(
     app.add_exception_handler(RequestValidationError, _invalid_form)
     app.add_middleware(HostAndHeadersMiddleware, hosts=allowed_hosts(bind_host, hosts))
     return app
+
+
+def check_bind(host: str, users: int) -> None:
+    """Refuse a non-loopback address while no user (hence no authentication) exists."""
+    if not is_loopback(host) and users == 0:
+        raise InputError(
+            f"refusing to listen on {host}: no users exist yet, so the app has no "
+            "authentication configured. Add one first (`gamut annotate users add NAME "
+            "--role admin`), or listen on 127.0.0.1."
+        )
+
+
+def serve(
+    db: Database,
+    host: str,
+    port: int,
+    allow_hosts: Iterable[str] = (),
+    idle_minutes: float = 60.0,
+) -> None:
+    """Serve the app until interrupted; the schema is migrated before the first request.
+    Sessions end after ``idle_minutes`` without a request."""
+    db.migrate()
+    check_bind(host, count_users(db))
+    app = create_app(db, hosts=allow_hosts, bind_host=host, idle_minutes=idle_minutes)
+    # proxy_headers with uvicorn's default trust (127.0.0.1 only): behind a local TLS proxy
+    # the scheme is https, so the session cookie is marked Secure.
+    uvicorn.run(
+        app, host=host, port=port, proxy_headers=True, server_header=False, log_level="info"
+    )

@@ -6,7 +6,12 @@ record's ``metadata.annotation.dataset_version`` and into a manifest beside the 
 images that need new candidates, the dataset's SHA-256). Every text is built before any
 file is written, each file is written atomically, and the version is committed last.
 Optionally the question rounds' final decisions go to a JSONL file of their own, one row
-per decided candidate, in the format ``gamut build review`` reads.
+per decided candidate, in the format ``gamut build review`` reads. The files besides the
+dataset are Pydantic models (``ExportManifest``, ``DecisionRow``).
+
+A record's ``metadata.annotation`` says who decided what and when: the question's review
+history (each round, each review, the adjudication), every rubric event with what it
+changed, the upstream corrections, and the final diff against the compiled checklist.
 """
 
 from __future__ import annotations
@@ -18,23 +23,47 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
-from gamut_eval.annotate._db import Database, utc_now
-from gamut_eval.annotate._derived import STRANGER_TEST, TEXT_ONLY, names
-from gamut_eval.annotate._export_models import DecisionRow, DroppedQuestion, ExportManifest
-from gamut_eval.annotate._models import ExportRecord, Image, Question, Rubric, RubricStatus
-from gamut_eval.annotate._provenance import question_provenance, rubric_provenance
-from gamut_eval.annotate._questions import reviews_of
-from gamut_eval.annotate._rounds import ImageStatus, image_status
-from gamut_eval.annotate._rubrics import checklist_of, meta_of
-from gamut_eval.annotate._upstream import stale_of
+from gamut_eval.annotate._checklists import diff_checklists
+from gamut_eval.annotate._db import (
+    Database,
+    ExportRecord,
+    Image,
+    Question,
+    Rubric,
+    RubricEvent,
+    RubricStatus,
+    utc_now,
+)
+from gamut_eval.annotate._questions import ImageStatus, image_status, origin_of, reviews_of
+from gamut_eval.annotate._rubrics import (
+    STRANGER_TEST,
+    TEXT_ONLY,
+    checklist_of,
+    compiled_of,
+    events_of,
+    meta_of,
+    names,
+    stale_of,
+)
 from gamut_eval.dataset import DatasetRecord
+from gamut_eval.rubric import Checklist
 
-__all__ = ["ExportSummary", "export_dataset"]
+__all__ = [
+    "DecisionRow",
+    "DroppedQuestion",
+    "ExportManifest",
+    "ExportSummary",
+    "export_dataset",
+    "question_history",
+    "question_provenance",
+    "rubric_provenance",
+]
 
 
 @dataclass(frozen=True)
@@ -232,3 +261,163 @@ def export_dataset(db: Database, out: Path, decisions_out: Path | None = None) -
         decisions_path=decisions_out,
         decisions=len(decided),
     )
+
+
+def question_provenance(session: Session, question: Question) -> dict[str, Any]:
+    """One question: its origin, round, status and every review and ruling on it."""
+    return {
+        "candidate_id": question.candidate_id,
+        "round": question.round,
+        "question": question.text,
+        "status": question.status,
+        "origin": origin_of(question),
+        "reviews": [
+            {
+                "by": user.name,
+                "kind": review.kind,
+                "decision": review.decision,
+                "revised_text": review.revised_text,
+                "comment": review.comment,
+                "at": review.created_at,
+            }
+            for review, user in reviews_of(session, question)
+        ],
+    }
+
+
+def question_history(session: Session, question: Question) -> list[dict[str, Any]]:
+    """The question and the earlier rounds it was revised from, first round first."""
+    chain = [question]
+    while chain[-1].parent_id is not None:
+        parent = session.get(Question, chain[-1].parent_id)
+        if parent is None:
+            break
+        chain.append(parent)
+    return [question_provenance(session, q) for q in reversed(chain)]
+
+
+def _event(event: RubricEvent) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "at": event.created_at,
+        "by": event.actor,
+        "action": event.action,
+        "round": event.round,
+    }
+    if event.comment:
+        out["comment"] = event.comment
+    before = json.loads(event.before) if event.before else None
+    after = json.loads(event.after) if event.after else None
+    if event.action == "checklist" and before and after:
+        old, new = Checklist.model_validate(before), Checklist.model_validate(after)
+        out["changes"] = diff_checklists(old, new).summary()
+    elif event.action != "import":
+        out["before"], out["after"] = before, after
+    return out
+
+
+def _corrections(events: list[RubricEvent]) -> list[dict[str, Any]]:
+    return [
+        {
+            "field": "entity",
+            "before": json.loads(e.before or "{}").get("entity"),
+            "after": json.loads(e.after or "{}").get("entity"),
+            "by": e.actor,
+            "at": e.created_at,
+            "comment": e.comment,
+        }
+        for e in events
+        if e.action == "entity"
+    ]
+
+
+def _ambiguous(rubric: Rubric, events: list[RubricEvent]) -> dict[str, Any] | None:
+    if rubric.ambiguous_note is None:
+        return None
+    marks = [e for e in events if e.action == "ambiguous"]
+    last = marks[-1] if marks else None
+    return {
+        "note": rubric.ambiguous_note,
+        "by": last.actor if last else None,
+        "at": last.created_at if last else None,
+    }
+
+
+def rubric_provenance(session: Session, rubric: Rubric) -> dict[str, Any]:
+    """Everything people decided about one question's rubric (and its question)."""
+    events = events_of(session, rubric)
+    out: dict[str, Any] = {
+        "rubric": {
+            "round": rubric.round,
+            "status": rubric.status,
+            "changes_vs_compiled": diff_checklists(
+                compiled_of(rubric), checklist_of(rubric)
+            ).summary(),
+            "events": [_event(e) for e in events],
+        },
+        "corrections": _corrections(events),
+        "ambiguous": _ambiguous(rubric, events),
+    }
+    if rubric.question_id is not None:
+        question = session.get(Question, rubric.question_id)
+        if question is not None:
+            out["question_review"] = question_history(session, question)
+    return out
+
+
+_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+
+class DroppedQuestion(BaseModel):
+    """A question left out of the dataset, and why."""
+
+    model_config = _FROZEN
+
+    id: str
+    """The question (record) id."""
+    reason: str | None
+    """The reason the adjudicator or admin gave."""
+
+
+class ExportManifest(BaseModel):
+    """``NAME.manifest.json``: what one export contains."""
+
+    model_config = _FROZEN
+
+    dataset_version: int
+    """This export's number (also in every record's ``metadata.annotation``)."""
+    exported_at: str
+    """When (ISO 8601, UTC)."""
+    exporter: str
+    """``gamut-eval`` and its version."""
+    records: int
+    """Questions in the dataset."""
+    sha256: str
+    """SHA-256 of the dataset file's bytes."""
+    dropped: tuple[DroppedQuestion, ...]
+    """Questions dropped during rubric revision."""
+    images_needing_candidates: tuple[str, ...]
+    """Image ids whose candidates were all discarded."""
+
+
+class DecisionRow(BaseModel):
+    """A final decision on a candidate, in the row format ``gamut build review --decisions``
+    reads (``gamut_eval.construct.Decision``)."""
+
+    model_config = _FROZEN
+
+    candidate_id: str
+    """The candidate question."""
+    decision: Literal["accept", "revise", "discard"]
+    """What people decided."""
+    revised_question: str | None = None
+    """The revised wording, for ``revise`` only (it re-enters the next round)."""
+    annotator: str
+    """Who decided: both reviewers when they agreed, else the adjudicator."""
+    round: int
+    """The review round the candidate was in."""
+    decided_at: str
+    """When the deciding review or ruling was saved (ISO 8601, UTC)."""
+    comment: str | None = None
+    """The deciders' comments."""
+    metadata: dict[str, Any]
+    """The image, its status, and the candidate's origin and every review and ruling."""

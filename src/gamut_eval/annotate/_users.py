@@ -1,38 +1,74 @@
-"""Users, login tokens and browser sessions.
+"""Users, login tokens and browser sessions, and the backoff after failed sign-ins.
 
 A user's login token is shown once (``gamut annotate users add``) and only its hash is
 stored. Signing in trades the token for a session: a second random token in an HttpOnly
 cookie, again stored only as a hash, with its own CSRF token. A session ends at its
 ``expires_at``, or earlier when it was idle (no request) for longer than the app's idle
 time; each request moves ``last_seen_at`` on (written at most once a minute).
+
+Repeated failed sign-ins are slowed down, per user name and client address. Login tokens
+are 256 random bits, so guessing one is hopeless; the backoff still makes a script that
+hammers the form cheap to ignore, and tells a person who pasted the wrong token what is
+going on. The first ``FREE_FAILURES`` failures in a row of one (name, address) pair cost
+nothing; each further one blocks that pair for twice as long as the last (1 s, 2 s, 4 s,
+... at most ``MAX_DELAY``). While blocked, the form answers 429 with ``Retry-After``
+without looking at the token, so even the right one waits. Another address, or another
+name from the same address, is not affected. A successful sign-in clears the count. The
+counts live in the database, so every worker process shares them.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from gamut_eval.annotate._db import Database, utc_now
-from gamut_eval.annotate._models import LoginSession, Role, User
-from gamut_eval.annotate._security import hash_token, new_token
+from gamut_eval.annotate._db import Database, LoginFailure, LoginSession, Role, User, utc_now
 from gamut_eval.errors import InputError
 
 __all__ = [
+    "FREE_FAILURES",
+    "MAX_DELAY",
     "NewToken",
     "SignedIn",
     "add_user",
+    "blocked_for",
+    "clear_failures",
     "count_users",
+    "delay_after",
     "find_session",
+    "hash_token",
     "list_users",
     "mark_seen",
     "needs_mark",
+    "new_token",
+    "record_failure",
     "reset_token",
+    "same_token",
     "sign_in",
     "sign_out",
 ]
+
+
+def new_token() -> str:
+    """A fresh secret: 256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
+def hash_token(token: str) -> str:
+    """SHA-256 of a token. Tokens are 256 random bits, not passwords, so a fast hash is
+    enough: there is nothing to brute-force, and a stolen database reveals no token."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def same_token(given: str | None, expected: str) -> bool:
+    """Constant-time comparison, so response timing does not leak the expected token."""
+    return given is not None and hmac.compare_digest(given.encode(), expected.encode())
 
 
 @dataclass(frozen=True)
@@ -171,3 +207,57 @@ def mark_seen(session: Session, login_id: int) -> None:
 def sign_out(session: Session, cookie: str) -> None:
     """Forget a session server-side, so a copied cookie stops working too."""
     session.execute(delete(LoginSession).where(LoginSession.token_hash == hash_token(cookie)))
+
+
+FREE_FAILURES = 3
+MAX_DELAY = 300.0
+"""Seconds: the longest a (name, address) pair is blocked after one more failure."""
+
+
+def _key(name: str, address: str) -> tuple[str, str]:
+    return name.strip().lower()[:64], address[:64]
+
+
+def delay_after(failures: int) -> float:
+    """Seconds blocked after the ``failures``-th failure in a row."""
+    if failures < FREE_FAILURES:
+        return 0.0
+    return min(2.0 ** (failures - FREE_FAILURES), MAX_DELAY)
+
+
+def _row(session: Session, name: str, address: str) -> LoginFailure | None:
+    key, where = _key(name, address)
+    query = select(LoginFailure).where(LoginFailure.name == key, LoginFailure.address == where)
+    return session.scalar(query)
+
+
+def blocked_for(session: Session, name: str, address: str) -> float:
+    """Seconds this pair must still wait before its next attempt (0: it may try now)."""
+    row = _row(session, name, address)
+    if row is None:
+        return 0.0
+    until = datetime.strptime(row.blocked_until, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return max(0.0, (until - datetime.now(UTC)).total_seconds())
+
+
+def record_failure(session: Session, name: str, address: str) -> float:
+    """Count one more failure; the seconds the pair is now blocked for."""
+    row = _row(session, name, address)
+    if row is None:
+        key, where = _key(name, address)
+        row = LoginFailure(name=key, address=where, failures=0, blocked_until="", updated_at="")
+        session.add(row)
+    row.failures += 1
+    delay = delay_after(row.failures)
+    row.blocked_until = _stamp(datetime.now(UTC) + timedelta(seconds=delay))
+    row.updated_at = utc_now()
+    session.flush()
+    return delay
+
+
+def clear_failures(session: Session, name: str, address: str) -> None:
+    """Forget the pair's failures (after a successful sign-in)."""
+    key, where = _key(name, address)
+    session.execute(
+        delete(LoginFailure).where(LoginFailure.name == key, LoginFailure.address == where)
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import Connection, create_engine
 
-from gamut_eval.annotate._models import Base
+from gamut_eval.annotate._db import Base
 
 
 def _run(connection: Connection) -> None:
