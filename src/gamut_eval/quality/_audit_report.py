@@ -1,6 +1,6 @@
 """What ``gamut audit-judge`` reports, computed from verdicts already judged.
 
-The report's models (the ``audit.json`` format) live in ``analysis._audit_file``, so the
+The report's models (the ``audit.json`` format) live in ``analysis._audit``, so the
 run report can read an audit without importing this package; they are re-exported here.
 
 Kept apart from the runner (``_audit.py``) so the arithmetic is tested on hand-made
