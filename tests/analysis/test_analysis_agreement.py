@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gamut_eval.analysis import accuracy, cohen_kappa, confusion_matrix
-from gamut_eval.analysis._agreement import (
+from gamut_eval.analysis._stats import (
     VERDICT_ORDER,
     bootstrap_agreement,
     krippendorff_alpha_ordinal,

@@ -26,7 +26,7 @@ from gamut_eval.analysis import (
     synthetic_run,
     write_report,
 )
-from gamut_eval.analysis._html_page import CSP
+from gamut_eval.analysis._html import CSP
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.scoring import summarise_scores
 

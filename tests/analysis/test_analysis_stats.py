@@ -10,12 +10,20 @@ import pandas as pd
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from gamut_eval.analysis._agreement import cohen_kappa, krippendorff_alpha_ordinal
-from gamut_eval.analysis._bootstrap import Bootstrap, nanmean, resample_weights
-from gamut_eval.analysis._check_agreement import check_agreement_rows
-from gamut_eval.analysis._cube import cube_from_scores
-from gamut_eval.analysis._modality import gap_spread
-from gamut_eval.analysis._rank import kendall_tau_b, pearson, ranks, swapped_pairs
+from gamut_eval.analysis._agreement import check_agreement_rows
+from gamut_eval.analysis._robustness import gap_spread
+from gamut_eval.analysis._rundata import cube_from_scores
+from gamut_eval.analysis._stats import (
+    Bootstrap,
+    cohen_kappa,
+    kendall_tau_b,
+    krippendorff_alpha_ordinal,
+    nanmean,
+    pearson,
+    ranks,
+    resample_weights,
+    swapped_pairs,
+)
 from gamut_eval.errors import ValidationError
 from gamut_eval.scoring import score_table
 

@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 from gamut_eval.analysis import RunData, build_report
-from gamut_eval.analysis._bootstrap import Bootstrap
-from gamut_eval.analysis._cube import cube_from_scores
 from gamut_eval.analysis._leaderboard import leaderboard_rows
 from gamut_eval.analysis._report import ReportConfig
+from gamut_eval.analysis._rundata import cube_from_scores
+from gamut_eval.analysis._stats import Bootstrap
 from gamut_eval.errors import ValidationError
 
 QUESTION_EFFECTS = [0.0, 0.1, -0.1, 0.2]  # mean 0.05, shared by every model and judge

@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 from scipy import sparse, stats
 
-from gamut_eval.analysis._bootstrap import Bootstrap
-from gamut_eval.analysis._diversity_vectors import cluster_centroids, kmeans, tfidf
-from gamut_eval.analysis._rank import kendall_tau_b, pearson, ranks
+from gamut_eval.analysis._diversity import cluster_centroids, kmeans, tfidf
+from gamut_eval.analysis._stats import Bootstrap, kendall_tau_b, pearson, ranks
 
 LEGACY: dict[str, Any] = json.loads(
     (Path(__file__).parent / "data" / "legacy_numerics.json").read_text(encoding="utf-8")

@@ -368,12 +368,12 @@ def test_every_chart_has_a_title_captions_a_legend_and_a_text_alternative(
 def test_questions_past_the_text_budget_say_where_their_texts_are(
     browser: Browser, report: tuple[Report, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gamut_eval.analysis import _explore_page
-    from gamut_eval.analysis._explore_data import explore_data
+    from gamut_eval.analysis import _explore
+    from gamut_eval.analysis._explore import explore_data
 
     budget = 60_000  # room for the texts of the first questions only
     monkeypatch.setattr(
-        _explore_page, "explore_data", functools.partial(explore_data, text_budget=budget)
+        _explore, "explore_data", functools.partial(explore_data, text_budget=budget)
     )
     run_dir = report[1].parent
     path = run_dir / "report-small.html"

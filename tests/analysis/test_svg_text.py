@@ -6,9 +6,7 @@ import re
 
 import pytest
 
-from gamut_eval.analysis._svg import Interval, interval_chart
-from gamut_eval.analysis._svg_grid import legend
-from gamut_eval.analysis._svg_text import lines_text, text_width, wrap
+from gamut_eval.analysis._svg import Interval, interval_chart, legend, lines_text, text_width, wrap
 
 
 def test_width_estimate_by_hand() -> None:

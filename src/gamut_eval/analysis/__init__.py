@@ -7,16 +7,7 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.analysis._agreement import (
-        VERDICT_ORDER as VERDICT_ORDER,
-        AgreementEstimates as AgreementEstimates,
-        Estimate as Estimate,
-        accuracy as accuracy,
-        bootstrap_agreement as bootstrap_agreement,
-        cohen_kappa as cohen_kappa,
-        confusion_matrix as confusion_matrix,
-    )
-    from gamut_eval.analysis._audit_file import (
+    from gamut_eval.analysis._audit import (
         AUDIT_SCHEMA as AUDIT_SCHEMA,
         AuditReport as AuditReport,
         AuditThresholds as AuditThresholds,
@@ -26,29 +17,20 @@ if _typing.TYPE_CHECKING:
         ProbeResult as ProbeResult,
         SkippedProbe as SkippedProbe,
     )
-    from gamut_eval.analysis._bootstrap import (
-        Bootstrap as Bootstrap,
-        resample_weights as resample_weights,
-    )
-    from gamut_eval.analysis._diversity import question_diversity as question_diversity
-    from gamut_eval.analysis._diversity_embed import (
+    from gamut_eval.analysis._diversity import (
         DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
+        question_diversity as question_diversity,
     )
     from gamut_eval.analysis._export import (
         FORMATS as FORMATS,
         default_output as default_output,
+        render_markdown as render_markdown,
         render_table as render_table,
         render_text as render_text,
         write_report as write_report,
     )
-    from gamut_eval.analysis._families import (
-        load_families as load_families,
-        model_family as model_family,
-    )
+    from gamut_eval.analysis._html import render_html as render_html
     from gamut_eval.analysis._leaderboard import LeaderboardRow as LeaderboardRow
-    from gamut_eval.analysis._rank import kendall_tau_b as kendall_tau_b
-    from gamut_eval.analysis._render_html import render_html as render_html
-    from gamut_eval.analysis._render_md import render_markdown as render_markdown
     from gamut_eval.analysis._report import (
         TABLES as TABLES,
         Report as Report,
@@ -57,7 +39,23 @@ if _typing.TYPE_CHECKING:
         build_report as build_report,
         report_for_run as report_for_run,
     )
+    from gamut_eval.analysis._robustness import (
+        load_families as load_families,
+        model_family as model_family,
+    )
     from gamut_eval.analysis._rundata import RunData as RunData, load_run as load_run
+    from gamut_eval.analysis._stats import (
+        VERDICT_ORDER as VERDICT_ORDER,
+        AgreementEstimates as AgreementEstimates,
+        Bootstrap as Bootstrap,
+        Estimate as Estimate,
+        accuracy as accuracy,
+        bootstrap_agreement as bootstrap_agreement,
+        cohen_kappa as cohen_kappa,
+        confusion_matrix as confusion_matrix,
+        kendall_tau_b as kendall_tau_b,
+        resample_weights as resample_weights,
+    )
     from gamut_eval.analysis._synthetic import synthetic_run as synthetic_run
     from gamut_eval.analysis._tables import format_cell as format_cell
     from gamut_eval.analysis._view import (

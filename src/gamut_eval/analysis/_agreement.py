@@ -1,250 +1,372 @@
-"""Agreement between two sets of labels over the same items (pure functions).
+"""Judges' verdicts compared check by check: with each other, and with reference labels.
 
-The generic statistics (``accuracy``, ``cohen_kappa``, ``confusion_matrix``) take any
-hashable labels. The verdict statistics work on a 4x4 contingency table of the four
-verdicts in their ordinal order (``VERDICT_ORDER``), so one table serves accuracy, kappa
-and Krippendorff's alpha alike, and the bootstrap can resample tables with numpy instead
-of re-counting labels a thousand times.
+**Between judges**: Cohen's kappa and ordinal Krippendorff's alpha. Two judges can rank
+the models identically and still disagree on many single checks; the score hides that,
+the verdicts do not. The unit is one check of one response, graded by every judge;
+unscored verdicts are left out (a judge failure is not a verdict).
+
+At paper scale this aligns about 4.6 million verdict rows, so nothing here loops over
+rows: verdicts become small integer codes, each (response, check) a unit id, and every
+4x4 contingency table is one ``bincount``. Tables are kept per question, so a bootstrap
+resample of questions is one matrix product, and the statistics of all resamples come
+from the stacked 4x4 tables through the vectorised ``table_*`` functions of ``_stats``.
+
+**Against the reference labels**, on the labels a judge was and was not fitted on. When a
+run has the reference judge (``gamut/reference``: the bundled sample's reference labels,
+written with the sample, replayed as a judge), each other judge's verdicts are compared
+with those labels separately on the two halves of the sample (``data.TUNING_QUESTIONS``):
+the offline judge's threshold was fitted on the tuning half, so only its held-out figure
+says how it does on labels it was not tuned on. Each row also counts what the labels mark
+``contradicts`` and how the judge graded those checks: a judge that matches words cannot
+see a false statement, and this is where it shows. Intervals resample the questions of
+the half (six in the sample) with a bootstrap of their own, derived from the report's
+seed.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable
+from dataclasses import dataclass
+from itertools import combinations, permutations
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, ConfigDict
+import pandas as pd
+
+from gamut_eval.analysis._rundata import ScoreCube, category_codes
+from gamut_eval.analysis._stats import (
+    VERDICT_ORDER,
+    Bootstrap,
+    table_accuracy,
+    table_alpha_ordinal,
+    table_kappa,
+)
+from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
+from gamut_eval.data import HELD_OUT, TUNING, TUNING_QUESTIONS, label_part
+from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.judge import OFFLINE_JUDGE, REFERENCE_JUDGE
 
 __all__ = [
-    "VERDICT_ORDER",
-    "AgreementEstimates",
-    "Estimate",
-    "accuracy",
-    "bootstrap_agreement",
-    "cohen_kappa",
-    "confusion_matrix",
-    "krippendorff_alpha_ordinal",
-    "table_accuracy",
-    "table_alpha_ordinal",
-    "table_kappa",
-    "verdict_table",
+    "CheckAgreementRow",
+    "ReferenceAgreementRow",
+    "UnitVerdicts",
+    "align_verdicts",
+    "check_agreement_rows",
+    "reference_agreement",
+    "reference_notes",
 ]
 
-VERDICT_ORDER: tuple[str, ...] = ("contradicts", "missing", "partially_meets", "meets")
-"""The verdicts from worst to best: the order the ordinal metric ranks them in. A
-contradiction is worse than an omission (the score penalises it more), so it ranks lowest."""
 
+IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
+_V = len(VERDICT_ORDER)
 
 
-def _paired(a: Sequence[Hashable], b: Sequence[Hashable]) -> None:
-    if len(a) != len(b):
-        raise ValueError(f"label sequences differ in length: {len(a)} != {len(b)}")
-    if not a:
-        raise ValueError("no labels to compare")
+class CheckAgreementRow(Row):
+    """Agreement of judges' verdicts on the same checks of the same responses."""
+
+    setting: str
+    """Setting."""
+    scope: str
+    """``pair`` (two judges) or ``all`` (every judge at once; alpha only)."""
+    judge_a: str | None
+    """First judge of the pair (None for ``all``)."""
+    judge_b: str | None
+    """Second judge of the pair (None for ``all``)."""
+    checks: Count
+    """(Response, check) units graded (not unscored) by both judges, or by at least two
+    judges for ``all``."""
+    agreement: Rate
+    """Share of those units with the same verdict (pairs only)."""
+    kappa: Stat
+    """Cohen's kappa on the four verdicts (pairs only)."""
+    kappa_low: Stat
+    """Lower end of the bootstrap interval of ``kappa`` (resampling questions)."""
+    kappa_high: Stat
+    """Upper end of that interval."""
+    alpha: Stat
+    """Krippendorff's alpha with the ordinal metric, contradicts < missing <
+    partially_meets < meets."""
+    alpha_low: Stat
+    """Lower end of the bootstrap interval of ``alpha``."""
+    alpha_high: Stat
+    """Upper end of that interval."""
 
 
-def accuracy(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Share of items with the same label."""
-    _paired(a, b)
-    return sum(x == y for x, y in zip(a, b, strict=True)) / len(a)
+@dataclass(frozen=True)
+class UnitVerdicts:
+    """Every judge's verdict code on every (response, check) unit of a run."""
+
+    codes: npt.NDArray[np.int8]
+    """``(U, J)``: index into ``VERDICT_ORDER``, -1 where the judge gave none (unscored
+    or absent)."""
+    setting: IntArray
+    """``(U,)``: setting index of each unit (``ScoreCube.settings``)."""
+    question: IntArray
+    """``(U,)``: question index of each unit (``ScoreCube.questions``)."""
 
 
-def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
-    """Cohen's kappa: (p_o - p_e) / (1 - p_e), chance agreement from the two marginals.
-
-    When both raters use one and the same label throughout, agreement is perfect and not
-    improvable by chance: 1.0 is returned rather than 0/0.
-    """
-    _paired(a, b)
-    n = len(a)
-    observed = accuracy(a, b)
-    count_a, count_b = Counter(a), Counter(b)
-    expected = sum(count_a[label] * count_b[label] for label in count_a) / (n * n)
-    if expected == 1.0:
-        return 1.0
-    return (observed - expected) / (1.0 - expected)
+def _verdict_codes(column: pd.Series) -> IntArray:
+    """Codes in ``VERDICT_ORDER``; -1 for null (unscored). Other strings are an error."""
+    known = set(VERDICT_ORDER)
+    values = column.astype("category") if column.dtype != "category" else column
+    unknown = [v for v in values.cat.categories if v not in known]
+    if unknown:
+        raise ValidationError(
+            [ErrorDetail("verdict", "verdict-value", "unknown verdict", unknown[0])]
+        )
+    return category_codes(values, VERDICT_ORDER)
 
 
-def confusion_matrix(
-    a: Sequence[Hashable], b: Sequence[Hashable], labels: Sequence[Hashable]
-) -> list[list[int]]:
-    """Counts with rows for ``a``'s label and columns for ``b``'s, in ``labels`` order."""
-    _paired(a, b)
-    index = {label: i for i, label in enumerate(labels)}
-    matrix = [[0] * len(labels) for _ in labels]
-    for x, y in zip(a, b, strict=True):
-        matrix[index[x]][index[y]] += 1
-    return matrix
-
-
-# -- verdict tables -------------------------------------------------------------------------
-
-
-def verdict_table(a: Sequence[str], b: Sequence[str]) -> npt.NDArray[np.int64]:
-    """4x4 counts, rows ``a``'s verdict and columns ``b``'s, in ``VERDICT_ORDER``.
-
-    Raises ``ValueError`` for a label outside the four verdicts (an unscored ``None``
-    included: unscored checks must be dropped before agreement is measured).
-    """
-    _paired(a, b)
-    index = {label: i for i, label in enumerate(VERDICT_ORDER)}
-    table = np.zeros((len(VERDICT_ORDER), len(VERDICT_ORDER)), dtype=np.int64)
-    for x, y in zip(a, b, strict=True):
-        if x not in index or y not in index:
-            bad = x if x not in index else y
-            raise ValueError(f"unknown verdict {bad!r}; expected one of {', '.join(index)}")
-        table[index[x], index[y]] += 1
-    return table
-
-
-def table_accuracy(tables: npt.ArrayLike) -> FloatArray:
-    """Share on the diagonal; ``tables`` is one 4x4 table or a stack (..., 4, 4)."""
-    t = np.asarray(tables, dtype=np.float64)
-    return np.asarray(np.trace(t, axis1=-2, axis2=-1) / t.sum(axis=(-2, -1)))
-
-
-def table_kappa(tables: npt.ArrayLike) -> FloatArray:
-    """Cohen's kappa of each table; 1.0 where chance agreement is 1 (as ``cohen_kappa``)."""
-    t = np.asarray(tables, dtype=np.float64)
-    n = t.sum(axis=(-2, -1))
-    observed = np.trace(t, axis1=-2, axis2=-1) / n
-    expected = (t.sum(axis=-1) * t.sum(axis=-2)).sum(axis=-1) / (n * n)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        kappa = (observed - expected) / (1.0 - expected)
-    return np.asarray(np.where(expected >= 1.0, 1.0, kappa))
-
-
-def table_alpha_ordinal(tables: npt.ArrayLike) -> FloatArray:
-    """Krippendorff's alpha with the ordinal metric, two raters, no missing values.
-
-    Each unit (item) holds two values, one per rater, so it adds 1/(m_u - 1) = 1 to the
-    coincidence matrix for each ordered pair of its values: ``o = T + T^T``. With
-    ``n_c = sum_k o_ck`` (how often value c was used by either rater) and ``n = sum_c n_c``
-    (twice the items), the ordinal distance is
-
-        delta_ck = sum_{g=c..k} n_g - (n_c + n_k) / 2  =  |M_k - M_c|,
-        M_c = (n_0 + ... + n_c) - n_c / 2              (the mid-rank of value c),
-
-    and ``alpha = 1 - D_o / D_e = 1 - (n - 1) * sum o_ck delta_ck^2 / sum n_c n_k delta_ck^2``.
-    When only one value is used at all, D_e is 0 and alpha is undefined; as with
-    ``cohen_kappa``, the raters agree perfectly and 1.0 is returned.
-    """
-    t = np.asarray(tables, dtype=np.float64)
-    coincidence = t + np.swapaxes(t, -1, -2)
-    used = coincidence.sum(axis=-1)
-    midrank = np.cumsum(used, axis=-1) - used / 2
-    delta2 = (midrank[..., :, None] - midrank[..., None, :]) ** 2
-    n = used.sum(axis=-1)
-    observed = (coincidence * delta2).sum(axis=(-2, -1))
-    expected = (used[..., :, None] * used[..., None, :] * delta2).sum(axis=(-2, -1))
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1.0 - (n - 1.0) * observed / expected
-    return np.asarray(np.where(expected > 0, alpha, 1.0))
-
-
-def krippendorff_alpha_ordinal(a: Sequence[str], b: Sequence[str]) -> float:
-    """Krippendorff's alpha (ordinal metric) between two raters' verdicts on the same items.
-
-    Verdicts rank contradicts < missing < partially_meets < meets (``VERDICT_ORDER``), so
-    confusing meets with partially_meets costs less than confusing meets with contradicts;
-    the formula is in ``table_alpha_ordinal``. 1 is perfect agreement, 0 chance level.
-    Raises ``ValueError`` for sequences of different or zero length and unknown verdicts.
-    """
-    return float(table_alpha_ordinal(verdict_table(a, b)))
-
-
-# -- bootstrap --------------------------------------------------------------------------------
-
-_STATISTICS = {
-    "accuracy": table_accuracy,
-    "cohen_kappa": table_kappa,
-    "krippendorff_alpha": table_alpha_ordinal,
-}
-
-
-class Estimate(BaseModel):
-    """A statistic on the data, with a bootstrap percentile interval."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    value: float
-    """The statistic on all items (not the mean of the resamples)."""
-    low: float
-    """Lower bound of the percentile interval."""
-    high: float
-    """Upper bound of the percentile interval."""
-
-
-class AgreementEstimates(BaseModel):
-    """Accuracy, Cohen's kappa and ordinal Krippendorff's alpha with bootstrap intervals."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
-
-    n: int
-    """Items compared."""
-    units: int
-    """Resampling units (clusters) the items fall in."""
-    accuracy: Estimate
-    """Share of items with the same verdict."""
-    cohen_kappa: Estimate
-    """Agreement beyond chance, every disagreement alike."""
-    krippendorff_alpha: Estimate
-    """Ordinal metric over ``VERDICT_ORDER``."""
-
-
-def _cluster_tables(
-    a: Sequence[str], b: Sequence[str], clusters: Sequence[Hashable]
-) -> npt.NDArray[np.int64]:
-    """One flattened 4x4 table per distinct cluster, in order of first appearance."""
-    if len(clusters) != len(a):
-        raise ValueError(f"clusters differ in length from the labels: {len(clusters)} != {len(a)}")
-    members: dict[Hashable, list[int]] = {}
-    for i, cluster in enumerate(clusters):
-        members.setdefault(cluster, []).append(i)
-    return np.stack(
-        [
-            verdict_table([a[i] for i in rows], [b[i] for i in rows]).ravel()
-            for rows in members.values()
-        ]
+def align_verdicts(verdicts: pd.DataFrame, cube: ScoreCube) -> UnitVerdicts:
+    """Units from verdict rows (``question_id``, ``model``, ``setting``, ``judge``,
+    ``check_id``, ``verdict``); rows outside the cube's axes are ignored."""
+    axes = {
+        "setting": cube.settings,
+        "question_id": cube.questions,
+        "model": cube.models,
+        "judge": cube.judges,
+    }
+    codes = {name: category_codes(verdicts[name], axis) for name, axis in axes.items()}
+    check, checks = pd.factorize(verdicts["check_id"], use_na_sentinel=True)
+    verdict = _verdict_codes(verdicts["verdict"])
+    keep = (verdict >= 0) & (check >= 0)
+    for values in codes.values():
+        keep &= values >= 0
+    s, q, m = codes["setting"][keep], codes["question_id"][keep], codes["model"][keep]
+    key = ((s * len(cube.questions) + q) * len(cube.models) + m) * max(len(checks), 1)
+    unit, first = pd.factorize(key + np.asarray(check, dtype=np.int64)[keep])
+    table = np.full((len(first), len(cube.judges)), -1, dtype=np.int8)
+    table[unit, codes["judge"][keep]] = verdict[keep]
+    setting_question = np.asarray(first, dtype=np.int64) // (len(cube.models) * max(len(checks), 1))
+    return UnitVerdicts(
+        codes=table,
+        setting=setting_question // len(cube.questions),
+        question=setting_question % len(cube.questions),
     )
 
 
-def bootstrap_agreement(
-    a: Sequence[str],
-    b: Sequence[str],
-    clusters: Sequence[Hashable] | None = None,
-    *,
-    n_resamples: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
-) -> AgreementEstimates:
-    """Agreement statistics with cluster-bootstrap percentile intervals.
+def pair_tables(units: UnitVerdicts, a: int, b: int, n_settings: int, n_questions: int) -> IntArray:
+    """``(S, Q, 4, 4)``: per setting and question, judge a's verdict (rows) against b's."""
+    va, vb = units.codes[:, a].astype(np.int64), units.codes[:, b].astype(np.int64)
+    both = (va >= 0) & (vb >= 0)
+    cell = (units.setting * n_questions + units.question) * _V * _V + va * _V + vb
+    counts = np.bincount(cell[both], minlength=n_settings * n_questions * _V * _V)
+    return counts.reshape(n_settings, n_questions, _V, _V)
 
-    ``clusters`` gives each item's resampling unit (None: every item is its own unit).
-    Resample whole clusters when items within one are correlated: verdicts on the checks
-    of one question share its rubric and its answers, so a judge that misreads a rubric
-    errs on many of its checks at once; resampling checks one by one would treat them as
-    independent and make the intervals too narrow. Each resample draws as many clusters as
-    there are, with replacement, from ``numpy.random.default_rng(seed)``: the same inputs
-    and seed give the same intervals.
+
+def coincidence_tables(units: UnitVerdicts, n_settings: int, n_questions: int) -> FloatArray:
+    """``(S, Q, 4, 4)``: Krippendorff's coincidence matrices over all judges.
+
+    A unit graded by m >= 2 judges adds 1 / (m - 1) for each ordered pair of its values
+    (two different judges), so each unit contributes m values in total.
     """
-    if n_resamples < 1:
-        raise ValueError(f"n_resamples must be at least 1; got {n_resamples}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be between 0 and 1; got {confidence}")
-    units = clusters if clusters is not None else range(len(a))
-    per_cluster = _cluster_tables(a, b, units)
-    k = len(per_cluster)
-    draws = np.random.default_rng(seed).integers(0, k, size=(n_resamples, k))
-    offsets = np.arange(n_resamples)[:, None] * k
-    weights = np.bincount((draws + offsets).ravel(), minlength=n_resamples * k)
-    resampled = (weights.reshape(n_resamples, k) @ per_cluster).reshape(n_resamples, 4, 4)
-    total = per_cluster.sum(axis=0).reshape(4, 4)
-    tail = (1 - confidence) / 2
-    estimates = {}
-    for name, statistic in _STATISTICS.items():
-        low, high = np.quantile(statistic(resampled), [tail, 1 - tail])
-        estimates[name] = Estimate(value=float(statistic(total)), low=float(low), high=float(high))
-    return AgreementEstimates(n=len(a), units=k, **estimates)
+    graded = (units.codes >= 0).sum(axis=1)
+    weight = np.where(graded >= 2, 1.0 / np.maximum(graded - 1, 1), 0.0)
+    base = (units.setting * n_questions + units.question) * _V * _V
+    out = np.zeros(n_settings * n_questions * _V * _V)
+    for a, b in permutations(range(units.codes.shape[1]), 2):
+        va, vb = units.codes[:, a].astype(np.int64), units.codes[:, b].astype(np.int64)
+        both = (va >= 0) & (vb >= 0) & (graded >= 2)
+        out += np.bincount((base + va * _V + vb)[both], weights=weight[both], minlength=len(out))
+    return out.reshape(n_settings, n_questions, _V, _V)
+
+
+def _resampled(tables: npt.ArrayLike, boot: Bootstrap) -> tuple[FloatArray, FloatArray]:
+    """The pooled 4x4 table ``(4, 4)`` and its value under each resample ``(B, 4, 4)``."""
+    per_question = np.asarray(tables, dtype=np.float64).reshape(-1, _V * _V)
+    pooled = per_question.sum(axis=0).reshape(_V, _V)
+    return pooled, (boot.weights @ per_question).reshape(-1, _V, _V)
+
+
+def check_agreement_rows(
+    verdicts: pd.DataFrame, cube: ScoreCube, boot: Bootstrap
+) -> list[CheckAgreementRow]:
+    """One row per setting and pair of judges, and one for all judges when there are three
+    or more. Empty with fewer than two judges."""
+    if len(cube.judges) < 2:
+        return []
+    units = align_verdicts(verdicts, cube)
+    shape = (len(cube.settings), len(cube.questions))
+    rows = []
+    all_judges = coincidence_tables(units, *shape) if len(cube.judges) > 2 else None
+    multi = (units.codes >= 0).sum(axis=1) >= 2
+    multi_units = np.bincount(units.setting[multi], minlength=len(cube.settings))
+    for s, setting in enumerate(cube.settings):
+        for a, b in combinations(range(len(cube.judges)), 2):
+            pooled, boots = _resampled(pair_tables(units, a, b, *shape)[s], boot)
+            rows.append(_pair_row(setting, cube.judges[a], cube.judges[b], pooled, boots, boot))
+        if all_judges is not None:
+            # table_alpha_ordinal reads its table T through T + T^T; half a symmetric
+            # coincidence matrix gives it back exactly.
+            pooled, boots = _resampled(all_judges[s] / 2, boot)
+            rows.append(_all_row(setting, int(multi_units[s]), pooled, boots, boot))
+    return rows
+
+
+_Statistic = Callable[[npt.ArrayLike], FloatArray]
+
+
+def _statistic(
+    fn: _Statistic, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> tuple[float | None, float | None, float | None]:
+    """The statistic on the pooled table and its interval; None without any unit."""
+    if pooled.sum() == 0:
+        return None, None, None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low, high = boot.interval(fn(boots))
+    return number(fn(pooled)), number(low), number(high)
+
+
+def _pair_row(
+    setting: str, a: str, b: str, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> CheckAgreementRow:
+    kappa = _statistic(table_kappa, pooled, boots, boot)
+    alpha = _statistic(table_alpha_ordinal, pooled, boots, boot)
+    total = int(pooled.sum())
+    return CheckAgreementRow(
+        setting=setting,
+        scope="pair",
+        judge_a=a,
+        judge_b=b,
+        checks=total,
+        agreement=number(table_accuracy(pooled)) if total else None,
+        kappa=kappa[0],
+        kappa_low=kappa[1],
+        kappa_high=kappa[2],
+        alpha=alpha[0],
+        alpha_low=alpha[1],
+        alpha_high=alpha[2],
+    )
+
+
+def _all_row(
+    setting: str, units: int, half: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> CheckAgreementRow:
+    alpha = _statistic(table_alpha_ordinal, half, boots, boot)
+    return CheckAgreementRow(
+        setting=setting,
+        scope="all",
+        judge_a=None,
+        judge_b=None,
+        checks=units,
+        agreement=None,
+        kappa=None,
+        kappa_low=None,
+        kappa_high=None,
+        alpha=alpha[0],
+        alpha_low=alpha[1],
+        alpha_high=alpha[2],
+    )
+
+
+_CONTRADICTS = VERDICT_ORDER.index("contradicts")
+_MEETS = VERDICT_ORDER.index("meets")
+_PARTS = (HELD_OUT, TUNING)
+
+
+class ReferenceAgreementRow(Row):
+    """One judge's verdicts against the reference labels on one half of the sample."""
+
+    judge: str
+    """Judge model id."""
+    part: str
+    """``held_out`` or ``tuning``: the half of the sample's questions (the offline judge's
+    threshold was fitted on the tuning half's labels)."""
+    fitted_on: bool
+    """Whether this judge was tuned on these labels (the offline judge on the tuning half):
+    its agreement there is not evidence of how it does on new labels."""
+    questions: Count
+    """Questions of this half with checks graded by both."""
+    checks: Count
+    """(Response, check) units with a verdict from the judge and a reference label."""
+    agreement: Rate
+    """Share of those with the same verdict."""
+    kappa: Stat
+    """Cohen's kappa on the four verdicts."""
+    kappa_low: Stat
+    """Lower end of the bootstrap interval of ``kappa`` (this half's questions resampled)."""
+    kappa_high: Stat
+    """Upper end of that interval."""
+    reference_contradicts: Count
+    """Checks the reference labels mark ``contradicts`` (the answer states something false)."""
+    found_contradicts: Count
+    """Of those, the checks this judge marked ``contradicts`` too."""
+    credited_contradicts: Count
+    """Of those, the checks this judge marked ``meets``: a false statement given credit."""
+
+
+def reference_agreement(
+    verdicts: pd.DataFrame, cube: ScoreCube, boot: Bootstrap
+) -> list[ReferenceAgreementRow]:
+    """Two rows (held out, tuning) per judge other than the reference judge; empty when
+    the run has no reference judge or no other judge."""
+    if REFERENCE_JUDGE not in cube.judges or len(cube.judges) < 2:
+        return []
+    units = align_verdicts(verdicts, cube)
+    r = cube.judges.index(REFERENCE_JUDGE)
+    parts = np.array([label_part(q) for q in cube.questions])
+    rows = []
+    for j, judge in enumerate(cube.judges):
+        if j == r:
+            continue
+        tables = pair_tables(units, j, r, len(cube.settings), len(cube.questions)).sum(axis=0)
+        graded = tables.sum(axis=(1, 2)) > 0
+        for key, part in enumerate(_PARTS):
+            mask = (parts == part) & graded
+            rows.append(_row(judge, part, tables[mask], boot.subset(mask, 1000 * j + key)))
+    return rows
+
+
+def _row(
+    judge: str, part: str, tables: npt.NDArray[np.int64], boot: Bootstrap
+) -> ReferenceAgreementRow:
+    pooled = tables.sum(axis=0) if len(tables) else np.zeros((4, 4), dtype=np.int64)
+    total = int(pooled.sum())
+    kappa = low = high = None
+    if total:
+        resampled = (boot.weights @ tables.reshape(len(tables), -1)).reshape(-1, 4, 4)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            bounds = boot.interval(table_kappa(resampled))
+        kappa, low, high = number(table_kappa(pooled)), number(bounds[0]), number(bounds[1])
+    return ReferenceAgreementRow(
+        judge=judge,
+        part=part,
+        fitted_on=judge == OFFLINE_JUDGE and part == TUNING,
+        questions=len(tables),
+        checks=total,
+        agreement=number(table_accuracy(pooled)) if total else None,
+        kappa=kappa,
+        kappa_low=low,
+        kappa_high=high,
+        reference_contradicts=int(pooled[:, _CONTRADICTS].sum()),
+        found_contradicts=int(pooled[_CONTRADICTS, _CONTRADICTS]),
+        credited_contradicts=int(pooled[_MEETS, _CONTRADICTS]),
+    )
+
+
+def reference_notes(rows: list[ReferenceAgreementRow]) -> list[str]:
+    """What the report says in words about the offline judge against the reference labels:
+    its agreement on the held-out half, and what it cannot detect."""
+    mine = {r.part: r for r in rows if r.judge == OFFLINE_JUDGE}
+    held = mine.get(HELD_OUT)
+    if held is None or not held.checks:
+        return []
+    kappa = "—" if held.kappa is None else f"{held.kappa:.2f}"
+    notes = [
+        f"{OFFLINE_JUDGE} agrees with {REFERENCE_JUDGE} on {100 * (held.agreement or 0):.1f}% "
+        f"of the {held.checks} checks of the {held.questions} held-out questions (Cohen's "
+        f"kappa {kappa}), labels its threshold was not fitted on (it was fitted on the other "
+        f"{len(TUNING_QUESTIONS)}); the reference labels were written with the sample, not by "
+        "independent raters, and the per-check agreement between judges counts both halves."
+    ]
+    contradicts = sum(r.reference_contradicts for r in mine.values())
+    if contradicts:
+        found = sum(r.found_contradicts for r in mine.values())
+        credited = sum(r.credited_contradicts for r in mine.values())
+        notes.append(
+            f"{OFFLINE_JUDGE} matches words, so it cannot detect a false statement: of the "
+            f"{contradicts} checks the reference labels mark contradicts, it marked {found} of "
+            f"them contradicts and gave {credited} of them full credit."
+        )
+    return notes

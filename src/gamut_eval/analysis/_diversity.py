@@ -11,7 +11,7 @@ words into ``<X>``, then stop after the first ``<X>``. "What is this dish, what 
 it?" and "What is this tower, why does it lean?" share the template ``what is this <X>``.
 
 **Near duplicates.** Pairs of questions whose vectors have a cosine similarity at or
-above a threshold.
+above a threshold (the Gram matrix of cosine similarities is a sparse matrix product).
 
 **Clusters.** scikit-learn's k-means on the question vectors: ten runs of greedy k-means++
 seeding and Lloyd iterations from ``random_state=seed`` (so the same seed gives the same
@@ -21,53 +21,318 @@ terms with the largest weight in its TF-IDF centroid.
 The vectors are TF-IDF by default (:func:`tfidf`, scikit-learn's ``TfidfVectorizer`` with
 sublinear tf and smooth idf, sparse throughout, so paper scale, 1,813 questions, takes well
 under a second). With ``embeddings`` they are sentence embeddings from a sentence-transformers
-model (the official ``sentence-transformers/all-MiniLM-L6-v2`` by default; the optional
-``embeddings`` extra); cluster terms still come from TF-IDF, since an embedding has no
-terms. When the extra or the model is not there, the analysis falls back to TF-IDF and
-says why in ``embeddings_fallback``.
+model (the optional ``embeddings`` extra, imported only when asked for): the official
+``sentence-transformers/all-MiniLM-L6-v2`` unless another name or a local folder is given;
+sentence-transformers loads it and keeps it in its own cache (Hugging Face's,
+``HF_HOME``), downloading it the first time only. Cluster terms still come from TF-IDF,
+since an embedding has no terms. When the extra or the model cannot be had, :func:`embed`
+raises :class:`EmbeddingsUnavailable` and the analysis falls back to TF-IDF, saying why in
+``embeddings_fallback``.
 """
 
 from __future__ import annotations
 
+import importlib
+import itertools
+import math
+import re
+import warnings
 from collections.abc import Sequence
-from typing import Literal
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
+from scipy import sparse
 
-from gamut_eval.analysis._diversity_embed import (
-    DEFAULT_EMBEDDING_MODEL,
-    EmbeddingsUnavailable,
-    embed,
-)
-from gamut_eval.analysis._diversity_text import STOPWORDS, question_template
-from gamut_eval.analysis._diversity_vectors import (
-    TOLERANCE,
-    FloatArray,
-    IntArray,
-    Tfidf,
-    cluster_centroids,
-    cosine_gram,
-    default_clusters,
-    kmeans,
-    tfidf,
-)
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 
 __all__ = [
     "DEFAULT_EMBEDDING_MODEL",
     "STOPWORDS",
+    "TOLERANCE",
     "DiversityReport",
+    "EmbeddingsUnavailable",
+    "FloatArray",
+    "IntArray",
     "NearDuplicate",
     "QuestionCluster",
     "TemplateCount",
     "Tfidf",
+    "cluster_centroids",
+    "cosine_gram",
     "default_clusters",
+    "embed",
+    "kmeans",
     "question_diversity",
     "question_template",
+    "terms",
     "tfidf",
 ]
+
+
+# --------------------------------------------------------------------------- tokens
+
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def _wordset(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+STOPWORDS = _wordset(
+    """
+    a about above after again all also am an and any are as at be because been before being
+    below between both but by can could did do does doing don't down during each few for
+    from further had has have having he her here hers him his how i if in into is it its
+    itself just me more most my no nor not now of off on once only or other our ours out
+    over own same she should so some such than that the their theirs them then there these
+    they this those through to too under until up very was we were what when where which
+    while who whom whose why will with would you your yours
+    """
+)
+"""Words dropped before TF-IDF: English function words, wh-words included (the templates
+are measured separately, so the vectors compare what questions are about)."""
+
+
+def _words(text: str) -> list[str]:
+    """Lower-cased words (letters and digits, with an inner apostrophe); a possessive or
+    contracted ``'s`` is cut off (``engine's`` -> ``engine``, ``what's`` -> ``what``)."""
+    words = _WORD.findall(text.lower().translate(_APOSTROPHES))
+    return [w[:-2] if w.endswith("'s") else w for w in words]
+
+
+def terms(text: str) -> list[str]:
+    """TF-IDF terms of a text: its words less stopwords, then the bigrams of that sequence
+    (so ``kind of coffee`` gives ``kind``, ``coffee`` and ``kind coffee``)."""
+    words = [w for w in _words(text) if w not in STOPWORDS]
+    return words + [f"{x} {y}" for x, y in itertools.pairwise(words)]
+
+
+# --------------------------------------------------------------------------- templates
+
+_WH = _wordset("what which who whom whose where when why how")
+_AUXILIARIES = _wordset(
+    "is are was were am do does did can could would should will shall may might must has have had"
+)
+"""Verbs that open a yes/no question."""
+_FRAME_WORDS = (
+    _WH
+    | _AUXILIARIES
+    | _wordset(
+        """
+    be been this these that those the a an its their my your our his her some any
+    each every it they them i you we me us he she of in on at for from to with by about
+    into as kind type sort many much
+    """
+    )
+)
+"""Closed-class words a template keeps verbatim; every other word is content."""
+_WH_WORD = re.compile(r"\b(?:" + "|".join(sorted(_WH)) + r")\b")
+_CONTRACTED = _wordset("it that this there here") | _WH
+"""Words whose ``'s`` is ``is`` (``what's`` -> ``what is``); on other words it is a
+possessive and dropped."""
+_CLAUSE_END = re.compile(r"[,;:?!.()\"]|\s(?:and|or|but)\s")
+_COPULA = frozenset({"is", "are", "was", "were"})
+_DEMONSTRATIVE = frozenset({"this", "these", "that", "those", "it", "they"})
+_MAX_FRAME = 6
+"""Tokens a template has at most."""
+
+
+def question_template(question: str) -> str:
+    """The interrogative frame of a question, by this rule:
+
+    1. Lower-case; unify apostrophes.
+    2. Start at the first wh-word (what, which, who, whom, whose, where, when, why, how),
+       so a preamble ("This photo came out blurry, but what kind ...") is skipped; but
+       start at the beginning when the question opens with an auxiliary verb (is, are,
+       can, does, ...: a yes/no question, "is this plant safe ...") or has no wh-word.
+    3. Keep the first clause: stop at the first ``, ; : ? ! . ( ) "`` or `` and / or / but ``.
+    4. Split into words; ``'s`` after a wh-word or it/that/this/there/here becomes ``is``,
+       on any other word it is a possessive and dropped.
+    5. Keep closed-class words (wh-words, be/do/have and modal verbs, articles,
+       demonstratives, possessive determiners, pronouns, common prepositions, ``kind``,
+       ``type``, ``sort``, ``many``, ``much``) as they are; replace each run of other
+       words by one ``<X>``.
+    6. End after the first ``<X>``; if it is followed by a copula and a demonstrative
+       (``is this``, ``are these``, ...), keep those two words too. At most six tokens.
+
+    Examples: "What is this dish, what goes into it?" -> ``what is this <X>``; "What kind
+    of coffee is this, ..." -> ``what kind of <X> is this``; "What rocket is this?" ->
+    ``what <X> is this``; "How does this engine's turbocharger improve ...?" -> ``how does
+    this <X>``; "What is this and where is it from?" -> ``what is this``.
+    """
+    text = question.lower().translate(_APOSTROPHES)
+    opening = _WORD.search(text)
+    wh = _WH_WORD.search(text)
+    if wh is not None and (opening is None or opening.group() not in _AUXILIARIES):
+        text = text[wh.start() :]
+    clause = _CLAUSE_END.split(text, maxsplit=1)[0]
+    words: list[str] = []
+    for word in _WORD.findall(clause):
+        if word.endswith("'s"):
+            stem = word[:-2]
+            words += [stem, "is"] if stem in _CONTRACTED else [stem]
+        else:
+            words.append(word)
+    frame: list[str] = []
+    for i, word in enumerate(words):
+        if word in _FRAME_WORDS:
+            frame.append(word)
+            continue
+        frame.append("<X>")
+        rest = words[i + 1 :]
+        while rest and rest[0] not in _FRAME_WORDS:
+            rest = rest[1:]  # the rest of this run of content words
+        if len(rest) >= 2 and rest[0] in _COPULA and rest[1] in _DEMONSTRATIVE:
+            frame += rest[:2]
+        break
+    return " ".join(frame[:_MAX_FRAME]) or "<X>"
+
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+
+TOLERANCE = 1e-9
+"""Slack for rounding when comparing a similarity with the threshold (identical questions
+compute as 0.9999999999999998)."""
+_N_INIT = 10
+"""k-means runs from different k-means++ seedings; the one with the smallest inertia wins."""
+
+
+@dataclass(frozen=True, eq=False)
+class Tfidf:
+    """Row vectors of some texts (one L2-normalised row per text) and their column names."""
+
+    vocabulary: tuple[str, ...]
+    """Column ``j`` is term ``vocabulary[j]`` (sorted)."""
+    matrix: Any
+    """``texts x terms``, a SciPy CSR matrix (dense rows of embeddings are stored in it too)."""
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.matrix.shape[0]), int(self.matrix.shape[1])
+
+    def dense(self) -> FloatArray:
+        """The full matrix (for small inputs and tests)."""
+        return np.asarray(self.matrix.toarray(), dtype=np.float64)
+
+    def weight(self, row: int, term: str) -> float:
+        """The weight of ``term`` in row ``row`` (0.0 when absent)."""
+        if term not in self.vocabulary:
+            return 0.0
+        return float(self.matrix[row, self.vocabulary.index(term)])
+
+    @classmethod
+    def from_dense(cls, matrix: FloatArray) -> Tfidf:
+        """Wrap dense row vectors (embeddings) in the same form."""
+        return cls(
+            vocabulary=tuple(str(j) for j in range(matrix.shape[1])),
+            matrix=sparse.csr_matrix(np.asarray(matrix, dtype=np.float64)),
+        )
+
+
+def tfidf(texts: Sequence[str]) -> Tfidf:
+    """TF-IDF vectors of ``texts`` (scikit-learn's ``TfidfVectorizer``).
+
+    Terms are lower-cased words less :data:`STOPWORDS`, plus the bigrams of the words that
+    remain (:func:`terms`). A term's weight in a text is ``(1 + ln tf) * idf``, with ``tf``
+    its count in the text (``sublinear_tf``) and ``idf = ln((1 + n) / (1 + df)) + 1``
+    (``smooth_idf``; ``n`` texts, ``df`` of them contain the term); each row is then divided
+    by its L2 norm. A text with no terms gets a row of zeros.
+    """
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not any(terms(text) for text in texts):  # scikit-learn refuses an empty vocabulary
+        return Tfidf(vocabulary=(), matrix=sparse.csr_matrix((len(texts), 0)))
+    vectorizer = TfidfVectorizer(
+        analyzer=terms, sublinear_tf=True, smooth_idf=True, norm="l2", dtype=np.float64
+    )
+    matrix = vectorizer.fit_transform(list(texts)).tocsr()
+    vocabulary = tuple(str(t) for t in vectorizer.get_feature_names_out())
+    return Tfidf(vocabulary=vocabulary, matrix=matrix)
+
+
+def cosine_gram(x: Tfidf) -> FloatArray:
+    """``X @ X.T``: every pair's cosine similarity (rows are unit length or zero)."""
+    return np.asarray((x.matrix @ x.matrix.T).toarray(), dtype=np.float64)
+
+
+def default_clusters(n: int) -> int:
+    """``max(2, round(sqrt(n / 2)))``, but no more than ``n``."""
+    return min(n, max(2, round(math.sqrt(n / 2))))
+
+
+def kmeans(x: Tfidf, k: int, seed: int) -> IntArray:
+    """Cluster labels from scikit-learn's ``KMeans``: ``_N_INIT`` runs of greedy k-means++
+    seeding and Lloyd iterations from ``random_state=seed``, the run with the smallest
+    inertia kept. Fewer distinct questions than ``k`` leaves clusters empty (not listed).
+
+    It runs on one OpenMP thread: at these sizes (thousands of questions) that takes well
+    under a second, where several threads on a shared machine's cores took seconds."""
+    from sklearn.cluster import KMeans
+    from sklearn.exceptions import ConvergenceWarning
+    from threadpoolctl import threadpool_limits
+
+    if x.shape[1] == 0:  # no terms at all: every question is the same (zero) point
+        return np.zeros(x.shape[0], dtype=np.int64)
+    model = KMeans(n_clusters=k, n_init=_N_INIT, random_state=seed, algorithm="lloyd")
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        # "Number of distinct clusters found smaller than n_clusters": duplicate questions.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        labels = model.fit_predict(x.matrix)
+    return np.asarray(labels, dtype=np.int64)
+
+
+def cluster_centroids(x: Tfidf, labels: IntArray, k: int) -> FloatArray:
+    """Mean row of each cluster (zeros for an empty one), as a dense ``k x terms`` array."""
+    n = x.shape[0]
+    membership = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    sizes = np.bincount(labels, minlength=k).astype(np.float64)
+    sums = np.asarray((membership @ x.matrix).toarray(), dtype=np.float64)
+    return sums / np.maximum(sizes, 1.0)[:, None]
+
+
+DEFAULT_EMBEDDING_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+"""The official MiniLM sentence-embedding model on the Hugging Face Hub."""
+INSTALL_HINT = "pip install 'gamut-eval[embeddings]'"
+
+
+class EmbeddingsUnavailable(Exception):
+    """The embeddings asked for cannot be computed here; the message says why."""
+
+
+def embed(texts: Sequence[str], model: str = DEFAULT_EMBEDDING_MODEL) -> FloatArray:
+    """Unit-length sentence embeddings of ``texts`` from ``model`` (a Hub name or a local
+    folder in the sentence-transformers layout), computed on the CPU."""
+    try:
+        sentence_transformers = importlib.import_module("sentence_transformers")
+    except ImportError as exc:
+        raise EmbeddingsUnavailable(
+            f"sentence-transformers is not installed (the optional 'embeddings' extra: "
+            f"{INSTALL_HINT})"
+        ) from exc
+    try:
+        encoder = sentence_transformers.SentenceTransformer(model, device="cpu")
+    except Exception as exc:  # whatever the loader raises (offline, no such model, bad folder)
+        raise EmbeddingsUnavailable(
+            f"could not load the sentence-transformers model {model!r} "
+            f"({type(exc).__name__}: {exc})"
+        ) from exc
+    vectors = encoder.encode(
+        list(texts), batch_size=64, normalize_embeddings=True, show_progress_bar=False
+    )
+    array = np.asarray(vectors, dtype=np.float64)
+    if array.ndim != 2 or array.shape[0] != len(texts):
+        raise EmbeddingsUnavailable(
+            f"the model {model!r} returned embeddings of shape {array.shape} for "
+            f"{len(texts)} questions"
+        )
+    return array
+
 
 _EXAMPLES = 3
 """Example questions listed per template."""

@@ -1,5 +1,10 @@
 """Writing a report: one HTML, Markdown or JSON file, or a folder of CSV or Parquet tables.
 
+The Markdown form has the same tables as the HTML page, without the plots. Its cells are
+escaped for Markdown tables: model ids and questions are untrusted text, and a ``|`` would
+break a row, a newline would end it, and ``<``/``>`` would reach renderers that pass HTML
+through, so those become escapes or entities.
+
 The CSV and Parquet folders hold one file per table (``leaderboard.csv``, ...), written
 even when empty so the set of files is always the same, and ``meta.json``. Parquet columns
 get types from the row models (so an empty table still has a typed schema); lists stay
@@ -11,6 +16,7 @@ from __future__ import annotations
 import json
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,10 +25,9 @@ import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type st
 import pyarrow.parquet as pq  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from gamut_eval._files import atomic_writer
-from gamut_eval.analysis._render_html import render_html
-from gamut_eval.analysis._render_md import render_markdown
+from gamut_eval.analysis._html import render_html
 from gamut_eval.analysis._report import TABLES, Report
-from gamut_eval.analysis._tables import Row, TableSpec
+from gamut_eval.analysis._tables import Row, TableSpec, cell_text, display_columns
 from gamut_eval.errors import InputError
 
 __all__ = [
@@ -31,11 +36,76 @@ __all__ = [
     "Format",
     "arrow_schema",
     "default_output",
+    "markdown_table",
+    "md_escape",
+    "render_markdown",
     "render_table",
     "render_text",
     "table_frame",
     "write_report",
 ]
+
+
+_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "|": "\\|",
+        "`": "\\`",
+        "*": "\\*",
+        "_": "\\_",
+        "[": "\\[",
+        "]": "\\]",
+        "<": "&lt;",
+        ">": "&gt;",
+        "&": "&amp;",
+        "\n": " ",
+        "\r": " ",
+    }
+)
+
+
+def md_escape(text: str) -> str:
+    """Text safe inside a Markdown table cell (and inert as HTML)."""
+    return text.translate(_ESCAPES)
+
+
+def markdown_table(spec: TableSpec, rows: Sequence[Row]) -> str:
+    """A GitHub-flavoured Markdown table; intervals follow their values in brackets."""
+    columns = display_columns(spec.row)
+    header = "| " + " | ".join(md_escape(c.header) for c in columns) + " |"
+    rule = "|" + "|".join("---:" if c.unit else "---" for c in columns) + "|"
+    lines = [header, rule]
+    for row in rows:
+        cells = []
+        for column in columns:
+            value, interval = cell_text(row, column)
+            cells.append(md_escape(f"{value} {interval}" if interval else value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def render_markdown(report: Report) -> str:
+    """Every table of the report, in report order, with a header saying how it was made."""
+    meta = report.meta
+    pct = f"{100 * meta.confidence:g}%"
+    out = [
+        f"# Gamut report{': ' + md_escape(meta.run_dir) if meta.run_dir else ''}",
+        "",
+        f"{meta.questions} questions, {len(meta.models)} models, judges: "
+        f"{md_escape(', '.join(meta.judges))}; settings: {md_escape(', '.join(meta.settings))}. "
+        f"Scores x100, rates in %; [low, high] are {pct} bootstrap intervals over questions "
+        f"({meta.resamples} resamples, seed {meta.seed}).",
+    ]
+    if meta.notes:
+        out += ["", *(f"- {md_escape(note)}" for note in meta.notes)]
+    for spec in TABLES:
+        rows = report.table(spec.name)
+        if not rows:
+            continue
+        out += ["", f"## {spec.title}", "", md_escape(spec.description), ""]
+        out.append(markdown_table(spec, rows))
+    return "\n".join(out) + "\n"
+
 
 Format = Literal["html", "md", "csv", "parquet", "json"]
 FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
@@ -97,8 +167,6 @@ def _csv(spec: TableSpec, rows: list[Row]) -> str:
 
 def render_table(report: Report, fmt: str, name: str) -> str:
     """One table of ``report`` as ``md``, ``csv`` or ``json`` text (for standard output)."""
-    from gamut_eval.analysis._render_md import markdown_table
-
     spec = next((s for s in TABLES if s.name == name), None)
     if spec is None:
         raise InputError(

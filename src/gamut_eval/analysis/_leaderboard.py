@@ -18,9 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from gamut_eval.analysis._bootstrap import Bootstrap, Means, nanmean
-from gamut_eval.analysis._cube import VERDICT_COLUMNS, ScoreCube
-from gamut_eval.analysis._rank import ranks
+from gamut_eval.analysis._rundata import VERDICT_COLUMNS, ScoreCube
+from gamut_eval.analysis._stats import Bootstrap, Means, nanmean, ranks
 from gamut_eval.analysis._tables import Count, Rate, Row, Score, number
 
 __all__ = [

@@ -8,62 +8,178 @@ the model means under it are computed once; each table is a function of those.
 The JSON form of a report is ``Report.model_dump_json()``: ``meta`` and one key per table
 (``TABLES``), each a list of rows whose keys are documented on the row models and in
 docs/report.md.
+
+Question diversity's rows are defined here too: the analysis (``_diversity``, with its
+scikit-learn and SciPy) is imported lazily, and its result is read through ``model_dump``
+into these row models, so the report's JSON keys stay documented and stable here, and the
+report does not break at import time when that module is absent.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated
+from typing import Annotated, Any, TypeVar
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from gamut_eval import __version__
-from gamut_eval.analysis._audit_rows import AuditRow, audit_rows
-from gamut_eval.analysis._bootstrap import Bootstrap
-from gamut_eval.analysis._check_agreement import CheckAgreementRow, check_agreement_rows
-from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
-from gamut_eval.analysis._diversity_rows import (
-    DIVERSITY_TABLES,
-    ClusterRow,
-    DiversitySummaryRow,
-    DiversityTables,
-    NearDuplicateRow,
-    TemplateRow,
-    diversity_rows,
+from gamut_eval.analysis._agreement import (
+    CheckAgreementRow,
+    ReferenceAgreementRow,
+    check_agreement_rows,
+    reference_agreement,
+    reference_notes,
 )
-from gamut_eval.analysis._families import FamilyRow, family_rows, model_family
+from gamut_eval.analysis._audit import AuditRow, audit_rows
 from gamut_eval.analysis._leaderboard import (
     BreakdownRow,
     LeaderboardRow,
     breakdown_rows,
     leaderboard_rows,
 )
-from gamut_eval.analysis._modality import ModalityRow, ModalitySummaryRow, modality_tables
-from gamut_eval.analysis._reference_agreement import (
-    ReferenceAgreementRow,
-    reference_agreement,
-    reference_notes,
-)
 from gamut_eval.analysis._robustness import (
+    FamilyRow,
     JudgeGapRow,
     JudgePairRow,
     JudgeScoreRow,
     LeniencyRow,
+    ModalityRow,
+    ModalitySummaryRow,
     RankSwapRow,
+    SelfPreferenceRow,
+    family_rows,
     judge_robustness,
+    modality_tables,
+    model_family,
 )
-from gamut_eval.analysis._rundata import RunData, load_run, question_groups
-from gamut_eval.analysis._self_preference import SelfPreferenceRow
-from gamut_eval.analysis._tables import Row, TableSpec
+from gamut_eval.analysis._rundata import (
+    RunData,
+    ScoreCube,
+    cube_from_scores,
+    load_run,
+    question_groups,
+)
+from gamut_eval.analysis._stats import Bootstrap
+from gamut_eval.analysis._tables import Count, Rate, Row, Stat, TableSpec
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 from gamut_eval.scoring import ScoringParams
 
-__all__ = ["TABLES", "Report", "ReportConfig", "ReportMeta", "build_report", "report_for_run"]
+__all__ = [
+    "DIVERSITY_TABLES",
+    "TABLES",
+    "ClusterRow",
+    "DiversitySummaryRow",
+    "DiversityTables",
+    "NearDuplicateRow",
+    "Report",
+    "ReportConfig",
+    "ReportMeta",
+    "TemplateRow",
+    "build_report",
+    "diversity_rows",
+    "report_for_run",
+]
+
+
+class DiversitySummaryRow(Row):
+    """How diverse the questions are, in two numbers."""
+
+    questions: Count
+    """Questions analysed."""
+    method: str
+    """``tfidf`` or ``embeddings``: what similarities and clusters were computed on."""
+    mean_pairwise_similarity: Stat
+    """Mean cosine similarity over all pairs of distinct questions; lower is more diverse."""
+    distinct_template_share: Rate
+    """Distinct templates divided by questions; 1.0 when no two share a template."""
+    embedding_model: str | None = None
+    """The sentence-transformers model the embeddings came from (None for TF-IDF)."""
+    embeddings_fallback: str | None = None
+    """Why TF-IDF was used although embeddings were asked for (None otherwise)."""
+
+
+class TemplateRow(Row):
+    """One interrogative template (e.g. ``what is this <X>``) and how often it occurs."""
+
+    template: str
+    """The question's interrogative frame."""
+    count: Count
+    """Questions with this template."""
+    share: Rate
+    """``count`` divided by the number of questions."""
+    examples: list[str]
+    """Up to three of its questions."""
+
+
+class NearDuplicateRow(Row):
+    """Two questions whose vectors are nearly the same."""
+
+    a: str
+    """Id of the question that comes first in the dataset."""
+    b: str
+    """Id of the other question."""
+    similarity: Stat
+    """Cosine similarity of the two questions."""
+
+
+class ClusterRow(Row):
+    """One cluster of similar questions."""
+
+    cluster: int
+    """Cluster number; 0 is the largest."""
+    size: Count
+    """Questions in the cluster."""
+    top_terms: list[str]
+    """The terms that characterise it, most characteristic first."""
+    questions: list[str]
+    """Ids of its questions."""
+
+
+DIVERSITY_TABLES: tuple[TableSpec, ...] = (
+    TableSpec("diversity_summary", "Question diversity", DiversitySummaryRow,
+              "Mean similarity of the questions and the share of distinct templates."),
+    TableSpec("diversity_templates", "Interrogative templates", TemplateRow,
+              "How often each question template occurs."),
+    TableSpec("diversity_near_duplicates", "Near-duplicate questions", NearDuplicateRow,
+              "Pairs of questions at or above the similarity threshold."),
+    TableSpec("diversity_clusters", "Question clusters", ClusterRow,
+              "k-means clusters of the questions and their top terms."),
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DiversityTables:
+    """The four diversity tables of a report (empty when diversity is not available)."""
+
+    summary: list[DiversitySummaryRow] = field(default_factory=list)
+    templates: list[TemplateRow] = field(default_factory=list)
+    near_duplicates: list[NearDuplicateRow] = field(default_factory=list)
+    clusters: list[ClusterRow] = field(default_factory=list)
+
+
+R = TypeVar("R", bound=Row)
+
+
+def _pick(row: type[R], data: dict[str, Any]) -> R:
+    """The row's fields from ``data``; extra keys in the analysis' result are ignored."""
+    return row.model_validate({name: data[name] for name in row.model_fields if name in data})
+
+
+def diversity_rows(result: Any) -> DiversityTables:
+    """The four tables from a ``DiversityReport`` (any object with ``model_dump``)."""
+    data = result.model_dump(mode="json")
+    return DiversityTables(
+        summary=[_pick(DiversitySummaryRow, data)],
+        templates=[_pick(TemplateRow, t) for t in data["templates"]],
+        near_duplicates=[_pick(NearDuplicateRow, d) for d in data["near_duplicates"]],
+        clusters=[_pick(ClusterRow, c) for c in data["clusters"]],
+    )
 
 
 class ReportConfig(BaseModel):

@@ -1,48 +1,289 @@
-"""Judge robustness (the paper's Table 2): the same responses scored by several judges.
+"""Does the ranking hold? Across judges (the paper's Table 2, with each judge's
+self-preference for its own model family) and without the image (Table 3, modality).
 
-Does the ranking depend on the judge? For every pair of judges: Kendall's tau-b between
-their rankings (with a bootstrap interval), the pairs of models they order differently
-(and whether those are neighbours), and the per-model score gaps. For every judge: its
-mean leniency offset (how much higher it scores than the other judges) and its
-self-preference (how much more it favours its own family than the others do).
+**Model families.** By default a model's family is the provider part of its id
+(``openai/gpt-4.1`` -> ``openai``), following Inspect AI's naming. For ids routed through a
+gateway or a serving engine the provider says nothing about who trained the model, so the
+next part is used when there is one: ``vllm/Qwen/Qwen3-VL-235B`` -> ``qwen``,
+``openrouter/anthropic/claude-opus`` -> ``anthropic``. Families compare case-insensitively.
+A YAML (or JSON) file overrides this: a mapping from a model id, or a glob pattern over
+ids, to a family. Exact ids win over patterns; patterns apply in file order::
+
+    google/gemini-3.1-pro: google
+    "vllm/Qwen/*": qwen
+    "openai-api/deepseek/*": deepseek
+
+**Self-preference**: does a judge favour answers of its own model family? For a judge of
+family f, each model's offset is the judge's score minus the mean score the judges of
+*other* families give it (a judge of the same family could share the bias). Averaged over
+family-f models that is ``own_offset``; over the other models, ``other_offset``, which is
+the judge's general leniency. Their difference is what it gives its own family beyond
+that. The reference judges' scores include any bias they have for their own families, so
+with three judges one judge's inflation d moves the others' values by a fraction of d:
+read the rows together (docs/report.md works an example).
+
+**Judge robustness**: the same responses scored by several judges. Does the ranking depend
+on the judge? For every pair of judges: Kendall's tau-b between their rankings (with a
+bootstrap interval), the pairs of models they order differently (and whether those are
+neighbours), and the per-model score gaps. For every judge: its mean leniency offset (how
+much higher it scores than the other judges) and its self-preference.
+
+**Modality**: text-only minus multimodal, per model and judge. The text-only setting names
+the entity in the question, so a model's gain without the image isolates what visual
+identification costs it. The paper's reading rests on three numbers, each computed here
+with a bootstrap interval: the per-model gap, whether the ranking survives removing the
+image (Kendall's tau-b between the two settings, with the pairs that swap), and how
+constant the gap is (its spread across models, and its correlation with the multimodal
+score: near zero means a constant tax, negative means weak models gain most).
 
 Every statistic is a function of the model means, so its interval comes from applying the
-same function to the means under each bootstrap resample (shared across judges, so the
-comparisons are paired by question).
+same function to the means under each bootstrap resample (shared across judges and
+settings, so the comparisons are paired by question).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import fnmatch
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from gamut_eval.analysis._bootstrap import Bootstrap, Means, nanmean
-from gamut_eval.analysis._cube import ScoreCube
-from gamut_eval.analysis._rank import kendall_tau_b, swapped_pairs
-from gamut_eval.analysis._self_preference import (
-    SelfPreferenceRow,
-    reference_mean,
-    self_preference_row,
+from gamut_eval._files import read_mapping
+from gamut_eval.analysis._rundata import ScoreCube
+from gamut_eval.analysis._stats import (
+    Bootstrap,
+    Means,
+    kendall_tau_b,
+    nanmean,
+    pearson,
+    swapped_pairs,
 )
 from gamut_eval.analysis._tables import Count, Row, Score, Stat, number
+from gamut_eval.errors import ErrorDetail, ValidationError
 
 __all__ = [
+    "GATEWAYS",
+    "MULTIMODAL",
+    "TEXT_ONLY",
+    "FamilyRow",
     "JudgeGapRow",
     "JudgePairRow",
     "JudgeScoreRow",
     "LeniencyRow",
+    "ModalityRow",
+    "ModalitySummaryRow",
     "RankSwapRow",
     "Robustness",
+    "SelfPreferenceRow",
+    "family_rows",
+    "gap_spread",
     "judge_robustness",
     "leniency_offset",
+    "load_families",
+    "modality_tables",
+    "model_family",
     "rank_swap_rows",
+    "reference_mean",
+    "self_preference",
+    "self_preference_row",
 ]
 
+
+GATEWAYS: frozenset[str] = frozenset(
+    {
+        "openai-api",
+        "openrouter",
+        "vllm",
+        "sglang",
+        "ollama",
+        "together",
+        "fireworks",
+        "groq",
+        "hf",
+        "bedrock",
+        "azureai",
+        "llama-cpp-python",
+    }
+)
+"""Providers that serve other makers' models: their ids name the maker next."""
+
+
+class FamilyRow(Row):
+    """The family a model or judge id was assigned, and from where."""
+
+    model: str
+    """Model or judge id."""
+    family: str
+    """Its family (lower case)."""
+    source: str
+    """``provider`` (from the id) or ``mapping`` (from the --families file)."""
+
+
+def model_family(model: str, overrides: Mapping[str, str] | None = None) -> str:
+    """The family of a model id: an override if one matches, else the provider part."""
+    family = _override(model, overrides or {})
+    if family is not None:
+        return family
+    parts = [p for p in model.split("/") if p]
+    if not parts:
+        return model.lower()
+    if parts[0].lower() in GATEWAYS and len(parts) >= 3:
+        return parts[1].lower()
+    return parts[0].lower()
+
+
+def _override(model: str, overrides: Mapping[str, str]) -> str | None:
+    if model in overrides:
+        return overrides[model].lower()
+    for pattern, family in overrides.items():
+        if fnmatch.fnmatchcase(model, pattern):
+            return family.lower()
+    return None
+
+
+def family_rows(models: Iterable[str], overrides: Mapping[str, str]) -> list[FamilyRow]:
+    return [
+        FamilyRow(
+            model=m,
+            family=model_family(m, overrides),
+            source="mapping" if _override(m, overrides) is not None else "provider",
+        )
+        for m in dict.fromkeys(models)
+    ]
+
+
+def load_families(path: str | Path) -> dict[str, str]:
+    """Read a family mapping file: ``{model id or glob: family}``, every problem reported."""
+    data = read_mapping(path, "families-mapping", "expected a mapping of model id -> family")
+    errors = []
+    for key, value in data.items():
+        if not isinstance(key, str) or not key.strip():
+            errors.append(ErrorDetail(str(key), "families-key", "a model id or pattern", key))
+        if not isinstance(value, str) or not value.strip():
+            errors.append(
+                ErrorDetail(str(key), "families-value", "the family must be a name", value)
+            )
+    if errors:
+        raise ValidationError([e.in_file(path) for e in errors])
+    return {str(k): str(v).strip() for k, v in data.items()}
+
+
 FloatArray = npt.NDArray[np.float64]
+
+
+class SelfPreferenceRow(Row):
+    """Does a judge favour its own family's answers more than the other judges do?"""
+
+    setting: str
+    """Setting."""
+    judge: str
+    """Judge model id."""
+    family: str
+    """The judge's family."""
+    own_models: Count
+    """Models of that family."""
+    other_models: Count
+    """Models of other families."""
+    reference_judges: str
+    """The judges of other families compared against, ``; ``-separated."""
+    own_offset: Score
+    """Mean over own-family models of (this judge's score - the reference judges' mean)."""
+    other_offset: Score
+    """The same mean over the other families' models (the judge's general leniency)."""
+    self_preference: Score
+    """``own_offset - other_offset``: how much more it favours its own family."""
+    self_preference_low: Score
+    """Lower end of the bootstrap interval of ``self_preference``."""
+    self_preference_high: Score
+    """Upper end of that interval."""
+    note: str | None
+    """Why the numbers are missing, when they are."""
+
+
+def reference_mean(scores: FloatArray, reference: Sequence[int]) -> FloatArray:
+    """``(..., M)``: the mean score of each model over the ``reference`` judges."""
+    return nanmean(np.moveaxis(scores[..., list(reference), :], -2, -1))
+
+
+def self_preference(
+    scores: FloatArray, judge: int, reference: Sequence[int], own: npt.NDArray[np.bool_]
+) -> tuple[FloatArray, FloatArray]:
+    """``(own_offset, other_offset)`` over leading axes; ``scores`` is ``(..., J, M)``.
+
+    The offset of a model is the judge's score minus the mean of the ``reference`` judges'
+    scores; ``own`` marks the models of the judge's family. Their difference removes the
+    judge's uniform leniency, leaving the extra it grants its own family.
+    """
+    offsets = scores[..., judge, :] - reference_mean(scores, reference)
+    return nanmean(offsets[..., own]), nanmean(offsets[..., ~own])
+
+
+def self_preference_row(
+    cube: ScoreCube,
+    setting: str,
+    j: int,
+    point: FloatArray,
+    resampled: FloatArray,
+    boot: Bootstrap,
+    families: Mapping[str, str],
+) -> SelfPreferenceRow:
+    judge = cube.judges[j]
+    family = families[judge]
+    reference = [k for k, other in enumerate(cube.judges) if families[other] != family]
+    scored = ~np.isnan(point[j])
+    own = np.array([families[m] == family for m in cube.models]) & scored
+    other = ~own & scored
+    row = {
+        "setting": setting,
+        "judge": judge,
+        "family": family,
+        "own_models": int(own.sum()),
+        "other_models": int(other.sum()),
+        "reference_judges": "; ".join(cube.judges[k] for k in reference),
+    }
+    note = _self_preference_gap(family, reference, own, other)
+    if note:
+        return SelfPreferenceRow(
+            **row,
+            own_offset=None,
+            other_offset=None,
+            self_preference=None,
+            self_preference_low=None,
+            self_preference_high=None,
+            note=note,
+        )
+    own_point, other_point = self_preference(point, j, reference, own)
+    own_boot, other_boot = self_preference(resampled, j, reference, own)
+    low, high = boot.interval(own_boot - other_boot)
+    return SelfPreferenceRow(
+        **row,
+        own_offset=number(own_point),
+        other_offset=number(other_point),
+        self_preference=number(own_point - other_point),
+        self_preference_low=number(low),
+        self_preference_high=number(high),
+        note=None,
+    )
+
+
+def _self_preference_gap(
+    family: str,
+    reference: Sequence[int],
+    own: npt.NDArray[np.bool_],
+    other: npt.NDArray[np.bool_],
+) -> str | None:
+    """Why self-preference cannot be measured for this judge, or None when it can."""
+    if not reference:
+        return f"no judge of another family than {family!r} to compare with"
+    if not own.any():
+        return f"no model of the judge's family {family!r} was scored"
+    if not other.any():
+        return "no model of another family was scored"
+    return None
 
 
 class JudgeScoreRow(Row):
@@ -318,4 +559,147 @@ def _leniency_row(
         offset_high=number(high),
         offset_min=number(defined.min()) if len(defined) else None,
         offset_max=number(defined.max()) if len(defined) else None,
+    )
+
+
+MULTIMODAL = "multimodal"
+TEXT_ONLY = "text_only"
+
+
+class ModalityRow(Row):
+    """One model's score with and without the image, by one judge."""
+
+    judge: str
+    """Judge model id."""
+    model: str
+    """Model id."""
+    questions: Count
+    """Questions scored in both settings."""
+    multimodal: Score
+    """Mean Gamut score with the image."""
+    text_only: Score
+    """Mean Gamut score with the entity named in text."""
+    gap: Score
+    """``text_only - multimodal``: what identifying the entity from the image costs."""
+    gap_low: Score
+    """Lower end of the bootstrap interval of ``gap`` (questions resampled in pairs)."""
+    gap_high: Score
+    """Upper end of that interval."""
+
+
+class ModalitySummaryRow(Row):
+    """Whether the ranking survives removing the image, and how constant the gap is."""
+
+    judge: str
+    """Judge model id."""
+    models: Count
+    """Models scored in both settings."""
+    tau_b: Stat
+    """Kendall's tau-b between the multimodal and the text-only ranking."""
+    tau_b_low: Stat
+    """Lower end of its bootstrap interval."""
+    tau_b_high: Stat
+    """Upper end of that interval."""
+    swapped_pairs: Count
+    """Pairs of models the two settings order differently (listed in ``rank_swaps``)."""
+    gap_mean: Score
+    """Mean gap over models."""
+    gap_sd: Score
+    """Standard deviation of the gap over models (n - 1): the spread of the tax."""
+    gap_sd_low: Score
+    """Lower end of the bootstrap interval of ``gap_sd``."""
+    gap_sd_high: Score
+    """Upper end of that interval."""
+    gap_min: Score
+    """Smallest per-model gap."""
+    gap_max: Score
+    """Largest per-model gap."""
+    gap_corr: Stat
+    """Pearson correlation across models between the gap and the multimodal score."""
+    gap_corr_low: Stat
+    """Lower end of the bootstrap interval of ``gap_corr``."""
+    gap_corr_high: Stat
+    """Upper end of that interval."""
+
+
+def gap_spread(gaps: npt.ArrayLike) -> FloatArray:
+    """Sample standard deviation (n - 1) over the last axis, NaNs left out; NaN below 2."""
+    values = np.asarray(gaps, dtype=np.float64)
+    valid = ~np.isnan(values)
+    count = valid.sum(axis=-1)
+    centred = np.where(valid, values - nanmean(values)[..., None], 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        variance = (centred**2).sum(axis=-1) / (count - 1)
+    return np.asarray(np.where(count >= 2, np.sqrt(variance), np.nan))
+
+
+def modality_tables(
+    cube: ScoreCube, means: Means, boot: Bootstrap
+) -> tuple[list[ModalityRow], list[ModalitySummaryRow], list[RankSwapRow]]:
+    """Per-model rows, one summary per judge, and the swapped pairs; empty unless the
+    run has both the multimodal and the text-only setting."""
+    mm, text = cube.setting_index(MULTIMODAL), cube.setting_index(TEXT_ONLY)
+    if mm is None or text is None:
+        return [], [], []
+    rows: list[ModalityRow] = []
+    summaries: list[ModalitySummaryRow] = []
+    swaps: list[RankSwapRow] = []
+    paired = ~np.isnan(cube.gamut[mm]) & ~np.isnan(cube.gamut[text])
+    for j, judge in enumerate(cube.judges):
+        point_mm, point_text = means.point[mm, j], means.point[text, j]
+        boot_mm, boot_text = means.boot[:, mm, j], means.boot[:, text, j]
+        gaps = point_text - point_mm
+        gap_low, gap_high = boot.interval(boot_text - boot_mm)
+        order = np.argsort(-np.nan_to_num(point_mm, nan=-np.inf), kind="stable")
+        for m in (m for m in order if not np.isnan(gaps[m])):
+            rows.append(
+                ModalityRow(
+                    judge=judge,
+                    model=cube.models[m],
+                    questions=int(paired[j, m].sum()),
+                    multimodal=number(point_mm[m]),
+                    text_only=number(point_text[m]),
+                    gap=number(gaps[m]),
+                    gap_low=number(gap_low[m]),
+                    gap_high=number(gap_high[m]),
+                )
+            )
+        names = (MULTIMODAL, TEXT_ONLY)
+        judge_swaps = rank_swap_rows("settings", judge, names, point_mm, point_text, cube.models)
+        swaps.extend(judge_swaps)
+        summaries.append(
+            _summary(judge, (point_mm, point_text), (boot_mm, boot_text), boot, len(judge_swaps))
+        )
+    return rows, summaries, swaps
+
+
+def _summary(
+    judge: str,
+    point: tuple[FloatArray, FloatArray],
+    resampled: tuple[FloatArray, FloatArray],
+    boot: Bootstrap,
+    swapped: int,
+) -> ModalitySummaryRow:
+    gaps = point[1] - point[0]
+    boot_gaps = resampled[1] - resampled[0]
+    defined = gaps[~np.isnan(gaps)]
+    tau_b_low, tau_b_high = boot.interval(kendall_tau_b(*resampled))
+    sd_low, sd_high = boot.interval(gap_spread(boot_gaps))
+    corr_low, corr_high = boot.interval(pearson(boot_gaps, resampled[0]))
+    return ModalitySummaryRow(
+        judge=judge,
+        models=len(defined),
+        tau_b=number(kendall_tau_b(*point)),
+        tau_b_low=number(tau_b_low),
+        tau_b_high=number(tau_b_high),
+        swapped_pairs=swapped,
+        gap_mean=number(nanmean(gaps)),
+        gap_sd=number(gap_spread(gaps)),
+        gap_sd_low=number(sd_low),
+        gap_sd_high=number(sd_high),
+        gap_min=number(defined.min()) if len(defined) else None,
+        gap_max=number(defined.max()) if len(defined) else None,
+        gap_corr=number(pearson(gaps, point[0])),
+        gap_corr_low=number(corr_low),
+        gap_corr_high=number(corr_high),
     )

@@ -24,7 +24,7 @@ _FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 checks that the two agree)."""
 
 _DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
-"""``gamut_eval.analysis._diversity_embed.DEFAULT_EMBEDDING_MODEL``, spelled out to keep the import
+"""``gamut_eval.analysis._diversity.DEFAULT_EMBEDDING_MODEL``, spelled out to keep the import
 lazy (a test checks that the two agree)."""
 
 __all__ = ["COMMANDS", "print_summary", "report", "summary_tables", "view", "write_html_report"]

@@ -8,7 +8,7 @@ and so must not share the first run's cache.
 
 The report is computed from verdicts already judged (``probe_result``), so its arithmetic
 is tested on hand-made verdicts and a report can be recomputed from stored verdicts without
-a judge. The report's models (the ``audit.json`` format) live in ``analysis._audit_file``,
+a judge. The report's models (the ``audit.json`` format) live in ``analysis._audit``,
 so the run report can read an audit without importing this package; they are re-exported
 here.
 """

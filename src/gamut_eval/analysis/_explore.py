@@ -1,20 +1,30 @@
 """The data behind the report's drill-down: every question, check, verdict and answer of a run.
 
 Built from the run folder (verdicts.jsonl with the judges' explanations, responses.jsonl,
-the dataset) and embedded once in the HTML page as plain JSON (``<script
-type="application/json" id="gamut-data">``), so other tools can read it too; its shape is
-documented in docs/report.md ("The embedded data").
+the dataset): from the run the report was built from, or from the report's run folder.
+It is embedded once in the HTML page as plain JSON (``<script type="application/json"
+id="gamut-data">``), so other tools can read it too; its shape is documented in
+docs/report.md ("The embedded data").
 
 Verdicts are one character per (setting, judge, model, check) of a question, so even a
 paper-scale run (4.6 million verdicts) costs about 5 MB. The texts (answers and
 explanations) are the heavy part: they are embedded question by question, in question
 order, until ``text_budget`` characters are used; the questions past it keep their
 verdicts and scores but say that their texts are not in the page.
+
+Question images become small embedded thumbnails (``data:`` URIs). With Pillow installed
+an image is downscaled to at most ``SIZE`` pixels on its longer side and saved as JPEG (a
+few KB each, so even 1,813 questions add only megabytes). Without Pillow the original file
+is embedded when it is small enough, and left out otherwise.
 """
 
 from __future__ import annotations
 
+import base64
+import io
+import json
 import math
+import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,14 +38,51 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from gamut_eval._files import read_jsonl
-from gamut_eval.analysis._cube import ScoreCube, cube_from_scores
-from gamut_eval.analysis._rundata import RunData
-from gamut_eval.analysis._thumbs import thumbnail
+from gamut_eval.analysis._report import Report
+from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
 
-__all__ = ["DATA_VERSION", "VERDICT_CODES", "explore_data"]
+__all__ = [
+    "DATA_VERSION",
+    "SIZE",
+    "VERDICT_CODES",
+    "explore_data",
+    "explore_json",
+    "thumbnail",
+]
+
+
+SIZE = 160
+"""Longest side of a thumbnail, in pixels."""
+_RAW_LIMIT = 150_000
+"""Bytes of an image embedded as it is when it cannot be downscaled."""
+
+
+def _uri(mime: str, data: bytes) -> str:
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def thumbnail(path: Path) -> str | None:
+    """A ``data:`` URI of the downscaled image, or None when it cannot be embedded."""
+    try:
+        from PIL import Image
+    except ImportError:
+        mime = mimetypes.guess_type(path.name)[0]
+        size = path.stat().st_size
+        if mime is None or not mime.startswith("image/") or size > _RAW_LIMIT:
+            return None
+        return _uri(mime, path.read_bytes())
+    try:
+        with Image.open(path) as image:
+            image.thumbnail((SIZE, SIZE))
+            out = io.BytesIO()
+            image.convert("RGB").save(out, format="JPEG", quality=80)
+    except (OSError, ValueError):
+        return None
+    return _uri("image/jpeg", out.getvalue())
+
 
 DATA_VERSION = 1
 VERDICT_CODES: dict[str | None, str] = {
@@ -342,3 +389,31 @@ def explore_data(
         "has_answers": bool(answers),
         "questions": questions,
     }
+
+
+def explore_json(report: Report, run: RunData | None = None) -> tuple[str | None, str]:
+    """The ``gamut-data`` JSON text, or None and why not: the run folder is not at hand (a
+    report re-rendered from its JSON elsewhere), has no verdicts.jsonl, or a file of it
+    does not parse."""
+    if run is None:
+        folder = report.meta.run_dir
+        if folder is None:
+            return None, "the drill-down needs the run folder, and this report names none"
+        if not (Path(folder) / "verdicts.jsonl").is_file():
+            return None, f"the drill-down needs {Path(folder) / 'verdicts.jsonl'}"
+        try:
+            run = load_run(folder, report.meta.dataset, verdicts=False)
+        except InputError as exc:
+            return None, f"the drill-down is left out: {exc}"
+    board = [
+        {"model": r.model, "setting": r.setting, "judge": r.judge, "gamut": r.gamut}
+        for r in report.leaderboard
+    ]
+    try:
+        data = explore_data(run, leaderboard=board)
+    except InputError as exc:
+        return None, f"the drill-down is left out: {exc}"
+    if data is None:
+        return None, "the drill-down needs the run folder's verdicts.jsonl"
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text, ""
