@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from playwright.sync_api import Browser, sync_playwright
 
 from _common import peak_rss_mb, run_in_child, verdict_line
-from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html, synthetic_run
+from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html
+from gamut_eval.testing import synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
 SHAPE = {"questions": QUESTIONS, "models": MODELS, "judges": JUDGES, "checks": CHECKS,

@@ -35,8 +35,6 @@ LAYERS: list[tuple[str, list[str]]] = [
     # prices: the price table, read by the judge's dry run, a run and a build.
     ("dataset / responses", ["dataset", "responses", "prices", ""]),
     ("judge", ["judge"]),
-    # The fake servers shipped for tests: they may use the judge, nothing above it.
-    ("testing", ["testing"]),
     # _registry is Inspect AI's entry point into the task and scorer of generate.
     (
         "generate / run",
@@ -44,6 +42,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
+    # What the package ships for tests and benches (fake servers, a synthetic run folder):
+    # nothing in the library imports it.
+    ("testing", ["testing"]),
     ("cli", ["cli", "__main__"]),
 ]
 """Lowest first, as (name, modules or packages under ``gamut_eval``). A module is in the

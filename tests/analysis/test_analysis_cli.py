@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gamut_eval.analysis import TABLES, synthetic_run
+from gamut_eval.analysis import TABLES
 from gamut_eval.cli import cli
+from gamut_eval.testing import synthetic_run
 
 MODELS = ["openai/gpt-a", "google/gemini-b", "anthropic/claude-c"]
 JUDGES = ["google/judge-g", "anthropic/judge-a"]

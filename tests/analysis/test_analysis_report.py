@@ -23,12 +23,12 @@ from gamut_eval.analysis import (
     model_family,
     render_html,
     render_markdown,
-    synthetic_run,
     write_report,
 )
 from gamut_eval.analysis._html import CSP
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.scoring import summarise_scores
+from gamut_eval.testing import synthetic_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EVIL_MODEL = "evil/<script>alert(1)</script>|x"

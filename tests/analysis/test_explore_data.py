@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html, synthetic_run
+from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html
 from gamut_eval.analysis._explore import explore_data
+from gamut_eval.testing import synthetic_run
 
 MODELS = ["a/one", "b/two", 'evil/</script><img src=x onerror="alert(1)">']
 JUDGES = ["j/first", "k/second"]

@@ -28,8 +28,8 @@ from gamut_eval.analysis import (
     build_report,
     load_run,
     render_html,
-    synthetic_run,
 )
+from gamut_eval.testing import synthetic_run
 
 pytestmark = pytest.mark.browser
 

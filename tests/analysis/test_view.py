@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 import gamut_eval
 import gamut_eval.analysis as analysis
-from gamut_eval.analysis import _view as view_module, synthetic_run
+from gamut_eval.analysis import _view as view_module
 from gamut_eval.cli import cli
+from gamut_eval.testing import synthetic_run
 
 SRC = str(Path(gamut_eval.__file__).resolve().parents[1])
 

@@ -16,12 +16,13 @@ from rich.cells import cell_len
 from rich.console import Console
 
 import gamut_eval.cli._progress as progress_module
-from gamut_eval.analysis import LeaderboardRow, ReportConfig, build_report, load_run, synthetic_run
+from gamut_eval.analysis import LeaderboardRow, ReportConfig, build_report, load_run
 from gamut_eval.cli._fit import fitted, print_fitted, short_names
 from gamut_eval.cli._main import cli
 from gamut_eval.cli._progress import PassProgress, progress_columns
 from gamut_eval.cli._summary import summary_renderables, table_with
 from gamut_eval.judge import JudgeStats, PassEvent
+from gamut_eval.testing import synthetic_run
 
 LONG = [
     "openai-api/together/meta-llama/Llama-3.3-70B-Instruct-Turbo",

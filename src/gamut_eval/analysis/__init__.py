@@ -56,7 +56,6 @@ if _typing.TYPE_CHECKING:
         kendall_tau_b as kendall_tau_b,
         resample_weights as resample_weights,
     )
-    from gamut_eval.analysis._synthetic import synthetic_run as synthetic_run
     from gamut_eval.analysis._tables import format_cell as format_cell
     from gamut_eval.analysis._view import (
         ReportServer as ReportServer,

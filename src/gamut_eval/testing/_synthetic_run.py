@@ -23,7 +23,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval._files import atomic_writer
-from gamut_eval.analysis._audit import AuditReport
+from gamut_eval.analysis import AuditReport
 from gamut_eval.judge import JudgeSettings
 from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
