@@ -40,7 +40,7 @@ class DatasetSummary:
         return text
 
 
-def _record(
+def _dataset_record(
     question: AcceptedQuestion, refined: RefinedRecord, text_only: TextOnlyRecord | None, root: Path
 ) -> DatasetRecord:
     build = {
@@ -70,7 +70,7 @@ def assemble_dataset(workdir: Workdir) -> DatasetSummary:
     refined = {r.question_id: r for r in workdir.read_optional("refined", RefinedRecord)}
     text_only = {t.question_id: t for t in workdir.read_optional("text_only", TextOnlyRecord)}
     records = [
-        _record(q, refined[q.id], text_only.get(q.id), workdir.root)
+        _dataset_record(q, refined[q.id], text_only.get(q.id), workdir.root)
         for q in accepted
         if q.id in refined
     ]

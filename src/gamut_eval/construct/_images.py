@@ -55,7 +55,7 @@ def _safe_id(text: str) -> str:
     return _UNSAFE.sub("-", text).strip("-") or "image"
 
 
-def _record(path: Path, row: ManifestRow) -> ImageRecord:
+def _image_record(path: Path, row: ManifestRow) -> ImageRecord:
     data = path.read_bytes()
     return ImageRecord(
         id=_safe_id(row.id or path.stem),
@@ -73,7 +73,7 @@ def _from_folder(folder: Path) -> list[ImageRecord]:
     if not paths:
         kinds = ", ".join(sorted(IMAGE_SUFFIXES))
         raise InputError(f"{folder}: no images found (looked for {kinds})")
-    return [_record(p, ManifestRow(image=p.name)) for p in paths]
+    return [_image_record(p, ManifestRow(image=p.name)) for p in paths]
 
 
 def _from_manifest(path: Path) -> list[ImageRecord]:
@@ -93,7 +93,7 @@ def _from_manifest(path: Path) -> list[ImageRecord]:
             why = "no such image file" if not image.is_file() else "not a known image type"
             errors.append(ErrorDetail("image", "image-exists", why, row.image).in_file(where))
             continue
-        records.append(_record(image, row))
+        records.append(_image_record(image, row))
     if errors:
         raise ValidationError(errors)
     return records

@@ -17,21 +17,22 @@ their edits and whether it still fits the refined rubric.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gamut_eval.construct._cache import content_hash
 from gamut_eval.construct._evidence import ACCEPTED_HINT
-from gamut_eval.construct._models import Provenance
 from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._rubric_files import RubricRow, read_rubric_file
+from gamut_eval.construct._rubric_files import (
+    RubricRow,
+    read_rubric_file,
+    row_image,
+    row_question,
+)
 from gamut_eval.construct._rubric_models import DraftRecord, RefinedRecord
 from gamut_eval.construct._workdir import Workdir
 from gamut_eval.dataset import DatasetRecord
-from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric
 
 __all__ = ["RefineUnit", "app_row", "refine_units"]
@@ -52,46 +53,6 @@ class RefineUnit:
     @property
     def compiled(self) -> Checklist:
         return compile_rubric(self.before)
-
-
-def _image(row: RubricRow) -> Path | None:
-    record = row.record
-    if record is None or record.image is None or row.base is None:
-        return None
-    return (row.base / record.image).resolve()
-
-
-def _question(row: RubricRow, where: str) -> AcceptedQuestion:
-    """The question as the row states it (no accepted question in the build folder)."""
-    record, image = row.record, _image(row)
-    entity = record.entity if record is not None else row.meta.entity
-    if not entity and (image is None or not image.is_file()):
-        raise ValidationError(
-            [
-                ErrorDetail(
-                    "entity",
-                    "entity-or-image",
-                    "the independent search needs the entity, or the "
-                    "image to look at; give `entity` or an `image` that exists",
-                    None,
-                ).in_file(where)
-            ]
-        )
-    sha = hashlib.sha256(image.read_bytes()).hexdigest() if image and image.is_file() else ""
-    return AcceptedQuestion(
-        id=row.id,
-        image_id=row.id,
-        image=str(image or ""),
-        image_sha256=sha,
-        question=record.question if record is not None else row.meta.question,
-        candidate_id=row.id,
-        entity=entity,
-        domain=record.domain if record is not None else None,
-        popularity=record.popularity if record is not None else None,
-        provenance=Provenance(
-            stage="input", model=None, prompt_version=None, inputs={}, key=content_hash(row.id)
-        ),
-    )
 
 
 def _revised(row: RubricRow) -> Checklist | None:
@@ -122,7 +83,7 @@ def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | Non
     return [
         RefineUnit(
             (known.get(row.id) if row.kind != "dataset" else None)
-            or _question(row, f"{source}:{row.line}"),
+            or row_question(row, f"{source}:{row.line}"),
             row.meta,
             _revised(row),
             row,
@@ -153,7 +114,7 @@ def _refine_meta(unit: RefineUnit, refined: RefinedRecord) -> dict[str, Any]:
 def app_row(unit: RefineUnit, refined: RefinedRecord, folder: Path) -> DatasetRecord:
     """The dataset record the annotation app imports for the next round (no checklist)."""
     question, record = unit.question, unit.row.record if unit.row is not None else None
-    image = _image(unit.row) if unit.row is not None and record is not None else None
+    image = row_image(unit.row) if unit.row is not None and record is not None else None
     fields: dict[str, Any] = {
         "id": question.id,
         "question": question.question,

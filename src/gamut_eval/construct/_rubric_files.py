@@ -15,6 +15,7 @@ reported (file, line, path, rule, value) before anything else happens.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -23,6 +24,9 @@ import pydantic
 
 from gamut_eval._files import parse_json, read_text
 from gamut_eval._tables import read_rows
+from gamut_eval.construct._cache import content_hash
+from gamut_eval.construct._models import Provenance
+from gamut_eval.construct._question_models import AcceptedQuestion
 from gamut_eval.construct._rubric_models import DraftRecord, RefinedRecord
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, ValidationError
@@ -34,7 +38,7 @@ from gamut_eval.rubric import (
     validate_meta_rubric,
 )
 
-__all__ = ["RowKind", "RubricRow", "read_rubric_file"]
+__all__ = ["RowKind", "RubricRow", "read_rubric_file", "row_image", "row_question"]
 
 RowKind = Literal["rubric", "draft", "refined", "dataset"]
 
@@ -149,3 +153,43 @@ def read_rubric_file(path: str | Path) -> dict[str, RubricRow]:
     if not by_id:
         raise ValidationError([ErrorDetail("$", "not-empty", "holds no rubric").in_file(path)])
     return by_id
+
+
+def row_image(row: RubricRow) -> Path | None:
+    record = row.record
+    if record is None or record.image is None or row.base is None:
+        return None
+    return (row.base / record.image).resolve()
+
+
+def row_question(row: RubricRow, where: str) -> AcceptedQuestion:
+    """The question as the row states it (no accepted question in the build folder)."""
+    record, image = row.record, row_image(row)
+    entity = record.entity if record is not None else row.meta.entity
+    if not entity and (image is None or not image.is_file()):
+        raise ValidationError(
+            [
+                ErrorDetail(
+                    "entity",
+                    "entity-or-image",
+                    "the independent search needs the entity, or the "
+                    "image to look at; give `entity` or an `image` that exists",
+                    None,
+                ).in_file(where)
+            ]
+        )
+    sha = hashlib.sha256(image.read_bytes()).hexdigest() if image and image.is_file() else ""
+    return AcceptedQuestion(
+        id=row.id,
+        image_id=row.id,
+        image=str(image or ""),
+        image_sha256=sha,
+        question=record.question if record is not None else row.meta.question,
+        candidate_id=row.id,
+        entity=entity,
+        domain=record.domain if record is not None else None,
+        popularity=record.popularity if record is not None else None,
+        provenance=Provenance(
+            stage="input", model=None, prompt_version=None, inputs={}, key=content_hash(row.id)
+        ),
+    )

@@ -21,8 +21,7 @@ from typing import Any
 from gamut_eval.construct._models import StageReport
 from gamut_eval.construct._prompts_questions import TEXT_ONLY_VERSION
 from gamut_eval.construct._question_models import TextOnlyRecord
-from gamut_eval.construct._refine_input import _question
-from gamut_eval.construct._rubric_files import RubricRow, read_rubric_file
+from gamut_eval.construct._rubric_files import RubricRow, read_rubric_file, row_question
 from gamut_eval.construct._session import BuildSession
 from gamut_eval.construct._text import names_entity
 from gamut_eval.construct._text_only import text_only_unit
@@ -108,7 +107,7 @@ async def run_text_only_input(session: BuildSession, source: Path) -> StageRepor
     workdir = session.workdir
     pairs = _records(source)
     todo = [
-        (row, _question(row, f"{source}:{row.line}"))
+        (row, row_question(row, f"{source}:{row.line}"))
         for row, record in pairs
         if needs_text_only(record)
     ]
