@@ -21,17 +21,15 @@ from typing import Any
 from inspect_ai.model import ContentImage, Model, ModelOutput, ModelUsage, get_model
 
 from gamut_eval.construct import AcceptedQuestion, Provenance, Workdir
-from gamut_eval.construct._prompts_questions import (
-    QUESTIONS_SYSTEM,
-    REVIEW_SYSTEM,
-    SAME_QUESTION_SYSTEM,
-    TEXT_ONLY_SYSTEM,
-)
-from gamut_eval.construct._prompts_rubric import (
+from gamut_eval.construct._prompts import (
     AUDIT_SYSTEM,
     DRAFT_SYSTEM,
     QUERIES_SYSTEM,
+    QUESTIONS_SYSTEM,
     REBUILD_SYSTEM,
+    REVIEW_SYSTEM,
+    SAME_QUESTION_SYSTEM,
+    TEXT_ONLY_SYSTEM,
 )
 
 CORPUS = Path(__file__).parent / "corpus"

@@ -16,7 +16,7 @@ from gamut_eval.construct import (
     run_draft,
     run_evidence,
 )
-from gamut_eval.construct._jsonschema import rubric_items_schema
+from gamut_eval.construct._llm import rubric_items_schema
 from gamut_eval.rubric import compile_rubric, validate_meta_rubric
 
 IDENTITY = {

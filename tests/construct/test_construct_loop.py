@@ -24,7 +24,7 @@ from sqlalchemy import select
 
 from gamut_eval.annotate import Database, Question, Role, Rubric, add_user, create_app
 from gamut_eval.cli import cli
-from gamut_eval.construct._refine_input import refine_units
+from gamut_eval.construct._refine import refine_units
 from gamut_eval.construct._workdir import Workdir
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset

@@ -10,7 +10,7 @@ from construct_helpers import RED_PNG, Call, Responder, read_jsonl
 from inspect_ai.model import ModelOutput, ModelUsage
 
 from gamut_eval.construct import BuildSession, load_images, run_questions
-from gamut_eval.construct._prompts_questions import QUESTIONS_VERSION
+from gamut_eval.construct._prompts import QUESTIONS_VERSION
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.prices import PriceTable
 

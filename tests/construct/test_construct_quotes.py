@@ -14,8 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gamut_eval.construct._fetch import FetchedPage, Fetcher, html_to_text
-from gamut_eval.construct._verify import match_snippet
+from gamut_eval.construct._sources import FetchedPage, Fetcher, html_to_text, match_snippet
 
 PAGE = Path(__file__).parent / "pages" / "bibimbap.html"
 

@@ -16,7 +16,7 @@ from gamut_eval.construct import (
     ResearchSettings,
     run_refine,
 )
-from gamut_eval.construct._superset import element_texts
+from gamut_eval.construct._rubrics import element_texts
 from gamut_eval.rubric import MetaRubric, compile_rubric, validate_meta_rubric
 
 RICE = (

@@ -14,7 +14,7 @@ from test_construct_refine import _draft, _queries, _with_squid
 
 from gamut_eval.annotate import Database, Rubric, export_dataset, import_files
 from gamut_eval.construct import BuildSession, LocalSearch, ResearchSettings, run_refine
-from gamut_eval.construct._rubric_models import RefinedRecord
+from gamut_eval.construct._models import RefinedRecord
 from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import (
     Checklist,

@@ -22,8 +22,7 @@ from gamut_eval.construct import (
     TavilySearch,
     make_search_provider,
 )
-from gamut_eval.construct._local_search import fts_query, passages
-from gamut_eval.construct._verify import match_snippet
+from gamut_eval.construct._sources import fts_query, match_snippet, passages
 from gamut_eval.errors import InputError
 
 # -- local search -----------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 from construct_helpers import Call, Responder, accepted, read_jsonl, seed
 
 from gamut_eval.construct import BuildSession, DraftRecord, RefinedRecord, run_text_only
-from gamut_eval.construct._rubric_models import Audit, RubricDiff
+from gamut_eval.construct._models import Audit, RubricDiff
 from gamut_eval.dataset import load_dataset
 from gamut_eval.rubric import compile_rubric, validate_meta_rubric
 

@@ -14,13 +14,12 @@ from construct_helpers import provenance
 import gamut_eval.construct as construct
 from gamut_eval._usage import Usage, priced
 from gamut_eval.construct import BuildSession
-from gamut_eval.construct._cache import BuildCache, CacheBusyError, unit_key
-from gamut_eval.construct._errors import Invalid
+from gamut_eval.construct._decisions import decide
 from gamut_eval.construct._llm import extract_json
-from gamut_eval.construct._pool import decide
-from gamut_eval.construct._question_models import Candidate, CandidateReview, Decision
-from gamut_eval.construct._superset import enforce_superset
+from gamut_eval.construct._models import Candidate, CandidateReview, Decision, Invalid
+from gamut_eval.construct._rubrics import enforce_superset
 from gamut_eval.construct._text import names_entity
+from gamut_eval.construct._workdir import BuildCache, CacheBusyError, unit_key
 from gamut_eval.errors import ValidationError
 from gamut_eval.prices import PriceTable, load_prices
 from gamut_eval.rubric import validate_meta_rubric

@@ -23,7 +23,7 @@ from gamut_eval.construct import (
     StageReport,
     run_refine,
 )
-from gamut_eval.construct._rubric_models import RefinedRecord
+from gamut_eval.construct._models import RefinedRecord
 from gamut_eval.data import sample_dir
 from gamut_eval.rubric import Checklist, compile_rubric
 

@@ -1,30 +1,172 @@
-"""Stage ``evidence``: short snippets with sources for every accepted question.
+"""Evidence and the draft grounded in it: research (queries, search, snippets), the
+``evidence`` stage, and the ``draft`` stage.
+
+Research shared by ``evidence`` and ``refine``: plan queries, search, keep snippets.
+
+Stage ``evidence``: short snippets with sources for every accepted question.
 
 The model (optional) plans keyword queries; the search provider answers them; hits are
 de-duplicated and numbered ``s1``, ``s2``... A question with no hit at all ends with a
 recorded error: a rubric must be grounded in evidence, not in the drafting model's memory.
+
+Stage ``draft``: a meta-rubric grounded in the snippets, validated, then compiled.
+
+The model writes the items as structured output (the meta-rubric's JSON Schema); the reply
+is validated by the project's validator plus the grounding rule, and the errors are fed
+back for a bounded number of repairs. A rubric still invalid after that ends the question's
+draft with a recorded error (``draft/errors.jsonl``); the other questions go on.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass
+from typing import Any
 
-from gamut_eval.construct._cache import content_hash
-from gamut_eval.construct._errors import UnitError
-from gamut_eval.construct._models import StageReport
-from gamut_eval.construct._prompts_rubric import EVIDENCE_VERSION
-from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._research import (
-    ResearchSettings,
-    default_queries,
-    gather_snippets,
-    plan_queries,
+from gamut_eval.construct._llm import Prompt, object_schema, rubric_items_schema
+from gamut_eval.construct._models import (
+    AcceptedQuestion,
+    DraftRecord,
+    EvidenceRecord,
+    Invalid,
+    Snippet,
+    StageReport,
+    UnitError,
 )
-from gamut_eval.construct._rubric_models import EvidenceRecord
-from gamut_eval.construct._search import SearchProvider
-from gamut_eval.construct._session import BuildSession, UnitCall
+from gamut_eval.construct._prompts import (
+    DRAFT_SYSTEM,
+    DRAFT_VERSION,
+    EVIDENCE_VERSION,
+    QUERIES_SYSTEM,
+    draft_user,
+    queries_user,
+)
+from gamut_eval.construct._rubrics import rubric_from_items
+from gamut_eval.construct._search import SearchError, SearchProvider
+from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
+from gamut_eval.construct._text import normalise
+from gamut_eval.construct._workdir import content_hash, data_url
+from gamut_eval.errors import InputError
+from gamut_eval.rubric import MetaRubric, compile_rubric
 
-__all__ = ["question_inputs", "run_evidence"]
+__all__ = [
+    "ResearchSettings",
+    "default_queries",
+    "gather_snippets",
+    "plan_queries",
+    "question_inputs",
+    "run_draft",
+    "run_evidence",
+    "snippet_payload",
+]
+
+MAX_QUERY_CHARS = 200
+
+_SCHEMA = object_schema({"queries": {"type": "array", "items": {"type": "string"}}})
+
+
+@dataclass(frozen=True, slots=True)
+class ResearchSettings:
+    """How much a search gathers per question."""
+
+    per_query: int = 3
+    """Hits kept per query."""
+    max_snippets: int = 12
+    """Snippets kept per question."""
+    max_queries: int = 5
+    """Queries the model may plan."""
+
+    def __post_init__(self) -> None:
+        if min(self.per_query, self.max_snippets, self.max_queries) < 1:
+            raise InputError("--per-query, --max-snippets and --max-queries must be at least 1")
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def default_queries(question: AcceptedQuestion) -> list[str]:
+    """Queries without a model: the entity with the question, and the entity alone (and,
+    for an imported question with a reference answer, the entity with the answer)."""
+    if not question.entity:
+        queries = [question.question]
+    else:
+        queries = [f"{question.entity} {question.question}", question.entity]
+    if question.answer:
+        queries.append(f"{question.entity or question.question} {question.answer}"[:200])
+    return queries
+
+
+def _validator(max_queries: int) -> Callable[[Any], Awaitable[list[str]]]:
+    async def validate(data: Any) -> list[str]:
+        raw = data.get("queries")
+        if not isinstance(raw, list) or not raw or not all(isinstance(q, str) for q in raw):
+            raise Invalid(["`queries` must be a non-empty list of strings"])
+        queries = list(dict.fromkeys(q.strip() for q in raw if q.strip()))[:max_queries]
+        errors = [
+            f"queries[{i}]: longer than {MAX_QUERY_CHARS} characters; use keywords"
+            for i, q in enumerate(queries)
+            if len(q) > MAX_QUERY_CHARS
+        ]
+        if not queries:
+            errors.append("every query is empty")
+        if errors:
+            raise Invalid(errors)
+        return queries
+
+    return validate
+
+
+async def plan_queries(
+    call: UnitCall, question: AcceptedQuestion, max_queries: int, gaps: list[str] | None = None
+) -> list[str]:
+    """Search queries written by the model (it sees the image only when the entity is
+    unknown: then the image is the only way to know what to search for)."""
+    images = () if question.entity else (data_url(question.image),)
+    prompt = Prompt(
+        QUERIES_SYSTEM,
+        queries_user(question.question, question.entity, max_queries, gaps),
+        images,
+    )
+    queries, _ = await call.ask(prompt, _validator(max_queries), _SCHEMA)
+    return queries
+
+
+async def gather_snippets(
+    provider: SearchProvider,
+    queries: list[str],
+    *,
+    per_query: int,
+    max_snippets: int,
+    prefix: str,
+    known: set[str] | None = None,
+) -> list[Snippet]:
+    """Hits of every query, de-duplicated by text (and against ``known`` texts), in query
+    order, numbered ``<prefix>1``, ``<prefix>2``..."""
+    seen = set(known or ())
+    snippets: list[Snippet] = []
+    for query in queries:
+        try:
+            hits = await provider.search(query, per_query)
+        except SearchError as exc:
+            raise UnitError("search", str(exc)) from exc
+        for hit in hits:
+            key = normalise(hit.text)
+            if key in seen or len(snippets) >= max_snippets:
+                continue
+            seen.add(key)
+            snippets.append(
+                Snippet(
+                    id=f"{prefix}{len(snippets) + 1}",
+                    text=hit.text,
+                    source=hit.source,
+                    title=hit.title,
+                    query=query,
+                    provider=provider.name,
+                )
+            )
+    return snippets
+
 
 ACCEPTED_HINT = (
     "run `gamut build review` first; questions reach later stages once the LLM review and "
@@ -98,3 +240,76 @@ async def run_evidence(
     count = sum(len(r.snippets) for r in records)
     notes = (f"{count} snippets for {len(records)} of {len(questions)} question(s)",)
     return run.finish(units=len(questions), outputs={"evidence": path}, notes=notes)
+
+
+def snippet_payload(snippets: tuple[Snippet, ...] | list[Snippet]) -> list[dict[str, Any]]:
+    """What a prompt shows of each snippet: id, text, title."""
+    return [{"id": s.id, "title": s.title, "text": s.text} for s in snippets]
+
+
+async def _draft_one(
+    call: UnitCall, question: AcceptedQuestion, evidence: EvidenceRecord
+) -> DraftRecord:
+    prompt = Prompt(
+        DRAFT_SYSTEM,
+        draft_user(
+            question.question,
+            question.entity,
+            snippet_payload(evidence.snippets),
+            question.answer,
+        ),
+    )
+    rubric_evidence = [s.as_evidence() for s in evidence.snippets]
+
+    async def validate(data: Any) -> MetaRubric:
+        return rubric_from_items(
+            rubric_id=question.id,
+            question=question.question,
+            entity=question.entity,
+            evidence=rubric_evidence,
+            data=data,
+        )
+
+    meta, repairs = await call.ask(prompt, validate, rubric_items_schema())
+    return DraftRecord(
+        question_id=question.id,
+        meta_rubric=meta,
+        checklist=compile_rubric(meta),
+        repairs=repairs,
+        provenance=call.provenance(),
+    )
+
+
+async def _one(
+    run: StageRun, question: AcceptedQuestion, evidence: EvidenceRecord | None
+) -> DraftRecord | None:
+    if evidence is None:
+        return None  # the evidence stage recorded why
+    inputs = {**question_inputs(question), "evidence": content_hash(list(evidence.snippets))}
+
+    async def work(call: UnitCall) -> DraftRecord:
+        return await _draft_one(call, question, evidence)
+
+    return await run.unit(question.id, inputs, work, DraftRecord)
+
+
+async def run_draft(session: BuildSession) -> StageReport:
+    """Write ``draft/drafts.jsonl``: a validated meta-rubric and checklist per question."""
+    workdir = session.workdir
+    questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
+    evidence = {
+        e.question_id: e
+        for e in workdir.read(
+            "evidence", EvidenceRecord, missing_hint="run `gamut build evidence` first"
+        )
+    }
+    session.require_model("draft")
+    run = session.stage("draft", DRAFT_VERSION)
+    results = await asyncio.gather(*(_one(run, q, evidence.get(q.id)) for q in questions))
+    drafts = [r for r in results if r is not None]
+    path = workdir.write("drafts", drafts)
+    skipped = sum(1 for q in questions if q.id not in evidence)
+    notes = [f"{len(drafts)} rubric(s) drafted, {sum(d.repairs for d in drafts)} repair(s) used"]
+    if skipped:
+        notes.append(f"{skipped} question(s) have no evidence (see evidence/errors.jsonl)")
+    return run.finish(units=len(questions), outputs={"drafts": path}, notes=tuple(notes))

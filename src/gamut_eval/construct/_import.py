@@ -1,4 +1,7 @@
-"""``gamut build import``: start a build from an existing question set.
+"""Starting a build from an existing question set: the import, and where its table is read
+from.
+
+``gamut build import``: start a build from an existing question set.
 
 A table of image + question rows (JSONL, JSON, Parquet or CSV; a local path, or a Hugging
 Face dataset file ``hf://datasets/owner/name[@revision]/path``) becomes the accepted
@@ -13,12 +16,20 @@ the table's folder), or the bytes of an image (a Parquet column of bytes, or the
 ``{"bytes": ..., "path": ...}`` struct of Hugging Face ``Image`` columns), written once
 under ``import/images/`` by content hash. Every bad row is reported (file, row, column,
 value) before anything is written.
+
+Where an imported table is read from: a local file, or a Hugging Face dataset file.
+
+``hf://datasets/owner/name/path/in/repo.parquet`` (``owner/name@revision/...`` for a
+branch, tag or commit) is downloaded once into the Hugging Face cache with
+``huggingface_hub`` (the ``hub`` extra: ``pip install 'gamut-eval[hub]'``), which reads
+``HF_TOKEN`` for gated sets and honours ``HF_HUB_OFFLINE``.
 """
 
 from __future__ import annotations
 
 import csv
 import hashlib
+import importlib.util
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -27,14 +38,19 @@ from typing import Any, get_args
 
 from gamut_eval._files import atomic_writer
 from gamut_eval._tables import read_rows
-from gamut_eval.construct._cache import content_hash
-from gamut_eval.construct._images import IMAGE_SUFFIXES
-from gamut_eval.construct._models import Popularity, Provenance
-from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._workdir import Workdir
+from gamut_eval.construct._models import AcceptedQuestion, Popularity, Provenance
+from gamut_eval.construct._workdir import IMAGE_SUFFIXES, Workdir, content_hash
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = ["FIELDS", "ImportReport", "import_questions", "parse_mapping"]
+__all__ = [
+    "FIELDS",
+    "TABLE_SUFFIXES",
+    "ImportReport",
+    "import_questions",
+    "local_table",
+    "parse_hf_path",
+    "parse_mapping",
+]
 
 FIELDS: dict[str, bool] = {
     "question": True,
@@ -248,8 +264,6 @@ def import_questions(
 
     Bad rows or columns raise an ``InputError`` naming the file, the row, the column and
     the value; nothing is written then."""
-    from gamut_eval.construct._import_hub import local_table
-
     if limit is not None and limit < 1:
         raise InputError(f"--limit must be at least 1 (found: {limit})")
     store = Workdir(workdir)
@@ -301,3 +315,47 @@ def _file_hash(path: Path) -> str:
         for chunk in iter(lambda: handle.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+TABLE_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")
+_HF = re.compile(r"^hf://datasets/(?P<repo>[^/@]+/[^/@]+)(?:@(?P<rev>[^/]+))?/(?P<file>.+)$")
+
+
+def parse_hf_path(source: str) -> tuple[str, str | None, str]:
+    """``(repo_id, revision, filename)`` of an ``hf://datasets/...`` path."""
+    match = _HF.match(source)
+    if match is None:
+        raise InputError(
+            f"{source}: a Hugging Face path is hf://datasets/OWNER/NAME[@REVISION]/FILE "
+            "(a .jsonl, .json, .parquet or .csv file of the dataset repository)"
+        )
+    return match["repo"], match["rev"], match["file"]
+
+
+def _suffix_ok(name: str, source: str) -> None:
+    if not name.lower().endswith(TABLE_SUFFIXES):
+        raise InputError(f"{source}: unknown table format; name a {', '.join(TABLE_SUFFIXES)} file")
+
+
+def local_table(source: str) -> Path:
+    """A local path to the table ``source`` names (downloading a Hugging Face file)."""
+    if not source.startswith("hf://"):
+        path = Path(source)
+        _suffix_ok(path.name, source)
+        if not path.is_file():
+            raise InputError(f"{source}: file not found")
+        return path
+    repo, revision, filename = parse_hf_path(source)
+    _suffix_ok(filename, source)
+    if importlib.util.find_spec("huggingface_hub") is None:
+        raise InputError(
+            f"{source}: reading from the Hugging Face Hub needs huggingface_hub; install the "
+            "`hub` extra: pip install 'gamut-eval[hub]'"
+        )
+    from huggingface_hub import hf_hub_download
+
+    try:
+        return Path(hf_hub_download(repo, filename, repo_type="dataset", revision=revision))
+    except Exception as exc:  # the hub's errors: not found, gated, offline, network
+        message = f"{source}: cannot be read from the Hub: {type(exc).__name__}: {exc}"
+        raise InputError(message) from None

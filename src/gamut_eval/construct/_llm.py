@@ -1,4 +1,32 @@
-"""Model calls for the build: Inspect AI's model API, JSON replies, bounded repairs.
+"""Model calls for the build: the JSON reply format asked of a provider, the reply schemas,
+and the calls with their bounded repairs.
+
+How the build asks a provider for a JSON reply, and what it learns when refused.
+
+The ladder is the judge's (``judge/backends/_shape.py``): ``json_schema`` -> ``json_object``
+-> ``none``, each step taken once, when the provider refuses the one before, and kept for
+every later call of the run.
+
+- ``json_schema``: Inspect's ``ResponseSchema`` (OpenAI ``response_format`` of type
+  ``json_schema``; Anthropic ``output_format``; Gemini ``responseSchema``).
+- ``json_object``: on OpenAI-compatible servers, ``response_format`` of type
+  ``json_object`` with the schema beside it (llama.cpp's server takes this and constrains
+  the reply by the schema; others take JSON mode and ignore the schema). On Anthropic, a
+  forced tool call whose input schema is the reply's schema (the Messages API's own way to
+  a JSON reply); the reply is the tool call's arguments.
+- ``none``: no format at all; the prompt asks for the same JSON.
+
+Whatever the step, the reply is parsed strictly and validated by the stage's own rules.
+
+JSON Schemas of the model replies, in the subset Inspect's ``ResponseSchema`` carries.
+
+Inspect's ``JSONSchema`` has no ``$ref``/``$defs``, ``oneOf`` or ``const``: a Pydantic schema
+handed over as is loses every referenced definition (the meta-rubric's items would become
+``{}``). ``inline_schema`` resolves references and rewrites ``oneOf`` as ``anyOf`` and
+``const`` as a one-value ``enum``, so the provider sees the real structure. The reply is
+still validated by our own models afterwards: the schema only helps the model.
+
+Model calls for the build: Inspect AI's model API, JSON replies, bounded repairs.
 
 Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
 images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
@@ -21,29 +49,180 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from gamut_eval._files import parse_json
 from gamut_eval._usage import Usage
-from gamut_eval.construct._errors import BuildError, Invalid, UnitError
-from gamut_eval.construct._llm_format import (
-    TOOL_NAME,
-    json_object_format,
-    refusal_of,
-    refused_format,
-    reply_text,
-    reply_tool,
-    wire_of,
-)
-from gamut_eval.judge import Structured, causes, next_structured
+from gamut_eval.construct._models import BuildError, Invalid, UnitError
+from gamut_eval.judge import Structured, causes, next_structured, refuses_structured_output
+from gamut_eval.rubric import meta_rubric_json_schema
 
 if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
+    from inspect_ai.tool import ToolInfo
 
 __all__ = [
+    "TOOL_NAME",
     "BuildModel",
     "ModelSettings",
     "Prompt",
     "UsageMeter",
     "ask_json",
     "extract_json",
+    "inline_schema",
+    "json_object_format",
+    "object_schema",
+    "rebuild_reply_schema",
+    "refusal_of",
+    "refused_format",
+    "reply_text",
+    "reply_tool",
+    "rubric_items_schema",
+    "wire_of",
 ]
+
+TOOL_NAME = "reply"
+"""The one tool an Anthropic model is made to call when it takes no ``output_format``."""
+
+_OPENAI_WIRE = frozenset({
+    "openai", "openai-api", "vllm", "sglang", "llama-cpp-python", "ollama", "together",
+    "groq", "fireworks", "openrouter", "deepseek", "grok", "azureai", "perplexity",
+    "sambanova", "moonshot", "litellm-proxy", "cloudflare", "hf-inference-providers",
+})  # fmt: skip
+
+
+def wire_of(model_name: str) -> str:
+    """``openai``, ``anthropic`` or ``other``: how a ``json_object`` step is written."""
+    provider = model_name.split("/", 1)[0]
+    if provider in _OPENAI_WIRE:
+        return "openai"
+    return "anthropic" if provider == "anthropic" else "other"
+
+
+def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
+    """The ``response_format`` of the ``json_object`` step (as the judge sends it)."""
+    return {"type": "json_object", "schema": schema}
+
+
+def reply_tool(schema: dict[str, Any]) -> ToolInfo:
+    """The tool whose input is the reply (Anthropic's ``json_object`` step)."""
+    from inspect_ai.tool import ToolInfo, ToolParams
+
+    return ToolInfo(
+        name=TOOL_NAME,
+        description="Give your complete reply as this tool's input.",
+        parameters=ToolParams.model_validate(schema),
+    )
+
+
+def refused_format(exc: BaseException | None, error: str | None, mode: Structured) -> bool:
+    """Whether a failed call (an exception, or an output's error text) refused the
+    structured-output step ``mode`` (HTTP status and the provider's words)."""
+    if mode == "none":
+        return False
+    for status, message in _failures(exc, error):
+        if refuses_structured_output(status, message):
+            return True
+    return False
+
+
+def _failures(exc: BaseException | None, error: str | None) -> list[tuple[int, str]]:
+    found: list[tuple[int, str]] = []
+    if error:
+        found.append((400, error))
+    if exc is not None:
+        for cause in causes(exc):
+            status = getattr(cause, "status_code", None)
+            message = str(getattr(cause, "provider_message", None) or cause)
+            body = getattr(cause, "body", None)
+            if body is not None:
+                message += f" {body}"
+            found.append((status if isinstance(status, int) else 0, message))
+    return found
+
+
+def refusal_of(output: ModelOutput) -> str | None:
+    """The model's refusal, when it declined to answer (OpenAI ``message.refusal``, a
+    ``refusal`` stop reason, or a content filter)."""
+    if output.empty:
+        return None
+    choice = output.choices[0]
+    content = choice.message.content
+    if not isinstance(content, str):
+        refused = [c.text for c in content if getattr(c, "refusal", None) and hasattr(c, "text")]
+        if refused:
+            return " ".join(refused)
+    if choice.stop_reason == "content_filter":
+        details = choice.stop_details
+        return str(getattr(details, "explanation", None) or output.completion or "filtered")
+    return None
+
+
+def reply_text(output: ModelOutput) -> str:
+    """The reply's text: the arguments of a ``reply`` tool call when there is one."""
+    if not output.empty:
+        for call in output.choices[0].message.tool_calls or ():
+            if call.function == TOOL_NAME:
+                return json.dumps(call.arguments, ensure_ascii=False)
+    return str(output.completion)
+
+
+_MAX_DEPTH = 32
+
+
+def inline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every local ``$ref`` replaced by its definition (no recursion)."""
+    defs = schema.get("$defs", {})
+    top = {k: v for k, v in schema.items() if k not in ("$defs", "$schema", "$id")}
+    resolved: dict[str, Any] = _resolve(top, defs)
+    return resolved
+
+
+def _resolve(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise ValueError("schema nests too deeply (a recursive $ref?)")
+    if isinstance(node, list):
+        return [_resolve(n, defs, depth + 1) for n in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        merged = {
+            **defs[ref.removeprefix("#/$defs/")],
+            **{k: v for k, v in node.items() if k != "$ref"},
+        }
+        return _resolve(merged, defs, depth + 1)
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "oneOf":
+            out["anyOf"] = _resolve(value, defs, depth + 1)
+        elif key == "const":
+            out["enum"] = [value]
+        elif key in ("discriminator", "title"):
+            continue
+        else:
+            out[key] = _resolve(value, defs, depth + 1)
+    return out
+
+
+def object_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+    """A closed JSON object schema."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties) if required is None else required,
+        "additionalProperties": False,
+    }
+
+
+def rubric_items_schema() -> dict[str, Any]:
+    """``{"items": [...]}``: the items of a meta-rubric, as the draft writes them."""
+    schema = inline_schema(meta_rubric_json_schema())
+    return object_schema({"items": schema["properties"]["items"]})
+
+
+def rebuild_reply_schema() -> dict[str, Any]:
+    """The rebuild's reply: the refined items and the drops with their reasons."""
+    drop = object_schema({"item": {"type": "string"}, "reason": {"type": "string"}})
+    items = rubric_items_schema()["properties"]["items"]
+    return object_schema({"items": items, "dropped": {"type": "array", "items": drop}})
+
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -168,7 +347,7 @@ class BuildModel:
         """The reply text of one call; ``UnitError`` when the call fails for good.
 
         A structured-output step the provider refuses is dropped for the next one (once per
-        run, see ``_llm_format``) and the call is sent again at once.
+        run, see ``refused_format``) and the call is sent again at once.
         """
         model = self._get()
         retried = False

@@ -13,17 +13,13 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from gamut_eval.construct._draft import run_draft
-from gamut_eval.construct._evidence import run_evidence
-from gamut_eval.construct._fetch import Fetcher
-from gamut_eval.construct._models import FROZEN, StageReport
-from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._questions import run_questions
+from gamut_eval.construct._evidence import ResearchSettings, run_draft, run_evidence
+from gamut_eval.construct._models import FROZEN, AcceptedQuestion, StageReport
+from gamut_eval.construct._questions import run_questions, run_review
 from gamut_eval.construct._refine import run_refine
-from gamut_eval.construct._research import ResearchSettings
-from gamut_eval.construct._review import run_review
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession
+from gamut_eval.construct._sources import Fetcher
 from gamut_eval.construct._text_only import run_text_only
 
 __all__ = ["PipelineOptions", "PipelineReport", "run_all"]

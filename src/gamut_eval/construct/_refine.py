@@ -1,51 +1,367 @@
-"""Stage ``refine``: audit, independent search, rebuild as a verified superset, re-compile.
+"""The ``refine`` stage: what it refines, the audit of a draft, and the rebuild.
+
+What ``gamut build refine`` refines, and the rubrics it writes for the next human round.
+
+The input is the build folder's drafts (the default), or any file of rubrics
+(``_rubrics``): drafts, refine's own output (``refine/refined.jsonl`` or
+``refine/rubrics.jsonl``), a dataset, or the annotation app's export after a human round,
+whose rows carry people's revised checklist. Each question is taken from the build folder's
+accepted questions when it has them, else from the row itself (its question, entity and
+image).
+
+``refine/rubrics.jsonl`` holds one dataset record per refined rubric, which ``gamut
+annotate import`` reads to open the next round. It carries no ``checklist``: the app
+re-compiles the refined meta-rubric and re-applies the previous round's edits wherever the
+refinement left that check as it was. People's revised checklist travels along in
+``metadata.refine.revised_checklist``, and ``metadata.refine.people_edits`` lists each of
+their edits and whether it still fits the refined rubric.
+
+The audit of a draft (refinement, phase 1).
+
+Every snippet is re-verified against its fetched source (verbatim or fuzzy, else flagged);
+an item whose every citation failed is flagged as unsupported and may be dropped; the model
+then flags lists and processes the evidence covers only partly and proposes drops, each
+with a reason. Only the drops recorded here may happen in the rebuild.
+
+Stage ``refine``: audit, independent search, rebuild as a verified superset, re-compile.
 
 One round (the paper found a second changed little). The audit re-verifies every snippet
-and flags partial coverage (``_audit.py``); the independent search re-researches the
+and flags partial coverage (``audit_draft``); the independent search re-researches the
 question from scratch, told only what is missing, never shown the draft's items; the
 rebuild gets the draft, the audit and the verified evidence, and its reply must validate
 (problems are fed back); whatever it removed or changed of the rubric refined, beyond what
-the audit allows, is restored and recorded (``_superset.py``), so the result is always a
-verified superset. The rubric refined is a draft, or any rubric file (``_refine_input.py``):
+the audit allows, is restored and recorded (``enforce_superset``), so the result is always a
+verified superset. The rubric refined is a draft, or any rubric file (``refine_units``):
 refine's own output, or the annotation app's export after a human round.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gamut_eval.construct._audit import PageCache, audit_draft, verify_snippets
-from gamut_eval.construct._cache import content_hash
-from gamut_eval.construct._draft import snippet_payload
-from gamut_eval.construct._errors import Invalid
-from gamut_eval.construct._evidence import question_inputs
-from gamut_eval.construct._fetch import Fetcher, FetchSettings
-from gamut_eval.construct._jsonschema import rebuild_reply_schema
-from gamut_eval.construct._llm import Prompt
-from gamut_eval.construct._models import StageReport
-from gamut_eval.construct._prompts_rubric import REBUILD_SYSTEM, REFINE_VERSION, rebuild_user
-from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._refine_input import RefineUnit, app_row, refine_units
-from gamut_eval.construct._research import ResearchSettings, gather_snippets, plan_queries
-from gamut_eval.construct._rubric_check import grounding_errors, rubric_from_items
-from gamut_eval.construct._rubric_models import Audit, DropReason, RefinedRecord, Snippet
+from gamut_eval.construct._evidence import (
+    ACCEPTED_HINT,
+    ResearchSettings,
+    gather_snippets,
+    plan_queries,
+    question_inputs,
+    snippet_payload,
+)
+from gamut_eval.construct._llm import Prompt, object_schema, rebuild_reply_schema
+from gamut_eval.construct._models import (
+    AcceptedQuestion,
+    Audit,
+    CoverageFlag,
+    DraftRecord,
+    DropReason,
+    Invalid,
+    RefinedRecord,
+    Snippet,
+    SnippetCheck,
+    StageReport,
+)
+from gamut_eval.construct._prompts import (
+    AUDIT_SYSTEM,
+    REBUILD_SYSTEM,
+    REFINE_VERSION,
+    audit_user,
+    rebuild_user,
+)
+from gamut_eval.construct._rubrics import (
+    RubricRow,
+    element_cites,
+    enforce_superset,
+    grounding_errors,
+    read_rubric_file,
+    row_image,
+    row_question,
+    rubric_diff,
+    rubric_from_items,
+)
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
-from gamut_eval.construct._superset import enforce_superset, rubric_diff
+from gamut_eval.construct._sources import (
+    FetchedPage,
+    Fetcher,
+    FetchError,
+    FetchSettings,
+    match_snippet,
+)
 from gamut_eval.construct._text import normalise
+from gamut_eval.construct._workdir import Workdir, content_hash
+from gamut_eval.dataset import DatasetRecord
 from gamut_eval.rubric import (
+    Checklist,
     Evidence,
+    FlexibleListItem,
+    Item,
     MetaRubric,
+    ProcessItem,
     RubricChange,
+    StrictListItem,
     checklist_edits,
     compile_rubric,
     diff_meta_rubrics,
 )
 
-__all__ = ["run_refine"]
+__all__ = [
+    "PageCache",
+    "RefineUnit",
+    "app_row",
+    "audit_draft",
+    "refine_units",
+    "run_refine",
+    "verify_snippets",
+]
+
+
+@dataclass(frozen=True)
+class RefineUnit:
+    """One question to refine."""
+
+    question: AcceptedQuestion
+    before: MetaRubric
+    """The rubric refined."""
+    revised: Checklist | None = None
+    """People's revised checklist, when the row brings one that differs from the compiled."""
+    row: RubricRow | None = None
+    """The input row (``None``: the build folder's drafts)."""
+
+    @property
+    def compiled(self) -> Checklist:
+        return compile_rubric(self.before)
+
+
+def _revised(row: RubricRow) -> Checklist | None:
+    if row.kind != "dataset" or row.checklist is None:
+        return None
+    return None if row.checklist == compile_rubric(row.meta) else row.checklist
+
+
+def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | None]:
+    """The questions to refine, in order (``None``: an accepted question with no draft)."""
+    accepted = workdir.read_optional("accepted", AcceptedQuestion)
+    if source is None:
+        questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
+        drafts = {
+            d.question_id: d
+            for d in workdir.read(
+                "drafts",
+                DraftRecord,
+                missing_hint="run `gamut build draft` first, or give --input FILE",
+            )
+        }
+        return [
+            RefineUnit(q, drafts[q.id].meta_rubric) if q.id in drafts else None for q in questions
+        ]
+    known = {q.id: q for q in accepted}
+    rows = read_rubric_file(source)
+    # A dataset row states its own question (with people's entity corrections, if any).
+    return [
+        RefineUnit(
+            (known.get(row.id) if row.kind != "dataset" else None)
+            or row_question(row, f"{source}:{row.line}"),
+            row.meta,
+            _revised(row),
+            row,
+        )
+        for row in rows.values()
+    ]
+
+
+def _relative(image: str | Path | None, folder: Path) -> str | None:
+    return None if not image else os.path.relpath(Path(image).resolve(), folder.resolve())
+
+
+def _refine_meta(unit: RefineUnit, refined: RefinedRecord) -> dict[str, Any]:
+    meta: dict[str, Any] = {
+        "rubric": refined.provenance.key,
+        "model": refined.provenance.model,
+        "prompt_version": refined.provenance.prompt_version,
+        "input": unit.row.kind if unit.row is not None else "draft",
+        "restored": [c.path for c in refined.restored],
+        "dropped": [{"item": d.item, "reason": d.reason} for d in refined.dropped],
+    }
+    if unit.revised is not None:
+        meta["revised_checklist"] = unit.revised.model_dump(mode="json")
+        meta["people_edits"] = [e.model_dump(mode="json") for e in refined.people_edits]
+    return meta
+
+
+def app_row(unit: RefineUnit, refined: RefinedRecord, folder: Path) -> DatasetRecord:
+    """The dataset record the annotation app imports for the next round (no checklist)."""
+    question, record = unit.question, unit.row.record if unit.row is not None else None
+    image = row_image(unit.row) if unit.row is not None and record is not None else None
+    fields: dict[str, Any] = {
+        "id": question.id,
+        "question": question.question,
+        "entity": question.entity,
+        "domain": question.domain,
+        "popularity": question.popularity,
+        "image": _relative(image or question.image, folder),
+        "metadata": {},
+    }
+    if question.provenance.stage != "input":  # an accepted question of the build folder
+        fields["metadata"] = {"build": {"candidate_id": question.candidate_id}}
+    if record is not None:
+        fields.update(record.model_dump(exclude={"meta_rubric", "checklist", "image"}))
+        fields["image"] = _relative(image, folder)
+    fields["metadata"] = {**fields["metadata"], "refine": _refine_meta(unit, refined)}
+    return DatasetRecord.model_validate(
+        {**fields, "meta_rubric": refined.meta_rubric, "checklist": None}
+    )
+
+
+_SCHEMA = object_schema(
+    {
+        "partial": {
+            "type": "array",
+            "items": object_schema({"item": {"type": "string"}, "missing": {"type": "string"}}),
+        },
+        "drop": {
+            "type": "array",
+            "items": object_schema({"item": {"type": "string"}, "reason": {"type": "string"}}),
+        },
+    }
+)
+
+
+class PageCache:
+    """Sources fetched once per run, shared by every question that cites them."""
+
+    def __init__(self, fetcher: Fetcher) -> None:
+        self.fetcher = fetcher
+        self._pages: dict[str, asyncio.Task[FetchedPage]] = {}
+
+    async def get(self, source: str) -> FetchedPage:
+        if source not in self._pages:
+            self._pages[source] = asyncio.ensure_future(self.fetcher.fetch(source))
+        return await asyncio.shield(self._pages[source])
+
+
+async def _verify(pages: PageCache, snippet: Evidence) -> SnippetCheck:
+    if not snippet.source:
+        return SnippetCheck(snippet_id=snippet.id, source=None, status="no_source")
+    try:
+        page = await pages.get(snippet.source)
+    except FetchError as exc:
+        return SnippetCheck(
+            snippet_id=snippet.id, source=snippet.source, status="unreachable", detail=str(exc)
+        )
+    status, score, detail = match_snippet(snippet.text, page)
+    return SnippetCheck(
+        snippet_id=snippet.id, source=snippet.source, status=status, score=score, detail=detail
+    )
+
+
+async def verify_snippets(pages: PageCache, snippets: Sequence[Evidence]) -> list[SnippetCheck]:
+    """Each snippet re-verified against its source, in order."""
+    return list(await asyncio.gather(*(_verify(pages, s) for s in snippets)))
+
+
+def _all_cites(item: Item) -> set[str]:
+    cites = set(item.cites) | {c for group in element_cites(item) for c in group}
+    if isinstance(item, StrictListItem | FlexibleListItem | ProcessItem):
+        cites |= {c for m in item.meta_insights for c in m.cites}
+    return cites
+
+
+def unsupported(meta: MetaRubric, failed: set[str]) -> list[DropReason]:
+    """Items whose every citation failed re-verification."""
+    drops = []
+    for item in meta.items:
+        cites = _all_cites(item)
+        if cites and cites <= failed:
+            listed = ", ".join(sorted(cites))
+            drops.append(
+                DropReason(
+                    item=item.id,
+                    reason=f"every snippet it cites ({listed}) failed re-verification",
+                    origin="verification",
+                )
+            )
+    return drops
+
+
+_CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
+
+
+def _pair(row: Any, field: str) -> tuple[Any, Any]:
+    return (row.get("item"), row.get(field)) if isinstance(row, dict) else (None, None)
+
+
+def _flags(rows: list[Any], items: dict[str, Item], errors: list[str]) -> list[CoverageFlag]:
+    flags = []
+    for i, row in enumerate(rows):
+        item, text = _pair(row, "missing")
+        if not isinstance(items.get(str(item)), _CONTAINERS):
+            errors.append(f"partial[{i}].item: {item!r} is not a list or process of the draft")
+        elif not isinstance(text, str) or not text.strip():
+            errors.append(f"partial[{i}].missing: say what evidence is missing")
+        else:
+            flags.append(CoverageFlag(item=str(item), missing=text.strip()))
+    return flags
+
+
+def _drops(rows: list[Any], items: dict[str, Item], errors: list[str]) -> list[DropReason]:
+    drops = []
+    for i, row in enumerate(rows):
+        item, text = _pair(row, "reason")
+        if str(item) not in items:
+            errors.append(f"drop[{i}].item: {item!r} is not an item of the draft")
+        elif not isinstance(text, str) or not text.strip():
+            errors.append(f"drop[{i}].reason: a drop needs a reason")
+        else:
+            drops.append(DropReason(item=str(item), reason=text.strip(), origin="audit"))
+    return drops
+
+
+AuditReply = tuple[list[CoverageFlag], list[DropReason]]
+
+
+def _validator(meta: MetaRubric) -> Callable[[Any], Awaitable[AuditReply]]:
+    items = {item.id: item for item in meta.items}
+
+    async def validate(data: Any) -> AuditReply:
+        missing = [f"`{key}` is missing (an empty list says none)" for key in ("partial", "drop")
+                   if key not in data]  # fmt: skip
+        if missing:  # a field the model left out is not a field it found empty
+            raise Invalid(missing)
+        partial, drops = data["partial"], data["drop"]
+        if not isinstance(partial, list) or not isinstance(drops, list):
+            raise Invalid(["`partial` and `drop` must be lists"])
+        errors: list[str] = []
+        reply = _flags(partial, items, errors), _drops(drops, items, errors)
+        if errors:
+            raise Invalid(errors)
+        return reply
+
+    return validate
+
+
+async def audit_draft(call: UnitCall, pages: PageCache, draft: MetaRubric) -> Audit:
+    """Re-verify the snippets, then ask the model for partial coverage and drops."""
+    checks = await verify_snippets(pages, draft.evidence)
+    status = {c.snippet_id: c.status for c in checks}
+    shown = [
+        {"id": e.id, "title": e.title, "text": e.text, "verification": status[e.id]}
+        for e in draft.evidence
+    ]
+    items = [item.model_dump(mode="json", exclude_defaults=True) for item in draft.items]
+    prompt = Prompt(AUDIT_SYSTEM, audit_user(draft.question, items, shown))
+    partial, drops = (await call.ask(prompt, _validator(draft), _SCHEMA))[0]
+    failed = {c.snippet_id for c in checks if not c.verified}
+    allowed = {d.item: d for d in drops}
+    for drop in unsupported(draft, failed):
+        allowed.setdefault(drop.item, drop)
+    return Audit(
+        snippets=tuple(checks), partial=tuple(partial), drops_allowed=tuple(allowed.values())
+    )
 
 
 def _gaps(draft: MetaRubric, audit: Audit) -> list[str]:

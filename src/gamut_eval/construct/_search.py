@@ -1,5 +1,5 @@
 """Search providers behind one interface: ``local`` (a folder, SQLite FTS5) and web APIs;
-``make_search_provider`` (in ``_search_providers``) picks one by name.
+``make_search_provider`` (in ``_sources``) picks one by name.
 
 Every provider returns ``SearchHit``s that keep the source URL and title, so each snippet
 can be cited and re-verified. ``identity`` names what the results depend on (the provider,
@@ -13,12 +13,7 @@ from typing import Protocol
 
 from gamut_eval.errors import GamutError
 
-__all__ = [
-    "SEARCH_PROVIDERS",
-    "SearchError",
-    "SearchHit",
-    "SearchProvider",
-]
+__all__ = ["SEARCH_PROVIDERS", "SearchError", "SearchHit", "SearchProvider"]
 
 SEARCH_PROVIDERS: tuple[str, ...] = ("local", "tavily", "brave")
 

@@ -21,11 +21,16 @@ import pydantic
 from pydantic import BaseModel
 
 from gamut_eval._usage import Usage, priced
-from gamut_eval.construct._cache import BuildCache, unit_key
-from gamut_eval.construct._errors import Invalid, UnitError
 from gamut_eval.construct._llm import BuildModel, ModelSettings, Prompt, UsageMeter, ask_json
-from gamut_eval.construct._models import Provenance, StageError, StageReport, StageUsage
-from gamut_eval.construct._workdir import Workdir
+from gamut_eval.construct._models import (
+    Invalid,
+    Provenance,
+    StageError,
+    StageReport,
+    StageUsage,
+    UnitError,
+)
+from gamut_eval.construct._workdir import BuildCache, Workdir, unit_key
 from gamut_eval.errors import InputError
 from gamut_eval.prices import PriceTable
 

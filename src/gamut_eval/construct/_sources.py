@@ -1,0 +1,514 @@
+"""Where evidence comes from and is checked again: fetching a snippet's source, matching
+the snippet on it, and the search providers (``local``, Tavily, Brave).
+
+Reading a snippet's source again, for the audit: HTTP(S) with limits, or local files.
+
+HTTP fetches have a total timeout and a size cap (a page past the cap is cut and marked
+truncated, so the audit can tell "not found" from "not read"); only text types are read.
+``file://`` URLs and plain paths read local files (the ``local`` search provider, tests).
+HTML is reduced to its visible text.
+
+Is a snippet still in its source? Verbatim, fuzzy, or not found.
+
+Verbatim: the snippet's words occur in the page as one run (case, punctuation, quotes and
+markup ignored, since search providers and HTML rendering change those). Fuzzy: at least
+``FUZZY_THRESHOLD`` of the snippet's word trigrams occur in the page, which survives an
+ellipsis, an edited word or a provider's re-flowed excerpt, but not a passage that is gone.
+
+The ``local`` search provider: a folder of documents, indexed with SQLite FTS5 (BM25).
+
+For offline builds and tests, and for benchmarks over an organisation's own documents.
+Documents (``.txt``, ``.md``, ``.markdown``, ``.html``, ``.htm``, searched recursively) are
+split into passages (paragraphs, long ones into groups of sentences) so a hit is a short
+snippet; a passage keeps its document's ``file://`` URL and title (a Markdown ``#``
+heading, the HTML ``<title>``, else the file name). The index lives in the build folder
+and is rebuilt when the corpus's content hash changes.
+
+Queries are reduced to their words, each quoted, joined with OR: FTS5 query syntax in a
+question (quotes, ``NEAR``, ``-``, ``*``) never reaches the parser, and BM25 ranks passages
+matching more and rarer words first.
+
+Web search APIs: Tavily and Brave, keys from the environment.
+
+Both are plain HTTPS JSON APIs called with aiohttp (a total timeout per request); a failure
+is a ``SearchError`` that ends only the question being researched. ``base_url`` points a
+provider elsewhere (a proxy, or a local fake in tests). Brave wraps matched words in
+``<strong>``; markup is removed so snippets are plain text that can be re-verified.
+
+The search provider a name stands for (``--search local|tavily|brave``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import sqlite3
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any, Literal, Self
+from urllib.parse import unquote, urlparse
+
+import aiohttp
+
+from gamut_eval.construct._search import SEARCH_PROVIDERS, SearchError, SearchHit, SearchProvider
+from gamut_eval.construct._text import plain_words, words
+from gamut_eval.errors import GamutError, InputError
+
+__all__ = [
+    "FUZZY_THRESHOLD",
+    "BraveSearch",
+    "FetchError",
+    "FetchSettings",
+    "FetchedPage",
+    "Fetcher",
+    "LocalSearch",
+    "Match",
+    "TavilySearch",
+    "fts_query",
+    "html_to_text",
+    "make_search_provider",
+    "match_snippet",
+    "passages",
+]
+
+_USER_AGENT = "gamut-eval/0.1 (benchmark builder; re-verifies cited snippets)"
+_TEXT_TYPES = ("text/", "application/xhtml", "application/json", "application/xml")
+_SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})
+_BLOCK_TAGS = frozenset(
+    {"p", "div", "br", "li", "ul", "ol", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6"}
+    | {"section", "article", "header", "footer", "blockquote", "pre", "table", "title"}
+    | {"dl", "dt", "dd", "figure", "figcaption", "caption", "nav", "main", "aside", "hr"}
+    | {"address", "details", "summary", "form", "fieldset", "legend", "option", "button"}
+    | {"thead", "tbody", "tfoot", "body", "html"}
+)
+
+
+class FetchError(GamutError):
+    """A source could not be read."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSettings:
+    """Limits of the fetcher."""
+
+    timeout_s: float = 20.0
+    """Whole request, connection to last byte."""
+    max_bytes: int = 2_000_000
+    """Read at most this much of a page."""
+    allow_files: bool = True
+    """Read ``file://`` URLs and paths. Off for web providers: a result claiming a local
+    file as its source must not make the build read this machine's files."""
+
+
+@dataclass(frozen=True, slots=True)
+class FetchedPage:
+    """A source's text."""
+
+    text: str
+    truncated: bool = False
+    """The size cap cut it: a snippet not found may be in the unread part."""
+
+
+class _Text(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.parts: list[str] = []
+        self._skip = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "body":  # the head ends here even when its end tag is omitted (HTML5)
+            self._skip = 0
+        if tag in _SKIP_TAGS:
+            self._skip += 1
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _SKIP_TAGS:
+            self._skip = max(0, self._skip - 1)
+        elif tag in _BLOCK_TAGS:
+            self.parts.append("\n")
+
+    def handle_data(self, data: str) -> None:
+        if not self._skip:
+            self.parts.append(data)
+
+
+def html_to_text(html: str) -> str:
+    """The visible text of an HTML page, one block per line."""
+    parser = _Text()
+    parser.feed(html)
+    parser.close()
+    lines = (" ".join(line.split()) for line in "".join(parser.parts).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _is_html(name_or_type: str) -> bool:
+    return "html" in name_or_type.lower()
+
+
+class Fetcher:
+    """Fetch sources; one HTTP session per fetcher, made inside the running loop."""
+
+    def __init__(self, settings: FetchSettings | None = None) -> None:
+        self.settings = settings or FetchSettings()
+        self._session: aiohttp.ClientSession | None = None
+
+    async def fetch(self, source: str) -> FetchedPage:
+        """The text of ``source`` (``https://``, ``http://``, ``file://`` or a path)."""
+        scheme = urlparse(source).scheme.lower()
+        if scheme in ("http", "https"):
+            return await self._http(source)
+        if scheme == "file" or len(scheme) <= 1:  # a path (one letter: a Windows drive)
+            if not self.settings.allow_files:
+                raise FetchError(f"not reading {source!r}: local files are off for this search")
+            path = unquote(urlparse(source).path) if scheme == "file" else source
+            return self._file(Path(path))
+        raise FetchError(f"cannot fetch {source!r}: unsupported scheme {scheme!r}")
+
+    def _file(self, path: Path) -> FetchedPage:
+        try:
+            with path.open("rb") as handle:
+                data = handle.read(self.settings.max_bytes + 1)
+        except OSError as exc:
+            raise FetchError(f"cannot read {path}: {exc.strerror or exc}") from None
+        truncated = len(data) > self.settings.max_bytes
+        text = data[: self.settings.max_bytes].decode("utf-8", errors="replace")
+        return FetchedPage(html_to_text(text) if _is_html(path.suffix) else text, truncated)
+
+    async def _http(self, url: str) -> FetchedPage:
+        session = self._client()
+        try:
+            async with session.get(url, allow_redirects=True) as response:
+                if response.status >= 400:
+                    raise FetchError(f"{url}: HTTP {response.status}")
+                kind = response.headers.get("Content-Type", "text/html")
+                if not kind.lower().startswith(_TEXT_TYPES):
+                    raise FetchError(f"{url}: not a text page ({kind})")
+                data, truncated = await self._read_capped(response.content)
+                text = data.decode(response.charset or "utf-8", errors="replace")
+        except (TimeoutError, aiohttp.ClientError, UnicodeError, LookupError) as exc:
+            raise FetchError(f"{url}: {type(exc).__name__}: {exc}") from None
+        return FetchedPage(html_to_text(text) if _is_html(kind) else text, truncated)
+
+    async def _read_capped(self, stream: aiohttp.StreamReader) -> tuple[bytes, bool]:
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in stream.iter_chunked(65536):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > self.settings.max_bytes:
+                return b"".join(chunks)[: self.settings.max_bytes], True
+        return b"".join(chunks), False
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
+            self._session = aiohttp.ClientSession(
+                timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
+            )
+        return self._session
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+FUZZY_THRESHOLD = 0.8
+"""Share of word trigrams that must be found for a fuzzy match."""
+
+Match = tuple[Literal["verbatim", "fuzzy", "not_found"], float, str | None]
+
+
+def _grams(tokens: list[str]) -> list[tuple[str, ...]]:
+    n = 3 if len(tokens) >= 3 else 1
+    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+
+
+_MARKERS = re.compile(
+    r"\[(?:\d{1,3}|[a-z]|note \d+|citation needed|clarification needed|when\?|who\?)\]",
+    re.IGNORECASE,
+)
+"""Citation and editorial markers (``[1]``, ``[a]``, ``[citation needed]``): on the page
+between sentences, dropped or kept by whoever copied the snippet."""
+
+
+def _tokens(text: str) -> list[str]:
+    return plain_words(_MARKERS.sub(" ", text))
+
+
+def match_snippet(snippet: str, page: FetchedPage) -> Match:
+    """(status, trigram share found, detail when not found).
+
+    Both sides are compared as words: case, punctuation, quotes, dashes, accents, markers
+    and invisible characters ignored, and entities a search API left escaped in the snippet
+    decoded (the page was decoded when its HTML was read)."""
+    wanted = _tokens(html.unescape(snippet))
+    have = _tokens(page.text)
+    if not wanted:
+        return "not_found", 0.0, "the snippet has no words"
+    if f" {' '.join(wanted)} " in f" {' '.join(have)} ":
+        return "verbatim", 1.0, None
+    grams = _grams(wanted)
+    present = set(_grams(have)) if len(wanted) >= 3 else {(t,) for t in have}
+    share = sum(1 for g in grams if g in present) / len(grams)
+    if share >= FUZZY_THRESHOLD:
+        return "fuzzy", round(share, 3), None
+    detail = f"only {share:.0%} of its word trigrams occur in the source"
+    if page.truncated:
+        detail += " (the page was cut at the size cap; it may be in the unread part)"
+    return "not_found", round(share, 3), detail
+
+
+DOCUMENT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
+MAX_PASSAGE_CHARS = 600
+"""Paragraphs longer than this are split into groups of sentences."""
+
+_STOPWORD_TEXT = (
+    "a an and are as at be by does for from how in is it its of on or that the this these "
+    "those to was what when where which who why with"
+)
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
+    text, title, source UNINDEXED, tokenize = 'porter unicode61'
+);
+"""
+
+
+def fts_query(text: str) -> str:
+    """An FTS5 query matching any of the text's content words (each quoted)."""
+    terms = dict.fromkeys(w for w in words(text) if w not in _STOPWORDS and len(w) > 1)
+    return " OR ".join(f'"{t}"' for t in terms)
+
+
+def _split_long(paragraph: str) -> list[str]:
+    if len(paragraph) <= MAX_PASSAGE_CHARS:
+        return [paragraph]
+    out: list[str] = []
+    current = ""
+    for sentence in _SENTENCE_END.split(paragraph):
+        if current and len(current) + len(sentence) + 1 > MAX_PASSAGE_CHARS:
+            out.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}".strip()
+    return [*out, current] if current else out
+
+
+def passages(text: str) -> tuple[str | None, list[str]]:
+    """(title, passages) of a plain-text or Markdown document."""
+    title = None
+    found: list[str] = []
+    for block in re.split(r"\n\s*\n", text):
+        lines = [line.strip() for line in block.strip().splitlines() if line.strip()]
+        body = []
+        for line in lines:
+            if line.startswith("#"):
+                title = title or line.lstrip("#").strip() or None
+            else:
+                body.append(line)
+        paragraph = " ".join(body)
+        if paragraph:
+            found += _split_long(paragraph)
+    return title, found
+
+
+def _document(path: Path) -> tuple[str | None, list[str]]:
+    raw = path.read_text(encoding="utf-8", errors="replace")
+    if path.suffix.lower() in (".html", ".htm"):
+        match = _TITLE.search(raw)
+        title = " ".join(match.group(1).split()) if match else None
+        _, found = passages(html_to_text(raw).replace("\n", "\n\n"))
+        return title, found
+    return passages(raw)
+
+
+class LocalSearch:
+    """BM25 search over the documents of ``corpus``; ``index_path`` ``None``: in memory."""
+
+    name = "local"
+
+    def __init__(self, corpus: Path, index_path: Path | None = None) -> None:
+        if not corpus.is_dir():
+            raise InputError(f"--corpus {corpus}: no such folder")
+        self.corpus = corpus
+        self._files = sorted(
+            p for p in corpus.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
+        )
+        if not self._files:
+            kinds = ", ".join(sorted(DOCUMENT_SUFFIXES))
+            raise InputError(f"--corpus {corpus}: no documents found (looked for {kinds})")
+        self.corpus_hash = self._hash()
+        if index_path is not None:
+            index_path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(":memory:" if index_path is None else index_path)
+        self._db.executescript(_SCHEMA)
+        self._ensure_index()
+
+    @property
+    def identity(self) -> str:
+        return f"local:{self.corpus_hash}"
+
+    def _hash(self) -> str:
+        digest = hashlib.sha256()
+        for path in self._files:
+            digest.update(str(path.relative_to(self.corpus)).encode("utf-8") + b"\x00")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        return digest.hexdigest()
+
+    def _ensure_index(self) -> None:
+        row = self._db.execute("SELECT value FROM meta WHERE name = 'corpus_hash'").fetchone()
+        if row is not None and row[0] == self.corpus_hash:
+            return
+        with self._db:
+            self._db.execute("DELETE FROM passages")
+            for path in self._files:
+                title, found = _document(path)
+                source = path.resolve().as_uri()
+                rows = [(text, title or path.stem, source) for text in found]
+                self._db.executemany(
+                    "INSERT INTO passages (text, title, source) VALUES (?, ?, ?)", rows
+                )
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta (name, value) VALUES ('corpus_hash', ?)",
+                (self.corpus_hash,),
+            )
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        expression = fts_query(query)
+        if not expression:
+            return []
+        rows = self._db.execute(
+            "SELECT text, title, source, bm25(passages) AS rank FROM passages "
+            "WHERE passages MATCH ? ORDER BY rank LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        return [SearchHit(text, source, title, -rank) for text, title, source, rank in rows]
+
+    async def aclose(self) -> None:
+        self._db.close()
+
+
+def _key(names: tuple[str, ...], provider: str) -> str:
+    for name in names:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    raise InputError(f"--search {provider} needs an API key: set {' or '.join(names)}")
+
+
+class _WebSearch:
+    name = "web"
+    default_url = ""
+    key_vars: tuple[str, ...] = ()
+
+    def __init__(self, api_key: str, *, base_url: str | None = None, timeout_s: float = 30.0):
+        self._key = api_key
+        self.base_url = base_url or self.default_url
+        self.timeout_s = timeout_s
+        self._session: aiohttp.ClientSession | None = None
+
+    @classmethod
+    def from_env(cls, *, timeout_s: float = 30.0) -> Self:
+        return cls(_key(cls.key_vars, cls.name), timeout_s=timeout_s)
+
+    @property
+    def identity(self) -> str:
+        return self.name
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        raise NotImplementedError
+
+    def _client(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=self.timeout_s)
+            self._session = aiohttp.ClientSession(timeout=timeout, trust_env=True)
+        return self._session
+
+    async def _json(self, method: str, **kwargs: Any) -> Any:
+        try:
+            async with self._client().request(method, self.base_url, **kwargs) as response:
+                if response.status >= 400:
+                    body = (await response.text())[:200]
+                    raise SearchError(f"{self.name}: HTTP {response.status}: {body}")
+                return await response.json(content_type=None)
+        except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
+            raise SearchError(f"{self.name}: {type(exc).__name__}: {exc}") from None
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+class TavilySearch(_WebSearch):
+    """Tavily's search API (``TAVILY_API_KEY``)."""
+
+    name = "tavily"
+    default_url = "https://api.tavily.com/search"
+    key_vars = ("TAVILY_API_KEY",)
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        body = {"query": query, "max_results": limit, "search_depth": "basic"}
+        headers = {"Authorization": f"Bearer {self._key}"}
+        data = await self._json("POST", json=body, headers=headers)
+        results = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(results, list):
+            raise SearchError("tavily: the reply has no `results` list")
+        return [
+            SearchHit(str(r["content"]), r.get("url"), r.get("title"), float(r.get("score") or 0))
+            for r in results
+            if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"].strip()
+        ][:limit]
+
+
+class BraveSearch(_WebSearch):
+    """Brave's web search API (``BRAVE_API_KEY`` or ``BRAVE_SEARCH_API_KEY``)."""
+
+    name = "brave"
+    default_url = "https://api.search.brave.com/res/v1/web/search"
+    key_vars = ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY")
+
+    async def search(self, query: str, limit: int) -> list[SearchHit]:
+        headers = {"Accept": "application/json", "X-Subscription-Token": self._key}
+        params = {"q": query, "count": str(min(limit, 20))}
+        data = await self._json("GET", params=params, headers=headers)
+        web = data.get("web") if isinstance(data, dict) else None
+        results = web.get("results", []) if isinstance(web, dict) else []
+        hits = []
+        for rank, r in enumerate(results if isinstance(results, list) else []):
+            if not isinstance(r, dict) or not isinstance(r.get("description"), str):
+                continue
+            text = html_to_text(r["description"]).replace("\n", " ").strip()
+            if text:
+                hits.append(SearchHit(text, r.get("url"), r.get("title"), float(-rank)))
+        return hits[:limit]
+
+
+def make_search_provider(
+    name: str,
+    *,
+    corpus: str | Path | None = None,
+    index_path: str | Path | None = None,
+    timeout_s: float = 30.0,
+) -> SearchProvider:
+    """The provider called ``name``; ``local`` needs ``corpus`` (a folder of documents),
+    web providers read their API key from the environment."""
+    if name == "local":
+        if corpus is None:
+            raise InputError("--search local needs --corpus DIR (a folder of .txt/.md/.html files)")
+        return LocalSearch(Path(corpus), None if index_path is None else Path(index_path))
+    if name in ("tavily", "brave"):
+        provider = TavilySearch if name == "tavily" else BraveSearch
+        return provider.from_env(timeout_s=timeout_s)
+    raise InputError(
+        f"unknown search provider {name!r}; choose one of {', '.join(SEARCH_PROVIDERS)}"
+    )
