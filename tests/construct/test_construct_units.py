@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 from construct_helpers import provenance
 
-import gamut_eval.construct as construct
 from gamut_eval._usage import Usage, priced
 from gamut_eval.construct import BuildSession
 from gamut_eval.construct._decisions import decide
@@ -23,22 +22,6 @@ from gamut_eval.construct._workdir import BuildCache, CacheBusyError, unit_key
 from gamut_eval.errors import ValidationError
 from gamut_eval.prices import PriceTable, load_prices
 from gamut_eval.rubric import validate_meta_rubric
-
-
-def _isort_key(name: str) -> tuple[int, str]:
-    """The order ruff's RUF022 enforces: CONSTANTS, then Classes, then functions."""
-    kind = 0 if name.isupper() else 1 if name[0].isupper() else 2
-    return kind, name
-
-
-def test_all_is_sorted_and_complete() -> None:
-    public = {
-        name
-        for name, value in vars(construct).items()
-        if not name.startswith("_") and not isinstance(value, type(construct))
-    }
-    assert set(construct.__all__) == public
-    assert construct.__all__ == sorted(construct.__all__, key=_isort_key)
 
 
 def test_importing_the_construct_package_does_not_import_inspect() -> None:
