@@ -1,8 +1,7 @@
 """``gamut judge``: grade every (answer, check) with an LLM judge, on any backend.
 
 The options are derived from the settings models (``JudgeSettings``, ``BatchSettings``,
-``RaySettings``): their defaults and help text are written once, there. ``--help`` reads
-them from the option table generated from the models (``_options``), so it builds no model.
+``RaySettings``): their defaults and help text are written once, there.
 """
 
 from __future__ import annotations
@@ -17,9 +16,10 @@ from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
+from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 
 if TYPE_CHECKING:
-    from gamut_eval.judge import JudgeReport, JudgeSettings
+    from gamut_eval.judge import JudgeReport
     from gamut_eval.judge.backends import BackendOptions
 
 __all__ = ["COMMANDS", "judge_options", "judge_settings"]
@@ -33,7 +33,7 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
     """The judge settings as options (``choices`` narrows ``--backend``), ``--config`` and
     ``--wait-for-store``: shared by ``gamut judge``, ``gamut run`` and the quality commands."""
     narrowed = {"backend": list(choices)} if choices is not None else None
-    settings = model_options("JudgeSettings", choices=narrowed)
+    settings = model_options(JudgeSettings, choices=narrowed)
     wait = click.option(
         "--wait-for-store",
         type=click.FloatRange(min=0),
@@ -61,19 +61,18 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
 def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     """The ``JudgeSettings`` of ``judge`` from a command's options (which it consumes)."""
     from gamut_eval.generate import parse_model_args
-    from gamut_eval.judge import JudgeSettings
 
     try:
         extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-J' / '--judge-arg'") from None
-    values = {"judge": judge, **model_values("JudgeSettings", options), "request_args": extra}
+    values = {"judge": judge, **model_values(JudgeSettings, options), "request_args": extra}
     return settings_from(JudgeSettings, values)
 
 
 def _scale_options(command: F) -> F:
     """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
-    from_models = model_options("BatchSettings")(model_options("RaySettings")(command))
+    from_models = model_options(BatchSettings)(model_options(RaySettings)(command))
     modes = [
         click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
         click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
@@ -102,15 +101,14 @@ def _scale_options(command: F) -> F:
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge import BatchSettings, RaySettings
     from gamut_eval.judge.backends import BackendOptions
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
         raise InputError("--batch-write-only and --batch-ingest need --backend batch")
-    ray = {**model_values("RaySettings", options), "worker_concurrency": settings.concurrency}
+    ray = {**model_values(RaySettings, options), "worker_concurrency": settings.concurrency}
     return BackendOptions(
-        batch=settings_from(BatchSettings, model_values("BatchSettings", options)),
+        batch=settings_from(BatchSettings, model_values(BatchSettings, options)),
         ray=settings_from(RaySettings, ray),
         batch_write_only=write_only,
         batch_ingest=ingest,

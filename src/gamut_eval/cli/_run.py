@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import click
 
@@ -15,10 +15,8 @@ from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._progress import PassProgress
 from gamut_eval.cli._run_output import print_result
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
+from gamut_eval.generate import GenerationSettings
 from gamut_eval.judge import OFFLINE_JUDGE, ONLINE_BACKENDS
-
-if TYPE_CHECKING:
-    from gamut_eval.generate import GenerationSettings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,15 +47,15 @@ _model_arg_option = click.option(
 
 def generation_options(command: F) -> F:
     """The generation settings (``GenerationSettings``) as options, and ``-M``."""
-    options = model_options("GenerationSettings", prefix=_GENERATION)
+    options = model_options(GenerationSettings, prefix=_GENERATION)
     return options(_model_arg_option(command))
 
 
 def generation_settings(options: dict[str, Any]) -> GenerationSettings:
     """The ``GenerationSettings`` from a command's options (which it consumes)."""
-    from gamut_eval.generate import GenerationSettings, parse_model_args
+    from gamut_eval.generate import parse_model_args
 
-    values = model_values("GenerationSettings", options, prefix=_GENERATION)
+    values = model_values(GenerationSettings, options, prefix=_GENERATION)
     try:
         model_args = parse_model_args(options.pop(_GENERATION + "model_args", ()) or ())
     except ValueError as exc:
