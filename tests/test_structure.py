@@ -50,10 +50,12 @@ LAYERS: list[tuple[str, list[str]]] = [
 layer of the longest entry that is it or a package holding it."""
 
 LIGHT_MODULES = {
-    f"{PACKAGE}.cli._build": [f"{PACKAGE}.construct", "aiohttp", "pandas", "inspect_ai"],
+    f"{PACKAGE}.cli._build": ["aiohttp", "pandas", "inspect_ai"],
 }
-"""Modules the ``gamut`` command imports on every start, and what they must not import at
-module level (their commands import it when they run)."""
+"""Command modules, imported when their command loads (``gamut --help`` loads none), and
+what they must not import at module level (their commands import it when they run). The
+build command reads its defaults from ``construct``'s settings (a light module) when it
+loads."""
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,13 @@ from gamut_eval.cli._main import COMMANDS, cli
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 HEAVY = ("pandas", "numpy", "pyarrow", "aiohttp", "inspect_ai", "fastapi", "sqlalchemy")
-LIBRARY = ("gamut_eval.analysis", "gamut_eval.annotate", "gamut_eval.judge", "gamut_eval.scoring")
+LIBRARY = (
+    "gamut_eval.analysis",
+    "gamut_eval.annotate",
+    "gamut_eval.construct",
+    "gamut_eval.judge",
+    "gamut_eval.scoring",
+)
 MACHINERY = (
     "gamut_eval.analysis",
     "gamut_eval.annotate",

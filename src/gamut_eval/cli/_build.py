@@ -2,6 +2,10 @@
 
 Exit status: 0 done; 1 some questions failed (their errors are in ``<stage>/errors.jsonl``;
 a rerun retries them); 2 bad input; 3 stopped because images await human decisions.
+
+The options' defaults are read from construct's settings (``BuildSettings``,
+``ModelSettings``, ``ResearchSettings``, ``FetchSettings``, ``PipelineOptions``): plain
+dataclasses, imported when this command loads (``gamut --help`` does not load it).
 """
 
 from __future__ import annotations
@@ -18,12 +22,18 @@ from gamut_eval.cli._build_diff import build_diff
 from gamut_eval.cli._build_import import import_table
 from gamut_eval.cli._build_output import print_report, say
 from gamut_eval.cli._common import DATASET_PATH, console
+from gamut_eval.construct import (
+    BuildSettings,
+    FetchSettings,
+    ModelSettings,
+    PipelineOptions,
+    ResearchSettings,
+)
 
 if TYPE_CHECKING:
     from gamut_eval.construct import (
         BuildSession,
         PipelineReport,
-        ResearchSettings,
         SearchProvider,
         StageReport,
     )
@@ -38,6 +48,8 @@ R = TypeVar("R")
 
 _dir = click.Path(file_okay=False, path_type=Path)
 _file = click.Path(dir_okay=False, exists=True, path_type=Path)
+_BUILD, _MODEL, _RESEARCH = BuildSettings(), ModelSettings(), ResearchSettings()
+_FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
 
 
 def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
@@ -59,16 +71,17 @@ def _common(func: F) -> F:
         click.option("--model", default=None,
                      help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
                      "questions and review)."),
-        click.option("--max-repairs", type=int, default=2, show_default=True,
+        click.option("--max-repairs", type=int, default=_BUILD.max_repairs, show_default=True,
                      help="Validation errors fed back to the model at most this many times."),
-        click.option("--max-concurrency", type=int, default=8, show_default=True,
-                     help="Images or questions in flight at once."),
-        click.option("--max-tokens", type=int, default=8192, show_default=True,
-                     help="Completion tokens per model call."),
-        click.option("--temperature", type=float, default=None,
-                     help="Sampling temperature (default: the provider's)."),
-        click.option("--structured-output/--no-structured-output", default=True,
+        click.option("--max-concurrency", type=int, default=_BUILD.max_concurrency,
                      show_default=True,
+                     help="Images or questions in flight at once."),
+        click.option("--max-tokens", type=int, default=_MODEL.max_tokens, show_default=True,
+                     help="Completion tokens per model call."),
+        click.option("--temperature", type=float, default=_MODEL.temperature,
+                     help="Sampling temperature (default: the provider's)."),
+        click.option("--structured-output/--no-structured-output",
+                     default=_MODEL.structured_output, show_default=True,
                      help="Send the reply's JSON Schema to providers that support it."),
         click.option("--refresh", is_flag=True,
                      help="Ignore cached results and redo every unit of the stage."),
@@ -87,11 +100,11 @@ def _search(func: F) -> F:
                      help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
         click.option("--corpus", type=_dir, default=None,
                      help="Folder of .txt/.md/.html documents for --search local."),
-        click.option("--per-query", type=int, default=3, show_default=True,
+        click.option("--per-query", type=int, default=_RESEARCH.per_query, show_default=True,
                      help="Hits kept per query."),
-        click.option("--max-snippets", type=int, default=12, show_default=True,
+        click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets, show_default=True,
                      help="Snippets kept per question."),
-        click.option("--max-queries", type=int, default=5, show_default=True,
+        click.option("--max-queries", type=int, default=_RESEARCH.max_queries, show_default=True,
                      help="Queries the model may plan per question."),
     ]  # fmt: skip
     return _options(*options)(func)
@@ -100,9 +113,9 @@ def _search(func: F) -> F:
 def _fetch(func: F) -> F:
     """Limits of the fetcher the audit uses to re-read sources."""
     options = [
-        click.option("--fetch-timeout", type=float, default=20.0, show_default=True,
+        click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s, show_default=True,
                      help="Seconds per source fetched by the audit."),
-        click.option("--fetch-max-bytes", type=int, default=2_000_000, show_default=True,
+        click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes, show_default=True,
                      help="Bytes read at most per source."),
     ]  # fmt: skip
     return _options(*options)(func)
@@ -113,7 +126,7 @@ def _run(
     body: Callable[[BuildSession], Awaitable[R]],
 ) -> R:
     """Open the session the options describe, run ``body`` in one event loop."""
-    from gamut_eval.construct import BuildSession, BuildSettings, ModelSettings
+    from gamut_eval.construct import BuildSession
     from gamut_eval.prices import load_prices
 
     settings = BuildSettings(
@@ -148,13 +161,11 @@ def _provider(opts: dict[str, Any]) -> SearchProvider:
 
 
 def _research(opts: dict[str, Any]) -> ResearchSettings:
-    from gamut_eval.construct import ResearchSettings
-
     return ResearchSettings(opts["per_query"], opts["max_snippets"], opts["max_queries"])
 
 
 def _fetcher(opts: dict[str, Any]) -> Any:
-    from gamut_eval.construct import Fetcher, FetchSettings
+    from gamut_eval.construct import Fetcher
 
     local = opts["search_name"] == "local"
     return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
@@ -212,7 +223,7 @@ def _images(images_help: str) -> Callable[[F], F]:
     return _options(
         click.option("--images", type=click.Path(exists=True, path_type=Path), required=True,
                      help=images_help),
-        click.option("--per-image", type=int, default=5, show_default=True,
+        click.option("--per-image", type=int, default=_PIPELINE.per_image, show_default=True,
                      help="Candidate questions per image."),
     )  # fmt: skip
 
@@ -223,8 +234,9 @@ def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
         click.option("--decisions", type=_file, multiple=True,
                      help="Human decisions (JSONL exported by the annotation app); repeatable, "
                      "later rows win."),
-        click.option("--max-rounds", type=int, default=3, show_default=True, help=rounds_help),
-        click.option("--proposals", type=int, default=3, show_default=True,
+        click.option("--max-rounds", type=int, default=_PIPELINE.max_rounds, show_default=True,
+                     help=rounds_help),
+        click.option("--proposals", type=int, default=_PIPELINE.proposals, show_default=True,
                      help=proposals_help),
     )  # fmt: skip
 
@@ -349,7 +361,7 @@ def all_stages(
     **opts: Any,
 ) -> None:
     """Run every stage in order, stopping where human review is needed (exit status 3)."""
-    from gamut_eval.construct import PipelineOptions, run_all
+    from gamut_eval.construct import run_all
 
     options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
     result: PipelineReport = _searching(

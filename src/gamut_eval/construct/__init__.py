@@ -32,14 +32,12 @@ if _typing.TYPE_CHECKING:
         FetchedPage as FetchedPage,
         Fetcher as Fetcher,
         FetchError as FetchError,
-        FetchSettings as FetchSettings,
     )
     from gamut_eval.construct._images import load_images as load_images
     from gamut_eval.construct._import import (
         import_questions as import_questions,
         parse_mapping as parse_mapping,
     )
-    from gamut_eval.construct._llm import ModelSettings as ModelSettings
     from gamut_eval.construct._local_search import LocalSearch as LocalSearch
     from gamut_eval.construct._models import (
         STAGES as STAGES,
@@ -50,7 +48,6 @@ if _typing.TYPE_CHECKING:
         StageUsage as StageUsage,
     )
     from gamut_eval.construct._pipeline import (
-        PipelineOptions as PipelineOptions,
         PipelineReport as PipelineReport,
         run_all as run_all,
     )
@@ -66,7 +63,6 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.construct._questions import run_questions as run_questions
     from gamut_eval.construct._refine import run_refine as run_refine
-    from gamut_eval.construct._research import ResearchSettings as ResearchSettings
     from gamut_eval.construct._review import run_review as run_review
     from gamut_eval.construct._rubric_files import read_rubric_file as read_rubric_file
     from gamut_eval.construct._rubric_models import (
@@ -85,9 +81,13 @@ if _typing.TYPE_CHECKING:
         SearchProvider as SearchProvider,
     )
     from gamut_eval.construct._search_providers import make_search_provider as make_search_provider
-    from gamut_eval.construct._session import (
-        BuildSession as BuildSession,
+    from gamut_eval.construct._session import BuildSession as BuildSession
+    from gamut_eval.construct._settings import (
         BuildSettings as BuildSettings,
+        FetchSettings as FetchSettings,
+        ModelSettings as ModelSettings,
+        PipelineOptions as PipelineOptions,
+        ResearchSettings as ResearchSettings,
     )
     from gamut_eval.construct._text_only import run_text_only as run_text_only
     from gamut_eval.construct._text_only_input import run_text_only_input as run_text_only_input

@@ -14,15 +14,11 @@ from gamut_eval.construct._errors import UnitError
 from gamut_eval.construct._models import StageReport
 from gamut_eval.construct._prompts_rubric import EVIDENCE_VERSION
 from gamut_eval.construct._question_models import AcceptedQuestion
-from gamut_eval.construct._research import (
-    ResearchSettings,
-    default_queries,
-    gather_snippets,
-    plan_queries,
-)
+from gamut_eval.construct._research import default_queries, gather_snippets, plan_queries
 from gamut_eval.construct._rubric_models import EvidenceRecord
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, UnitCall
+from gamut_eval.construct._settings import ResearchSettings
 
 __all__ = ["question_inputs", "run_evidence"]
 

@@ -15,9 +15,10 @@ from urllib.parse import unquote, urlparse
 
 import aiohttp
 
+from gamut_eval.construct._settings import FetchSettings
 from gamut_eval.errors import GamutError
 
-__all__ = ["FetchError", "FetchSettings", "FetchedPage", "Fetcher", "html_to_text"]
+__all__ = ["FetchError", "FetchedPage", "Fetcher", "html_to_text"]
 
 _USER_AGENT = "gamut-eval/0.1 (benchmark builder; re-verifies cited snippets)"
 _TEXT_TYPES = ("text/", "application/xhtml", "application/json", "application/xml")
@@ -33,19 +34,6 @@ _BLOCK_TAGS = frozenset(
 
 class FetchError(GamutError):
     """A source could not be read."""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchSettings:
-    """Limits of the fetcher."""
-
-    timeout_s: float = 20.0
-    """Whole request, connection to last byte."""
-    max_bytes: int = 2_000_000
-    """Read at most this much of a page."""
-    allow_files: bool = True
-    """Read ``file://`` URLs and paths. Off for web providers: a result claiming a local
-    file as its source must not make the build read this machine's files."""
 
 
 @dataclass(frozen=True, slots=True)

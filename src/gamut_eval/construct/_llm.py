@@ -31,6 +31,7 @@ from gamut_eval.construct._llm_format import (
     reply_tool,
     wire_of,
 )
+from gamut_eval.construct._settings import ModelSettings
 from gamut_eval.judge import Structured, causes, next_structured
 
 if TYPE_CHECKING:
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BuildModel",
-    "ModelSettings",
     "Prompt",
     "UsageMeter",
     "ask_json",
@@ -56,20 +56,6 @@ class Prompt:
     system: str
     user: str
     images: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSettings:
-    """How the build calls its model (mapped onto Inspect's ``GenerateConfig``)."""
-
-    max_tokens: int = 8192
-    temperature: float | None = None
-    """``None`` keeps the provider's default."""
-    structured_output: bool = True
-    """Send the reply's JSON Schema as an Inspect ``ResponseSchema``."""
-    timeout_s: int = 300
-    max_retries: int = 5
-    """Inspect's retries of transient failures (429, 5xx) per call."""
 
 
 @dataclass

@@ -8,7 +8,6 @@ cached, so rerunning ``all`` with new decisions redoes only what changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -20,24 +19,13 @@ from gamut_eval.construct._models import FROZEN, StageReport
 from gamut_eval.construct._question_models import AcceptedQuestion
 from gamut_eval.construct._questions import run_questions
 from gamut_eval.construct._refine import run_refine
-from gamut_eval.construct._research import ResearchSettings
 from gamut_eval.construct._review import run_review
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession
+from gamut_eval.construct._settings import PipelineOptions
 from gamut_eval.construct._text_only import run_text_only
 
-__all__ = ["PipelineOptions", "PipelineReport", "run_all"]
-
-
-@dataclass(frozen=True)
-class PipelineOptions:
-    """The stages' options, for ``run_all``."""
-
-    per_image: int = 5
-    decisions: tuple[Path, ...] = ()
-    max_rounds: int = 3
-    proposals: int = 3
-    research: ResearchSettings = field(default_factory=ResearchSettings)
+__all__ = ["PipelineReport", "run_all"]
 
 
 class PipelineReport(BaseModel):

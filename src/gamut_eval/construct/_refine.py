@@ -22,18 +22,19 @@ from gamut_eval.construct._cache import content_hash
 from gamut_eval.construct._draft import snippet_payload
 from gamut_eval.construct._errors import Invalid
 from gamut_eval.construct._evidence import question_inputs
-from gamut_eval.construct._fetch import Fetcher, FetchSettings
+from gamut_eval.construct._fetch import Fetcher
 from gamut_eval.construct._jsonschema import rebuild_reply_schema
 from gamut_eval.construct._llm import Prompt
 from gamut_eval.construct._models import StageReport
 from gamut_eval.construct._prompts_rubric import REBUILD_SYSTEM, REFINE_VERSION, rebuild_user
 from gamut_eval.construct._question_models import AcceptedQuestion
 from gamut_eval.construct._refine_input import RefineUnit, app_row, refine_units
-from gamut_eval.construct._research import ResearchSettings, gather_snippets, plan_queries
+from gamut_eval.construct._research import gather_snippets, plan_queries
 from gamut_eval.construct._rubric_check import grounding_errors, rubric_from_items
 from gamut_eval.construct._rubric_models import Audit, DropReason, RefinedRecord, Snippet
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
+from gamut_eval.construct._settings import FetchSettings, ResearchSettings
 from gamut_eval.construct._superset import enforce_superset, rubric_diff
 from gamut_eval.construct._text import normalise
 from gamut_eval.rubric import (

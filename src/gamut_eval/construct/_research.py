@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from gamut_eval.construct._errors import Invalid, UnitError
@@ -16,32 +15,12 @@ from gamut_eval.construct._rubric_models import Snippet
 from gamut_eval.construct._search import SearchError, SearchProvider
 from gamut_eval.construct._session import UnitCall
 from gamut_eval.construct._text import normalise
-from gamut_eval.errors import InputError
 
-__all__ = ["ResearchSettings", "default_queries", "gather_snippets", "plan_queries"]
+__all__ = ["default_queries", "gather_snippets", "plan_queries"]
 
 MAX_QUERY_CHARS = 200
 
 _SCHEMA = object_schema({"queries": {"type": "array", "items": {"type": "string"}}})
-
-
-@dataclass(frozen=True, slots=True)
-class ResearchSettings:
-    """How much a search gathers per question."""
-
-    per_query: int = 3
-    """Hits kept per query."""
-    max_snippets: int = 12
-    """Snippets kept per question."""
-    max_queries: int = 5
-    """Queries the model may plan."""
-
-    def __post_init__(self) -> None:
-        if min(self.per_query, self.max_snippets, self.max_queries) < 1:
-            raise InputError("--per-query, --max-snippets and --max-queries must be at least 1")
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 def default_queries(question: AcceptedQuestion) -> list[str]:
