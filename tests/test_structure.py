@@ -419,16 +419,16 @@ def test_the_boundary_rule_sees_crossings() -> None:
     source = (
         "from gamut_eval.judge import JudgeSettings\n"
         "def f():\n    from gamut_eval.judge._store import VerdictStore\n"
-        "import gamut_eval.cli._progress as progress\n"
+        "import gamut_eval.cli._terminal as progress\n"
         "from gamut_eval.rubric import _model\n"
     )
     assert boundary_crossings(source, None, "x.py") == [
         "x.py:3 imports gamut_eval.judge._store",
-        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:4 imports gamut_eval.cli._terminal",
         "x.py:5 imports gamut_eval.rubric._model",
     ]
     assert boundary_crossings(source, "judge", "x.py") == [
-        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:4 imports gamut_eval.cli._terminal",
         "x.py:5 imports gamut_eval.rubric._model",
     ]
     assert _private_package(f"{PACKAGE}.judge._store") == "judge"

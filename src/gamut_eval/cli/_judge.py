@@ -14,15 +14,17 @@ import click
 
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
-from gamut_eval.cli._progress import PassProgress, warn_flagged
+from gamut_eval.cli._terminal import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
 from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 
 if TYPE_CHECKING:
-    from gamut_eval.judge import JudgeReport
+    from rich.table import Table
+
+    from gamut_eval.judge import DryRunReport, JudgeReport
     from gamut_eval.judge.backends import BackendOptions
 
-__all__ = ["COMMANDS", "judge_options", "judge_settings"]
+__all__ = ["COMMANDS", "dry_run_table", "judge_options", "judge_settings"]
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _in_file = click.Path(dir_okay=False, exists=True, path_type=Path)
@@ -197,8 +199,6 @@ def _report(backend: Any, report: JudgeReport, store: Path) -> None:
     from gamut_eval.judge import BatchBackend, DryRunBackend
 
     if isinstance(backend, DryRunBackend) and backend.report is not None:
-        from gamut_eval.cli._dry_run import dry_run_table
-
         console.print(dry_run_table(backend.report))
         if backend.prices is not None and backend.report.price_entry is None:
             err_console.print(f"[yellow]no price for {backend.report.judge}[/yellow]")
@@ -234,3 +234,40 @@ def _report(backend: Any, report: JudgeReport, store: Path) -> None:
 
 
 COMMANDS = [judge]
+
+
+# -- the dry-run report --------------------------------------------------------------------
+# The dry-run report of ``gamut judge --dry-run`` as a table.
+
+
+def _money(amount: float) -> str:
+    return f"{amount:,.2f}" if amount >= 1 else f"{amount:.4f}"
+
+
+def dry_run_table(report: DryRunReport) -> Table:
+    """The dry-run report as a two-column table."""
+    from rich.table import Table
+
+    table = Table(title=f"Dry run: {report.judge} (nothing sent)", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    money = report.currency or ""
+    rows = [
+        ("checks in the responses file", f"{report.total_checks:,}"),
+        ("already in the store / repeated", f"{report.cached:,}"),
+        ("requests to send", f"{report.requests:,}"),
+        ("prompt tokens (estimated)", f"{report.prompt_tokens:,}"),
+        ("output tokens (estimated)", f"{report.output_tokens:,}"),
+        ("output tokens (at most)", f"{report.max_output_tokens:,}"),
+        ("shared-prefix fraction", f"{100 * report.shared_prefix_fraction:.1f}%"),
+        ("prompt tokens a prefix cache can serve", f"{report.cacheable_tokens:,}"),
+    ]
+    for label, cost in (
+        ("cost: standard", report.cost_standard),
+        ("cost: with prompt caching", report.cost_cached),
+        ("cost: batch API", report.cost_batch),
+    ):
+        rows.append((label, "n/a" if cost is None else f"{_money(cost)} {money}".strip()))
+    for label, value in rows:
+        table.add_row(label, value)
+    return table
