@@ -51,10 +51,12 @@ LAYERS: list[tuple[str, list[str]]] = [
 layer of the longest entry that is it or a package holding it."""
 
 LIGHT_MODULES = {
-    f"{PACKAGE}.cli._build": [f"{PACKAGE}.construct", "aiohttp", "pandas", "inspect_ai"],
+    f"{PACKAGE}.cli._build": ["aiohttp", "pandas", "inspect_ai"],
 }
-"""Modules the ``gamut`` command imports on every start, and what they must not import at
-module level (their commands import it when they run)."""
+"""Command modules, imported when their command loads (``gamut --help`` loads none), and
+what they must not import at module level (their commands import it when they run). The
+build command reads its defaults from ``construct``'s settings (a light module) when it
+loads."""
 
 
 @dataclass(frozen=True)
@@ -418,16 +420,16 @@ def test_the_boundary_rule_sees_crossings() -> None:
     source = (
         "from gamut_eval.judge import JudgeSettings\n"
         "def f():\n    from gamut_eval.judge._store import VerdictStore\n"
-        "import gamut_eval.cli._progress as progress\n"
+        "import gamut_eval.cli._terminal as progress\n"
         "from gamut_eval.rubric import _model\n"
     )
     assert boundary_crossings(source, None, "x.py") == [
         "x.py:3 imports gamut_eval.judge._store",
-        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:4 imports gamut_eval.cli._terminal",
         "x.py:5 imports gamut_eval.rubric._model",
     ]
     assert boundary_crossings(source, "judge", "x.py") == [
-        "x.py:4 imports gamut_eval.cli._progress",
+        "x.py:4 imports gamut_eval.cli._terminal",
         "x.py:5 imports gamut_eval.rubric._model",
     ]
     assert _private_package(f"{PACKAGE}.judge._store") == "judge"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import gamut_eval.cli._progress as progress_module
+import gamut_eval.cli._terminal as terminal_module
 from gamut_eval import compile_rubric, load_dataset
 from gamut_eval.data import sample_dir
 from gamut_eval.judge import JudgeSettings, judge_responses
@@ -30,8 +30,8 @@ def test_a_pass_without_a_terminal_prints_progress_lines(
     checks = len(compile_rubric(question.meta_rubric).checks)
 
     buffer = io.StringIO()
-    monkeypatch.setattr(progress_module, "err_console", Console(file=buffer, width=300))
-    with progress_module.PassProgress(terminal=False) as progress:
+    monkeypatch.setattr(terminal_module, "err_console", Console(file=buffer, width=300))
+    with terminal_module.PassProgress(terminal=False) as progress:
         judge_responses(
             dataset,
             responses,

@@ -15,12 +15,17 @@ from click.testing import CliRunner
 from rich.cells import cell_len
 from rich.console import Console
 
-import gamut_eval.cli._progress as progress_module
+import gamut_eval.cli._terminal as terminal_module
 from gamut_eval.analysis import LeaderboardRow, ReportConfig, build_report, load_run
-from gamut_eval.cli._fit import fitted, print_fitted, short_names
 from gamut_eval.cli._main import cli
-from gamut_eval.cli._progress import PassProgress, progress_columns
-from gamut_eval.cli._summary import summary_renderables, table_with
+from gamut_eval.cli._report import summary_renderables, table_with
+from gamut_eval.cli._terminal import (
+    PassProgress,
+    fitted,
+    print_fitted,
+    progress_columns,
+    short_names,
+)
 from gamut_eval.judge import JudgeStats, PassEvent
 from gamut_eval.testing import synthetic_run
 
@@ -161,7 +166,7 @@ def test_progress_columns_by_width_worked_out_by_hand() -> None:
 def test_a_progress_line_fits_the_terminal(width: int, monkeypatch: pytest.MonkeyPatch) -> None:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=True, color_system=None)
-    monkeypatch.setattr(progress_module, "err_console", console)
+    monkeypatch.setattr(terminal_module, "err_console", console)
     stats = JudgeStats(total=1272)
     with PassProgress(terminal=True) as progress:
         progress(PassEvent("start", "gamut/reference", stats, label="gamut/reference"))
@@ -183,7 +188,7 @@ def test_without_a_terminal_progress_lines_are_never_wrapped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     buffer = io.StringIO()
-    monkeypatch.setattr(progress_module, "err_console", Console(file=buffer, width=40))
+    monkeypatch.setattr(terminal_module, "err_console", Console(file=buffer, width=40))
     stats = JudgeStats(total=1272)
     with PassProgress(terminal=False) as progress:
         progress(PassEvent("start", "gamut/offline", stats, label="gamut/offline"))

@@ -146,3 +146,49 @@ def test_one_price_file_serves_a_build_a_run_and_the_dry_runs(
         assert re.search(r"cost: standard [\d.,]+ USD", text), text
         assert re.search(r"cost: batch API [\d.,]+ USD", text), text
     assert not (tmp_path / "run").exists()
+
+
+def test_every_build_default_is_the_construct_settings_default() -> None:
+    """The options of ``gamut build`` read their defaults from construct's settings."""
+    import dataclasses
+
+    import click
+
+    from gamut_eval.construct import (
+        BuildSettings,
+        FetchSettings,
+        ModelSettings,
+        PipelineOptions,
+        ResearchSettings,
+    )
+
+    def default(model: type[Any], name: str) -> Any:
+        field = {f.name: f for f in dataclasses.fields(model)}[name]
+        assert field.default is not dataclasses.MISSING
+        return field.default
+
+    declared = {
+        "max_repairs": (BuildSettings, "max_repairs"),
+        "max_concurrency": (BuildSettings, "max_concurrency"),
+        "max_tokens": (ModelSettings, "max_tokens"),
+        "temperature": (ModelSettings, "temperature"),
+        "structured_output": (ModelSettings, "structured_output"),
+        "per_query": (ResearchSettings, "per_query"),
+        "max_snippets": (ResearchSettings, "max_snippets"),
+        "max_queries": (ResearchSettings, "max_queries"),
+        "fetch_timeout": (FetchSettings, "timeout_s"),
+        "fetch_max_bytes": (FetchSettings, "max_bytes"),
+        "per_image": (PipelineOptions, "per_image"),
+        "max_rounds": (PipelineOptions, "max_rounds"),
+        "proposals": (PipelineOptions, "proposals"),
+    }
+    group = cli.get_command(click.Context(cli), "build")
+    assert isinstance(group, click.Group)
+    seen = set()
+    for stage in group.commands.values():
+        for param in stage.params:
+            if param.name in declared:
+                model, name = declared[param.name]
+                assert param.default == default(model, name), (stage.name, param.name)
+                seen.add(param.name)
+    assert seen == set(declared)

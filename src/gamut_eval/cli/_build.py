@@ -2,6 +2,10 @@
 
 Exit status: 0 done; 1 some questions failed (their errors are in ``<stage>/errors.jsonl``;
 a rerun retries them); 2 bad input; 3 stopped because images await human decisions.
+
+The options' defaults are read from construct's settings (``BuildSettings``,
+``ModelSettings``, ``ResearchSettings``, ``FetchSettings``, ``PipelineOptions``): plain
+dataclasses, imported when this command loads (``gamut --help`` does not load it).
 """
 
 from __future__ import annotations
@@ -14,16 +18,19 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.markup import escape
 
-from gamut_eval.cli._build_diff import build_diff
-from gamut_eval.cli._build_import import import_table
-from gamut_eval.cli._build_output import print_report, say
-from gamut_eval.cli._common import DATASET_PATH, console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.construct import (
+    BuildSettings,
+    FetchSettings,
+    ModelSettings,
+    PipelineOptions,
+    ResearchSettings,
+)
 
 if TYPE_CHECKING:
     from gamut_eval.construct import (
         BuildSession,
         PipelineReport,
-        ResearchSettings,
         SearchProvider,
         StageReport,
     )
@@ -38,6 +45,8 @@ R = TypeVar("R")
 
 _dir = click.Path(file_okay=False, path_type=Path)
 _file = click.Path(dir_okay=False, exists=True, path_type=Path)
+_BUILD, _MODEL, _RESEARCH = BuildSettings(), ModelSettings(), ResearchSettings()
+_FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
 
 
 def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
@@ -59,16 +68,17 @@ def _common(func: F) -> F:
         click.option("--model", default=None,
                      help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
                      "questions and review)."),
-        click.option("--max-repairs", type=int, default=2, show_default=True,
+        click.option("--max-repairs", type=int, default=_BUILD.max_repairs, show_default=True,
                      help="Validation errors fed back to the model at most this many times."),
-        click.option("--max-concurrency", type=int, default=8, show_default=True,
-                     help="Images or questions in flight at once."),
-        click.option("--max-tokens", type=int, default=8192, show_default=True,
-                     help="Completion tokens per model call."),
-        click.option("--temperature", type=float, default=None,
-                     help="Sampling temperature (default: the provider's)."),
-        click.option("--structured-output/--no-structured-output", default=True,
+        click.option("--max-concurrency", type=int, default=_BUILD.max_concurrency,
                      show_default=True,
+                     help="Images or questions in flight at once."),
+        click.option("--max-tokens", type=int, default=_MODEL.max_tokens, show_default=True,
+                     help="Completion tokens per model call."),
+        click.option("--temperature", type=float, default=_MODEL.temperature,
+                     help="Sampling temperature (default: the provider's)."),
+        click.option("--structured-output/--no-structured-output",
+                     default=_MODEL.structured_output, show_default=True,
                      help="Send the reply's JSON Schema to providers that support it."),
         click.option("--refresh", is_flag=True,
                      help="Ignore cached results and redo every unit of the stage."),
@@ -87,11 +97,11 @@ def _search(func: F) -> F:
                      help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
         click.option("--corpus", type=_dir, default=None,
                      help="Folder of .txt/.md/.html documents for --search local."),
-        click.option("--per-query", type=int, default=3, show_default=True,
+        click.option("--per-query", type=int, default=_RESEARCH.per_query, show_default=True,
                      help="Hits kept per query."),
-        click.option("--max-snippets", type=int, default=12, show_default=True,
+        click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets, show_default=True,
                      help="Snippets kept per question."),
-        click.option("--max-queries", type=int, default=5, show_default=True,
+        click.option("--max-queries", type=int, default=_RESEARCH.max_queries, show_default=True,
                      help="Queries the model may plan per question."),
     ]  # fmt: skip
     return _options(*options)(func)
@@ -100,9 +110,9 @@ def _search(func: F) -> F:
 def _fetch(func: F) -> F:
     """Limits of the fetcher the audit uses to re-read sources."""
     options = [
-        click.option("--fetch-timeout", type=float, default=20.0, show_default=True,
+        click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s, show_default=True,
                      help="Seconds per source fetched by the audit."),
-        click.option("--fetch-max-bytes", type=int, default=2_000_000, show_default=True,
+        click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes, show_default=True,
                      help="Bytes read at most per source."),
     ]  # fmt: skip
     return _options(*options)(func)
@@ -113,7 +123,7 @@ def _run(
     body: Callable[[BuildSession], Awaitable[R]],
 ) -> R:
     """Open the session the options describe, run ``body`` in one event loop."""
-    from gamut_eval.construct import BuildSession, BuildSettings, ModelSettings
+    from gamut_eval.construct import BuildSession
     from gamut_eval.prices import load_prices
 
     settings = BuildSettings(
@@ -148,13 +158,11 @@ def _provider(opts: dict[str, Any]) -> SearchProvider:
 
 
 def _research(opts: dict[str, Any]) -> ResearchSettings:
-    from gamut_eval.construct import ResearchSettings
-
     return ResearchSettings(opts["per_query"], opts["max_snippets"], opts["max_queries"])
 
 
 def _fetcher(opts: dict[str, Any]) -> Any:
-    from gamut_eval.construct import Fetcher, FetchSettings
+    from gamut_eval.construct import Fetcher
 
     local = opts["search_name"] == "local"
     return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
@@ -212,7 +220,7 @@ def _images(images_help: str) -> Callable[[F], F]:
     return _options(
         click.option("--images", type=click.Path(exists=True, path_type=Path), required=True,
                      help=images_help),
-        click.option("--per-image", type=int, default=5, show_default=True,
+        click.option("--per-image", type=int, default=_PIPELINE.per_image, show_default=True,
                      help="Candidate questions per image."),
     )  # fmt: skip
 
@@ -223,8 +231,9 @@ def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
         click.option("--decisions", type=_file, multiple=True,
                      help="Human decisions (JSONL exported by the annotation app); repeatable, "
                      "later rows win."),
-        click.option("--max-rounds", type=int, default=3, show_default=True, help=rounds_help),
-        click.option("--proposals", type=int, default=3, show_default=True,
+        click.option("--max-rounds", type=int, default=_PIPELINE.max_rounds, show_default=True,
+                     help=rounds_help),
+        click.option("--proposals", type=int, default=_PIPELINE.proposals, show_default=True,
                      help=proposals_help),
     )  # fmt: skip
 
@@ -349,7 +358,7 @@ def all_stages(
     **opts: Any,
 ) -> None:
     """Run every stage in order, stopping where human review is needed (exit status 3)."""
-    from gamut_eval.construct import PipelineOptions, run_all
+    from gamut_eval.construct import run_all
 
     options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
     result: PipelineReport = _searching(
@@ -358,6 +367,172 @@ def all_stages(
     if result.stopped_at:
         say("", f"stopped after {result.stopped_at}")
     _finish(list(result.reports), result.next_step, result.incomplete)
+
+
+# -- what a build stage prints -------------------------------------------------------------
+# What a build stage printed: its counts, notes, tokens, files and errors (on stderr).
+
+
+def _tokens(report: StageReport) -> str:
+    usage = report.usage
+    fresh = usage.fresh
+    text = f"{fresh.input:,} tokens in, {fresh.output:,} out ({fresh.calls} call(s))"
+    if usage.cost_usd is not None:
+        text += f", ${usage.cost_usd:.4f}"
+    elif fresh.calls:
+        text += ", cost unknown (pass --prices)"
+    return text
+
+
+def say(label: str, text: str) -> None:
+    """``label`` (Rich markup) then ``text`` (verbatim: ids like ``[not-json]`` and paths
+    are not markup), unwrapped so paths and commands stay on one line."""
+    err_console.print(label + escape(text), soft_wrap=True)
+
+
+def print_report(report: StageReport) -> None:
+    """A stage's summary on stderr: counts, notes, tokens, files, errors."""
+    say(
+        f"[bold]{escape(report.stage)}[/bold]: ",
+        f"{report.done} of {report.units} done ({report.cached} from the cache), "
+        f"{report.failed} failed; {_tokens(report)}",
+    )
+    for note in report.notes:
+        say("  ", note)
+    for name, path in report.outputs.items():
+        if name not in ("errors", "usage"):
+            say("  ", f"wrote {path}")
+    for error in report.errors:
+        say("  [red]error[/red] ", f"{error.id} [{error.kind}] {error.message}")
+        for detail in error.details[:5]:
+            say("    - ", detail)
+    if report.errors:
+        say("  ", f"errors recorded in {report.outputs['errors']}; a rerun retries them")
+
+
+# -- gamut build diff ----------------------------------------------------------------------
+# ``gamut build diff OLD NEW``: is NEW a verified superset of OLD?
+#
+# The comparison is ``gamut_eval.rubric._superset`` (the one refinement enforces); this
+# command reads the two files, prints every difference and exits 0 (additions only), 1
+# (something removed or changed) or 2 (bad input).
+
+
+@click.command(name="diff")
+@click.argument("old", type=DATASET_PATH)
+@click.argument("new", type=DATASET_PATH)
+@click.option(
+    "--allow-rewording",
+    is_flag=True,
+    help="Accept changed wording of an otherwise unchanged item or element (listed).",
+)
+def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
+    """Is NEW a superset of OLD? Every removal or change of a meta-rubric, with its path.
+
+    \b
+    OLD and NEW: a meta-rubric (YAML/JSON), or rows with `meta_rubric` (JSONL, JSON,
+    Parquet): dataset records (`sample`, dataset.jsonl, the annotation app's export,
+    refine/rubrics.jsonl) or build records (draft/drafts.jsonl, refine/refined.jsonl).
+    Rubrics are matched by question id.
+
+    \b
+    Every item, list element (in its position: check ids count positions), process step
+    and its required flag, relationship aspect, nested meta-insight, citation, evidence
+    snippet, tier and threshold of OLD must stand unchanged in NEW; NEW may only add.
+    Prints one line per difference, `QUESTION PATH: KIND ...` (KIND: removed, changed,
+    moved, reworded, added), then the edits people made to OLD's checklists, if any.
+
+    Exit status: 0 NEW is a superset (additions only), 1 something was removed or changed,
+    2 bad input.
+    """
+    from gamut_eval.construct import read_rubric_file
+    from gamut_eval.rubric import checklist_edits, diff_rubric_sets, superset_problems
+
+    before, after = read_rubric_file(old), read_rubric_file(new)
+    changes = diff_rubric_sets(
+        {k: r.meta for k, r in before.items()}, {k: r.meta for k, r in after.items()}
+    )
+    problems = superset_problems(changes, allow_rewording=allow_rewording)
+    for change in changes:
+        allowed = change.kind == "reworded" and allow_rewording
+        console.print(escape(change.line() + (" (allowed)" if allowed else "")), soft_wrap=True)
+    edits = [
+        edit
+        for qid, row in before.items()
+        if row.kind == "dataset" and row.checklist is not None
+        for edit in checklist_edits(
+            row.meta, row.checklist, after[qid].meta if qid in after else None
+        )
+    ]
+    for edit in edits:
+        console.print(escape(edit.line()), soft_wrap=True)
+    counts = {
+        k: sum(c.kind == k for c in changes)
+        for k in ("removed", "changed", "moved", "reworded", "added")
+    }
+    summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+    if edits:
+        summary += f"; {len(edits)} checklist edit(s) by people in OLD"
+    if problems:
+        err_console.print(
+            f"{summary}: NEW is not a superset of OLD ({len(problems)} removal(s) or change(s))",
+            soft_wrap=True,
+        )
+        raise SystemExit(1)
+    err_console.print(f"{summary}: NEW is a superset of OLD", soft_wrap=True)
+
+
+# -- gamut build import --------------------------------------------------------------------
+# ``gamut build import``: start a build from an existing question set (a table).
+
+
+@click.command(name="import")
+@click.argument("source")
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("build"),
+    show_default=True,
+    help="The build folder the next stages read.",
+)
+@click.option(
+    "--map",
+    "pairs",
+    multiple=True,
+    metavar="FIELD=COLUMN",
+    help="The column of a field (question, image, id, entity, answer, domain, "
+    "popularity); repeatable. A field not mapped is read from the column of its "
+    "own name. A dotted COLUMN reads nested values (turns.0.query).",
+)
+@click.option("--limit", type=int, default=None, help="Import only the first N rows.")
+def import_table(source: str, workdir: Path, pairs: tuple[str, ...], limit: int | None) -> None:
+    """Import image + question rows from SOURCE as accepted questions.
+
+    SOURCE is a .jsonl, .json, .parquet or .csv table, or a Hugging Face dataset file
+    hf://datasets/OWNER/NAME[@REVISION]/FILE (needs the `hub` extra). Image paths are
+    relative to the table; image bytes (Parquet, Hugging Face Image columns) are written
+    under WORKDIR/import/images/. The questions skip the question and review stages: go on
+    with `gamut build evidence`, then draft, refine and text-only.
+
+    \b
+    gamut build import crag.parquet --map question=query --map image=image_path \\
+        --map answer=ans_full --map id=interaction_id --map entity=entity_name
+
+    A bad row or column stops the import (exit 2) naming the file, row and column, and
+    nothing is written.
+    """
+    from gamut_eval.construct import import_questions, parse_mapping
+
+    report = import_questions(workdir, source, parse_mapping(pairs), limit=limit)
+    err_console.print(f"import: {report.summary()}", highlight=False, soft_wrap=True)
+    if report.with_entity < report.rows:
+        err_console.print(
+            f"import: {report.rows - report.with_entity} question(s) have no entity: the "
+            "text-only stage skips them (map one with --map entity=COLUMN)",
+            highlight=False,
+            soft_wrap=True,
+        )
+    err_console.print(f"next: gamut build evidence --workdir {workdir} ...", highlight=False)
 
 
 build.add_command(build_diff)

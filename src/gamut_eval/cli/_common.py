@@ -20,6 +20,7 @@ __all__ = [
     "console",
     "dump_json",
     "err_console",
+    "print_plain",
     "rich_console",
     "write_output",
 ]
@@ -125,3 +126,8 @@ out_option = click.option(
     default=None,
     help="Write here (atomically) instead of to standard output.",
 )
+
+
+def print_plain(text: str) -> None:
+    """A line with a path in it: never wrapped (it must stay copyable) nor read as markup."""
+    console.print(text, markup=False, soft_wrap=True, highlight=False)

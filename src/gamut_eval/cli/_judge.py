@@ -1,8 +1,7 @@
 """``gamut judge``: grade every (answer, check) with an LLM judge, on any backend.
 
 The options are derived from the settings models (``JudgeSettings``, ``BatchSettings``,
-``RaySettings``): their defaults and help text are written once, there. ``--help`` reads
-them from the option table generated from the models (``_options``), so it builds no model.
+``RaySettings``): their defaults and help text are written once, there.
 """
 
 from __future__ import annotations
@@ -15,14 +14,17 @@ import click
 
 from gamut_eval.cli._common import console, err_console
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
-from gamut_eval.cli._progress import PassProgress, warn_flagged
+from gamut_eval.cli._terminal import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
+from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 
 if TYPE_CHECKING:
-    from gamut_eval.judge import JudgeReport, JudgeSettings
+    from rich.table import Table
+
+    from gamut_eval.judge import DryRunReport, JudgeReport
     from gamut_eval.judge.backends import BackendOptions
 
-__all__ = ["COMMANDS", "judge_options", "judge_settings"]
+__all__ = ["COMMANDS", "dry_run_table", "judge_options", "judge_settings"]
 
 _file = click.Path(dir_okay=False, path_type=Path)
 _in_file = click.Path(dir_okay=False, exists=True, path_type=Path)
@@ -33,7 +35,7 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
     """The judge settings as options (``choices`` narrows ``--backend``), ``--config`` and
     ``--wait-for-store``: shared by ``gamut judge``, ``gamut run`` and the quality commands."""
     narrowed = {"backend": list(choices)} if choices is not None else None
-    settings = model_options("JudgeSettings", choices=narrowed)
+    settings = model_options(JudgeSettings, choices=narrowed)
     wait = click.option(
         "--wait-for-store",
         type=click.FloatRange(min=0),
@@ -61,19 +63,18 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
 def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     """The ``JudgeSettings`` of ``judge`` from a command's options (which it consumes)."""
     from gamut_eval.generate import parse_model_args
-    from gamut_eval.judge import JudgeSettings
 
     try:
         extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-J' / '--judge-arg'") from None
-    values = {"judge": judge, **model_values("JudgeSettings", options), "request_args": extra}
+    values = {"judge": judge, **model_values(JudgeSettings, options), "request_args": extra}
     return settings_from(JudgeSettings, values)
 
 
 def _scale_options(command: F) -> F:
     """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
-    from_models = model_options("BatchSettings")(model_options("RaySettings")(command))
+    from_models = model_options(BatchSettings)(model_options(RaySettings)(command))
     modes = [
         click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
         click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
@@ -102,15 +103,14 @@ def _scale_options(command: F) -> F:
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge import BatchSettings, RaySettings
     from gamut_eval.judge.backends import BackendOptions
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
         raise InputError("--batch-write-only and --batch-ingest need --backend batch")
-    ray = {**model_values("RaySettings", options), "worker_concurrency": settings.concurrency}
+    ray = {**model_values(RaySettings, options), "worker_concurrency": settings.concurrency}
     return BackendOptions(
-        batch=settings_from(BatchSettings, model_values("BatchSettings", options)),
+        batch=settings_from(BatchSettings, model_values(BatchSettings, options)),
         ray=settings_from(RaySettings, ray),
         batch_write_only=write_only,
         batch_ingest=ingest,
@@ -199,8 +199,6 @@ def _report(backend: Any, report: JudgeReport, store: Path) -> None:
     from gamut_eval.judge import BatchBackend, DryRunBackend
 
     if isinstance(backend, DryRunBackend) and backend.report is not None:
-        from gamut_eval.cli._dry_run import dry_run_table
-
         console.print(dry_run_table(backend.report))
         if backend.prices is not None and backend.report.price_entry is None:
             err_console.print(f"[yellow]no price for {backend.report.judge}[/yellow]")
@@ -236,3 +234,40 @@ def _report(backend: Any, report: JudgeReport, store: Path) -> None:
 
 
 COMMANDS = [judge]
+
+
+# -- the dry-run report --------------------------------------------------------------------
+# The dry-run report of ``gamut judge --dry-run`` as a table.
+
+
+def _money(amount: float) -> str:
+    return f"{amount:,.2f}" if amount >= 1 else f"{amount:.4f}"
+
+
+def dry_run_table(report: DryRunReport) -> Table:
+    """The dry-run report as a two-column table."""
+    from rich.table import Table
+
+    table = Table(title=f"Dry run: {report.judge} (nothing sent)", show_header=False)
+    table.add_column("what")
+    table.add_column("value", justify="right")
+    money = report.currency or ""
+    rows = [
+        ("checks in the responses file", f"{report.total_checks:,}"),
+        ("already in the store / repeated", f"{report.cached:,}"),
+        ("requests to send", f"{report.requests:,}"),
+        ("prompt tokens (estimated)", f"{report.prompt_tokens:,}"),
+        ("output tokens (estimated)", f"{report.output_tokens:,}"),
+        ("output tokens (at most)", f"{report.max_output_tokens:,}"),
+        ("shared-prefix fraction", f"{100 * report.shared_prefix_fraction:.1f}%"),
+        ("prompt tokens a prefix cache can serve", f"{report.cacheable_tokens:,}"),
+    ]
+    for label, cost in (
+        ("cost: standard", report.cost_standard),
+        ("cost: with prompt caching", report.cost_cached),
+        ("cost: batch API", report.cost_batch),
+    ):
+        rows.append((label, "n/a" if cost is None else f"{_money(cost)} {money}".strip()))
+    for label, value in rows:
+        table.add_row(label, value)
+    return table

@@ -1,4 +1,5 @@
-"""Entry point: the command group and the one place where errors become exit codes.
+"""Entry point: the command group, and the one place where errors become exit codes
+(``EXIT_INPUT``, ``EXIT_FAILURE``).
 
 The group is lazy (click's documented ``LazyGroup`` pattern): ``COMMANDS`` names each
 command's module, attribute and one-line help, so ``gamut --help`` lists the commands
@@ -19,10 +20,14 @@ import click
 
 from gamut_eval import __version__
 from gamut_eval._extras import missing_extra_message
-from gamut_eval.cli._exit import EXIT_FAILURE, EXIT_INPUT
 from gamut_eval.errors import GamutError, InputError
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INPUT", "cli", "main"]
+
+EXIT_INPUT = 2
+"""Bad input (a file that breaks a rule, an unknown id...): nothing was written."""
+EXIT_FAILURE = 1
+"""The work ran but failed (for example a judge backend that could not be used)."""
 
 
 class LazyCommand(NamedTuple):

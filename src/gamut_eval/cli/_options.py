@@ -3,33 +3,28 @@
 Each field of a settings model (``JudgeSettings``, ``BatchSettings``, ``RaySettings``,
 ``GenerationSettings``) is an option: the name from the field (or its ``cli`` metadata),
 the type and bounds from its annotation, the default from the model, the help text from
-the field's docstring.
+the field's docstring. The options are read from the model's ``model_fields`` when the
+module of a command that takes them is imported: ``gamut --help`` imports no command
+module, so it builds no model.
 
-Building a pydantic model class costs ~100 ms of start-up, too much for ``--help``, so
-the options are derived ahead of time: ``_option_derive.derive_table()`` computes each
-field's ``OptionSpec`` from the models, and the result is committed as plain literals in
-``_option_table.py`` (a test checks that it matches the models). Regenerate it after
-changing a model::
-
-    python -m gamut_eval.cli._option_derive --write
-
-``model_options("JudgeSettings")`` adds the options of a model to a command, from the
-table; ``model_values`` takes the parsed values back out of the command's keyword
-arguments, and ``settings_from`` has the model validate them when the command runs (so a
-bound is enforced in one place, with one message). ``--config FILE`` supplies values from
-a YAML or JSON file; options given on the command line win over it, and it wins over the
-model's defaults.
+``model_options(JudgeSettings)`` adds the options of a model to a command;
+``model_values`` takes the parsed values back out of the command's keyword arguments, and
+``settings_from`` has the model validate them when the command runs (so a bound is
+enforced in one place, with one message). ``--config FILE`` supplies values from a YAML or
+JSON file; options given on the command line win over it, and it wins over the model's
+defaults.
 """
 
 from __future__ import annotations
 
+import types
+import typing
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gamut_eval.cli._option_table import OPTION_TABLE
 from gamut_eval.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -38,94 +33,109 @@ if TYPE_CHECKING:
 
     M = TypeVar("M", bound=BaseModel)
 
-__all__ = [
-    "OptionSpec",
-    "config_option",
-    "model_options",
-    "model_values",
-    "option_name",
-    "option_table",
-    "settings_from",
-]
+__all__ = ["config_option", "model_options", "model_values", "option_name", "settings_from"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class OptionSpec(NamedTuple):
-    """One field of a settings model as a command-line option."""
-
-    name: str
-    """The field (and the command's keyword argument)."""
-    flag: str
-    """The long option, ``--field-name`` unless the field's ``cli`` metadata names another."""
-    kind: str
-    """int, float, str, path, bool (``--x/--no-x``), choice or multiple (repeatable)."""
-    default: Any
-    """The model's default."""
-    help: str
-    """The field's docstring, on one line."""
-    bounds: dict[str, Any]
-    """``min``, ``max``, ``min_open``, ``max_open`` of an int or float."""
-    choices: tuple[str, ...]
-    """The values of a choice."""
+def option_name(name: str, info: FieldInfo) -> str | None:
+    """The option of field ``name`` (``--field-name`` unless its metadata says otherwise);
+    None for a field kept off the command line."""
+    extra = info.json_schema_extra
+    if isinstance(extra, Mapping) and "cli" in extra:
+        value = extra["cli"]
+        return value if isinstance(value, str) else None
+    return "--" + name.replace("_", "-")
 
 
-def option_table() -> dict[str, tuple[OptionSpec, ...]]:
-    """The committed table: model name -> its options, in field order."""
-    return {model: _specs(model) for model in OPTION_TABLE}
+def _bounds(metadata: Iterable[Any]) -> dict[str, Any]:
+    """``min``, ``max``, ``min_open``, ``max_open`` of an int or float, for click's ranges."""
+    import annotated_types
+
+    bounds: dict[str, Any] = {}
+    for item in metadata:
+        if isinstance(item, annotated_types.Ge):
+            bounds["min"] = item.ge
+        elif isinstance(item, annotated_types.Gt):
+            bounds["min"], bounds["min_open"] = item.gt, True
+        elif isinstance(item, annotated_types.Le):
+            bounds["max"] = item.le
+        elif isinstance(item, annotated_types.Lt):
+            bounds["max"], bounds["max_open"] = item.lt, True
+    return bounds
 
 
-def _specs(model: str) -> tuple[OptionSpec, ...]:
-    try:
-        entries = OPTION_TABLE[model]
-    except KeyError:
-        raise KeyError(f"{model} is not one of {', '.join(OPTION_TABLE)}") from None
-    return tuple(OptionSpec(**entry) for entry in entries)
+def _bare_type(info: FieldInfo) -> tuple[Any, dict[str, Any]]:
+    """The field's type without ``None``, and its bounds (also from an ``Annotated`` inside
+    an Optional)."""
+    from pydantic.fields import FieldInfo
+
+    annotation = info.annotation
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            annotation = args[0]
+    bounds = _bounds(info.metadata)
+    if typing.get_origin(annotation) is typing.Annotated:
+        annotation, *extras = typing.get_args(annotation)
+        for extra in extras:
+            if isinstance(extra, FieldInfo):
+                bounds |= _bounds(extra.metadata)
+    return annotation, bounds
 
 
-# -- the options, from the table ------------------------------------------------------------
-
-
-def _option(spec: OptionSpec, choices: Iterable[str] | None, prefix: str) -> Callable[[F], F]:
-    dest = prefix + spec.name
-    declarations = [spec.flag, dest]
+def _option(
+    flag: str, dest: str, info: FieldInfo, choices: Iterable[str] | None
+) -> Callable[[F], F]:
+    """The click option of one field: its type from the annotation, default and help from
+    the model."""
+    annotation, bounds = _bare_type(info)
+    declarations = [flag, dest]
     kind: dict[str, Any]
     if choices is not None:
         kind = {"type": click.Choice(list(choices))}
-    elif spec.kind == "choice":
-        kind = {"type": click.Choice(list(spec.choices))}
-    elif spec.kind == "bool":
+    elif typing.get_origin(annotation) is typing.Literal:
+        kind = {"type": click.Choice([str(a) for a in typing.get_args(annotation)])}
+    elif annotation is bool:
         kind = {}
-        declarations = [f"{spec.flag}/--no-{spec.flag.removeprefix('--')}", dest]
-    elif spec.kind == "int":
-        kind = {"type": click.IntRange(**spec.bounds) if spec.bounds else click.INT}
-    elif spec.kind == "float":
-        kind = {"type": click.FloatRange(**spec.bounds) if spec.bounds else click.FLOAT}
-    elif spec.kind == "path":
+        declarations = [f"{flag}/--no-{flag.removeprefix('--')}", dest]
+    elif annotation is int:
+        kind = {"type": click.IntRange(**bounds) if bounds else click.INT}
+    elif annotation is float:
+        kind = {"type": click.FloatRange(**bounds) if bounds else click.FLOAT}
+    elif annotation is Path:
         kind = {"type": click.Path(path_type=Path)}
-    elif spec.kind == "multiple":
+    elif typing.get_origin(annotation) is tuple:
         kind = {"multiple": True, "type": click.STRING}
     else:
         kind = {"type": click.STRING}
-    default = spec.default
+    default = info.get_default(call_default_factory=True)
     return click.option(
         *declarations,
         default=None if default == () else default,
         show_default=default is not None and default != (),
-        help=spec.help,
+        help=(info.description or "").replace("\n", " "),
         **kind,
     )
 
 
+def _fields(model: type[BaseModel]) -> Iterable[tuple[str, str, FieldInfo]]:
+    """(field, option, info) of each field of ``model`` that is on the command line."""
+    for name, info in model.model_fields.items():
+        flag = option_name(name, info)
+        if flag is not None:
+            yield name, flag, info
+
+
 def model_options(
-    model: str,
+    model: type[BaseModel],
     *,
     exclude: Iterable[str] = (),
     choices: Mapping[str, Iterable[str]] | None = None,
     prefix: str = "",
 ) -> Callable[[F], F]:
-    """A decorator adding one option per field of the settings model named ``model`` (in
-    field order) to a command.
+    """A decorator adding one option per field of the settings ``model`` (in field order)
+    to a command.
 
     ``exclude`` leaves fields out; ``choices`` narrows a field's choices for this command;
     ``prefix`` starts each keyword argument's name (``generation_temperature``), for a
@@ -135,9 +145,9 @@ def model_options(
     skip = set(exclude)
     narrowed = choices or {}
     decorators = [
-        _option(spec, narrowed.get(spec.name), prefix)
-        for spec in _specs(model)
-        if spec.name not in skip
+        _option(flag, prefix + name, info, narrowed.get(name))
+        for name, flag, info in _fields(model)
+        if name not in skip
     ]
 
     def decorate(command: F) -> F:
@@ -149,18 +159,20 @@ def model_options(
     return decorate
 
 
-def model_values(model: str, options: dict[str, Any], *, prefix: str = "") -> dict[str, Any]:
-    """Remove the fields of the settings model named ``model`` from a command's keyword
-    arguments (named ``prefix`` + field); return them by field (only those given: ``None``
-    and empty repeats keep the model's default)."""
+def model_values(
+    model: type[BaseModel], options: dict[str, Any], *, prefix: str = ""
+) -> dict[str, Any]:
+    """Remove the fields of the settings ``model`` from a command's keyword arguments
+    (named ``prefix`` + field); return them by field (only those given: ``None`` and empty
+    repeats keep the model's default)."""
     values: dict[str, Any] = {}
-    for spec in _specs(model):
-        if prefix + spec.name not in options:
+    for name, _, _ in _fields(model):
+        if prefix + name not in options:
             continue
-        value = options.pop(prefix + spec.name)
+        value = options.pop(prefix + name)
         if value is None or value == ():
             continue
-        values[spec.name] = tuple(value) if isinstance(value, list | tuple) else value
+        values[name] = tuple(value) if isinstance(value, list | tuple) else value
     return values
 
 
@@ -218,16 +230,3 @@ config_option = click.option(
     help="YAML or JSON file of option values (names as the long options, without --); "
     "options on the command line win over it.",
 )
-
-
-# -- deriving the table (``_option_derive``) ------------------------------------------------
-
-
-def option_name(name: str, info: FieldInfo) -> str | None:
-    """The option of field ``name`` (``--field-name`` unless its metadata says otherwise);
-    None for a field kept off the command line."""
-    extra = info.json_schema_extra
-    if isinstance(extra, Mapping) and "cli" in extra:
-        value = extra["cli"]
-        return value if isinstance(value, str) else None
-    return "--" + name.replace("_", "-")

@@ -4,21 +4,34 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gamut_eval.cli._common import console, err_console
-from gamut_eval.cli._judge import judge_options, judge_settings
+from gamut_eval.cli._common import console, err_console, print_plain
+from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
 from gamut_eval.cli._options import model_options, model_values, settings_from
-from gamut_eval.cli._progress import PassProgress
-from gamut_eval.cli._run_output import print_result
+from gamut_eval.cli._terminal import Namer, PassProgress, fitted, print_fitted, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
+from gamut_eval.generate import GenerationSettings
 from gamut_eval.judge import OFFLINE_JUDGE, ONLINE_BACKENDS
 
 if TYPE_CHECKING:
-    from gamut_eval.generate import GenerationSettings
+    import pandas as pd
+    from rich.table import Table
+
+    from gamut_eval.run import RunResult
+
+__all__ = [
+    "COMMANDS",
+    "generation_options",
+    "generation_settings",
+    "print_result",
+    "print_where",
+    "write_html_report",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -49,15 +62,15 @@ _model_arg_option = click.option(
 
 def generation_options(command: F) -> F:
     """The generation settings (``GenerationSettings``) as options, and ``-M``."""
-    options = model_options("GenerationSettings", prefix=_GENERATION)
+    options = model_options(GenerationSettings, prefix=_GENERATION)
     return options(_model_arg_option(command))
 
 
 def generation_settings(options: dict[str, Any]) -> GenerationSettings:
     """The ``GenerationSettings`` from a command's options (which it consumes)."""
-    from gamut_eval.generate import GenerationSettings, parse_model_args
+    from gamut_eval.generate import parse_model_args
 
-    values = model_values("GenerationSettings", options, prefix=_GENERATION)
+    values = model_values(GenerationSettings, options, prefix=_GENERATION)
     try:
         model_args = parse_model_args(options.pop(_GENERATION + "model_args", ()) or ())
     except ValueError as exc:
@@ -74,7 +87,6 @@ def _dry_run(
     fill_missing: bool,
     prices: Path | None,
 ) -> None:
-    from gamut_eval.cli._dry_run import dry_run_table
     from gamut_eval.errors import InputError
     from gamut_eval.run import estimate_run
 
@@ -295,7 +307,6 @@ def demo(out: Path, overwrite: bool) -> None:
     report. Rerun with the same --out, it continues the same run. With an API key,
     `gamut run --model ... --judge ...` does the same with real models and judges.
     """
-    from gamut_eval.cli._report import write_html_report
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
@@ -342,3 +353,110 @@ def _one_judge_demo(out: Path) -> bool:
 
 
 COMMANDS = [generate, run, demo]
+
+
+# -- what a run prints ---------------------------------------------------------------------
+# What ``gamut run`` and ``gamut demo`` print after a run: leaderboards, what each judge
+# did, tokens and cost, where the results are. Tables are fitted to the terminal
+# (``fitted``): a model's or judge's name is never cut.
+
+
+def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
+    from gamut_eval.cli._report import table_with
+
+    manifest = result.manifest
+    assert manifest is not None
+    columns = [("", "text"), ("", "name"), ("input", "number"), ("cached input", "number")]
+    columns += [("output", "number"), ("cost", "number")]
+    title = "Tokens (and estimated cost)" if manifest.currency else "Tokens"
+    table = table_with(title, columns, compact=compact)
+    rows = [*(("model", m, u) for m, u in manifest.model_usage.items())]
+    rows += [("judge", j, u) for j, u in manifest.judge_usage.items()]
+    for kind, who, usage in rows:
+        if not (usage.input or usage.output or usage.cost):
+            continue  # the offline and reference judges send nothing
+        cost = "n/a" if usage.cost is None else f"{usage.cost:,.4f} {manifest.currency}"
+        table.add_row(kind, name(who), f"{usage.input:,}", f"{usage.cached_input:,}",
+                      f"{usage.output:,}", cost)  # fmt: skip
+    return table
+
+
+def _leaderboard(part: pd.DataFrame, title: str, name: Namer, level: int) -> Table:
+    from gamut_eval.cli._score import summary_table
+
+    return summary_table(part, title, name, level)
+
+
+def _print_usage(result: RunResult) -> None:
+    """Tokens and estimated cost per answering model and judge, when any were used."""
+    manifest = result.manifest
+    if manifest is None:
+        return
+    used = [*manifest.model_usage.values(), *manifest.judge_usage.values()]
+    if not any(u.input or u.output or u.cost for u in used):
+        return
+    parts = fitted(lambda name, level: _usage_table(result, name, level >= 1), err_console)
+    print_fitted(err_console, parts)
+
+
+def print_where(out_dir: object) -> None:
+    logs = ""
+    if (Path(str(out_dir)) / "logs").is_dir():
+        logs = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs"
+    if not (Path(str(out_dir)) / "report.html").is_file():
+        logs += f"; the HTML report: gamut view {out_dir}"
+    err_console.print(
+        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{logs})",
+        markup=False,
+        soft_wrap=True,
+        highlight=False,
+    )
+
+
+def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:
+    """The leaderboards (one per setting), missing answers filled, each judge's counts,
+    token usage, and where the files are."""
+    summary = result.summary
+    title = "Leaderboard (Gamut score x100)"
+    for setting in ("multimodal", "text_only") if leaderboards else ():
+        part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
+        if len(part):
+            print_fitted(console, fitted(partial(_leaderboard, part, title), console))
+    if result.filled:
+        shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
+        more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""
+        console.print(
+            f"[yellow]{len(result.filled)} missing answer(s) were scored as empty answers "
+            f"(--fill-missing):[/yellow] {shown}{more}; listed in run.json"
+        )
+    for judge, report in result.reports.items():
+        stats = report.stats
+        warn_flagged(stats)
+        err_console.print(
+            f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
+            f"{stats.judged} judged now); {report.unscored} unscored",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    _print_usage(result)
+    if where:
+        print_where(result.out_dir)
+
+
+def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | None = None) -> Path:
+    """The demo's last step: RUN_DIR/report.html with default settings; prints its path
+    (after the terminal summary and the notes, with ``summary``, and the run's files,
+    with ``where``)."""
+    from gamut_eval.analysis import default_output, report_for_run, write_report
+    from gamut_eval.cli._report import print_summary
+
+    path = default_output(run_dir, "html")
+    result = report_for_run(run_dir)
+    write_report(result, "html", path)
+    if summary:
+        print_summary(result)
+    if where is not None:
+        print_where(where)
+    print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
+    return path

@@ -133,7 +133,7 @@ def summary_table(
     Each row gives the responses averaged and those left unscored (no Gamut score); a row
     that lacks k questions another model of its setting and judge is scored on shows
     ``*-k`` under "paired" (its mean is over different questions). ``name`` writes each
-    model and judge id (``_fit.fitted`` passes short names when the full ones do not fit);
+    model and judge id (``fitted`` passes short names when the full ones do not fit);
     ``level`` 1 packs the columns closer and shortens two headers, 2 also leaves out the
     tier scores (for narrow terminals).
     """
@@ -292,7 +292,7 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        from gamut_eval.cli._fit import fitted, print_fitted
+        from gamut_eval.cli._terminal import fitted, print_fitted
 
         parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
         print_fitted(console, parts)

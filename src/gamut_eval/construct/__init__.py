@@ -22,7 +22,6 @@ if _typing.TYPE_CHECKING:
         revision_of as revision_of,
     )
     from gamut_eval.construct._evidence import (
-        ResearchSettings as ResearchSettings,
         run_draft as run_draft,
         run_evidence as run_evidence,
     )
@@ -30,7 +29,6 @@ if _typing.TYPE_CHECKING:
         import_questions as import_questions,
         parse_mapping as parse_mapping,
     )
-    from gamut_eval.construct._llm import ModelSettings as ModelSettings
     from gamut_eval.construct._models import (
         STAGES as STAGES,
         AcceptedQuestion as AcceptedQuestion,
@@ -57,7 +55,6 @@ if _typing.TYPE_CHECKING:
         UnitError as UnitError,
     )
     from gamut_eval.construct._pipeline import (
-        PipelineOptions as PipelineOptions,
         PipelineReport as PipelineReport,
         run_all as run_all,
     )
@@ -75,14 +72,19 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.construct._session import (
         BuildSession as BuildSession,
+    )
+    from gamut_eval.construct._settings import (
         BuildSettings as BuildSettings,
+        FetchSettings as FetchSettings,
+        ModelSettings as ModelSettings,
+        PipelineOptions as PipelineOptions,
+        ResearchSettings as ResearchSettings,
     )
     from gamut_eval.construct._sources import (
         BraveSearch as BraveSearch,
         FetchedPage as FetchedPage,
         Fetcher as Fetcher,
         FetchError as FetchError,
-        FetchSettings as FetchSettings,
         LocalSearch as LocalSearch,
         TavilySearch as TavilySearch,
         make_search_provider as make_search_provider,

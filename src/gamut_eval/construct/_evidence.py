@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from gamut_eval.construct._llm import Prompt, object_schema, rubric_items_schema
@@ -45,13 +44,12 @@ from gamut_eval.construct._prompts import (
 from gamut_eval.construct._rubrics import rubric_from_items
 from gamut_eval.construct._search import SearchError, SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
+from gamut_eval.construct._settings import ResearchSettings
 from gamut_eval.construct._text import normalise
 from gamut_eval.construct._workdir import content_hash, data_url
-from gamut_eval.errors import InputError
 from gamut_eval.rubric import MetaRubric, compile_rubric
 
 __all__ = [
-    "ResearchSettings",
     "default_queries",
     "gather_snippets",
     "plan_queries",
@@ -64,25 +62,6 @@ __all__ = [
 MAX_QUERY_CHARS = 200
 
 _SCHEMA = object_schema({"queries": {"type": "array", "items": {"type": "string"}}})
-
-
-@dataclass(frozen=True, slots=True)
-class ResearchSettings:
-    """How much a search gathers per question."""
-
-    per_query: int = 3
-    """Hits kept per query."""
-    max_snippets: int = 12
-    """Snippets kept per question."""
-    max_queries: int = 5
-    """Queries the model may plan."""
-
-    def __post_init__(self) -> None:
-        if min(self.per_query, self.max_snippets, self.max_queries) < 1:
-            raise InputError("--per-query, --max-snippets and --max-queries must be at least 1")
-
-    def as_dict(self) -> dict[str, int]:
-        return asdict(self)
 
 
 def default_queries(question: AcceptedQuestion) -> list[str]:

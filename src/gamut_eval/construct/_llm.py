@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from gamut_eval._files import parse_json
 from gamut_eval._usage import Usage
 from gamut_eval.construct._models import BuildError, Invalid, UnitError
+from gamut_eval.construct._settings import ModelSettings
 from gamut_eval.judge import Structured, causes, next_structured, refuses_structured_output
 from gamut_eval.rubric import meta_rubric_json_schema
 
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
 __all__ = [
     "TOOL_NAME",
     "BuildModel",
-    "ModelSettings",
     "Prompt",
     "UsageMeter",
     "ask_json",
@@ -235,20 +235,6 @@ class Prompt:
     system: str
     user: str
     images: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ModelSettings:
-    """How the build calls its model (mapped onto Inspect's ``GenerateConfig``)."""
-
-    max_tokens: int = 8192
-    temperature: float | None = None
-    """``None`` keeps the provider's default."""
-    structured_output: bool = True
-    """Send the reply's JSON Schema as an Inspect ``ResponseSchema``."""
-    timeout_s: int = 300
-    max_retries: int = 5
-    """Inspect's retries of transient failures (429, 5xx) per call."""
 
 
 @dataclass

@@ -8,32 +8,21 @@ cached, so rerunning ``all`` with new decisions redoes only what changed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import BaseModel
 
-from gamut_eval.construct._evidence import ResearchSettings, run_draft, run_evidence
+from gamut_eval.construct._evidence import run_draft, run_evidence
 from gamut_eval.construct._models import FROZEN, AcceptedQuestion, StageReport
 from gamut_eval.construct._questions import run_questions, run_review
 from gamut_eval.construct._refine import run_refine
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession
+from gamut_eval.construct._settings import PipelineOptions
 from gamut_eval.construct._sources import Fetcher
 from gamut_eval.construct._text_only import run_text_only
 
-__all__ = ["PipelineOptions", "PipelineReport", "run_all"]
-
-
-@dataclass(frozen=True)
-class PipelineOptions:
-    """The stages' options, for ``run_all``."""
-
-    per_image: int = 5
-    decisions: tuple[Path, ...] = ()
-    max_rounds: int = 3
-    proposals: int = 3
-    research: ResearchSettings = field(default_factory=ResearchSettings)
+__all__ = ["PipelineReport", "run_all"]
 
 
 class PipelineReport(BaseModel):

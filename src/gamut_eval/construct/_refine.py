@@ -46,7 +46,6 @@ from typing import Any
 
 from gamut_eval.construct._evidence import (
     ACCEPTED_HINT,
-    ResearchSettings,
     gather_snippets,
     plan_queries,
     question_inputs,
@@ -85,11 +84,11 @@ from gamut_eval.construct._rubrics import (
 )
 from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
+from gamut_eval.construct._settings import FetchSettings, ResearchSettings
 from gamut_eval.construct._sources import (
     FetchedPage,
     Fetcher,
     FetchError,
-    FetchSettings,
     match_snippet,
 )
 from gamut_eval.construct._text import normalise

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -21,7 +21,7 @@ import pydantic
 from pydantic import BaseModel
 
 from gamut_eval._usage import Usage, priced
-from gamut_eval.construct._llm import BuildModel, ModelSettings, Prompt, UsageMeter, ask_json
+from gamut_eval.construct._llm import BuildModel, Prompt, UsageMeter, ask_json
 from gamut_eval.construct._models import (
     Invalid,
     Provenance,
@@ -30,6 +30,7 @@ from gamut_eval.construct._models import (
     StageUsage,
     UnitError,
 )
+from gamut_eval.construct._settings import BuildSettings
 from gamut_eval.construct._workdir import BuildCache, Workdir, unit_key
 from gamut_eval.errors import InputError
 from gamut_eval.prices import PriceTable
@@ -37,30 +38,10 @@ from gamut_eval.prices import PriceTable
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["BuildSession", "BuildSettings", "StageRun", "UnitCall"]
+__all__ = ["BuildSession", "StageRun", "UnitCall"]
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class BuildSettings:
-    """Settings of a build run (recorded in every stage's ``usage.json``)."""
-
-    max_repairs: int = 2
-    """Validation errors fed back to the model at most this many times per reply."""
-    max_concurrency: int = 8
-    """Units of work in flight at once."""
-    refresh: bool = False
-    """Ignore cached units (redo and re-store them)."""
-    model: ModelSettings = field(default_factory=ModelSettings)
-    """How the model is called."""
-
-    def __post_init__(self) -> None:
-        if self.max_repairs < 0:
-            raise InputError(f"max_repairs must be 0 or more (found: {self.max_repairs})")
-        if self.max_concurrency < 1:
-            raise InputError(f"max_concurrency must be at least 1 (found: {self.max_concurrency})")
 
 
 class BuildSession:

@@ -54,6 +54,7 @@ from urllib.parse import unquote, urlparse
 import aiohttp
 
 from gamut_eval.construct._search import SEARCH_PROVIDERS, SearchError, SearchHit, SearchProvider
+from gamut_eval.construct._settings import FetchSettings
 from gamut_eval.construct._text import plain_words, words
 from gamut_eval.errors import GamutError, InputError
 
@@ -61,7 +62,6 @@ __all__ = [
     "FUZZY_THRESHOLD",
     "BraveSearch",
     "FetchError",
-    "FetchSettings",
     "FetchedPage",
     "Fetcher",
     "LocalSearch",
@@ -88,19 +88,6 @@ _BLOCK_TAGS = frozenset(
 
 class FetchError(GamutError):
     """A source could not be read."""
-
-
-@dataclass(frozen=True, slots=True)
-class FetchSettings:
-    """Limits of the fetcher."""
-
-    timeout_s: float = 20.0
-    """Whole request, connection to last byte."""
-    max_bytes: int = 2_000_000
-    """Read at most this much of a page."""
-    allow_files: bool = True
-    """Read ``file://`` URLs and paths. Off for web providers: a result claiming a local
-    file as its source must not make the build read this machine's files."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,8 @@
 """How candidate answers are generated, declared once: Inspect AI's names and meanings.
 
 Each field holds its default and, in its docstring, its help text; the options of
-``gamut generate`` and ``gamut run`` are derived from this model (through the generated
-table ``cli/_option_table.py``: regenerate it with
-``python -m gamut_eval.cli._option_derive --write`` after changing a field), and
-``run.json`` records its dump. ``None`` leaves a value to the provider's default, as
+``gamut generate`` and ``gamut run`` are derived from this model (its ``model_fields``),
+and ``run.json`` records its dump. ``None`` leaves a value to the provider's default, as
 Inspect does. ``model_args`` is the repeatable ``-M key=value`` option (its own option,
 not derived: ``cli`` metadata ``None``).
 

@@ -1,11 +1,9 @@
 """Every setting of a judge pass, declared once.
 
 Each field holds its default and, in its docstring, its help text. The command-line
-options (``gamut_eval.cli._options``), configuration files and the run record
-(``run.json``) are all derived from these models, so a default is never restated. The
-options are read from a table generated from these models (``cli/_option_table.py``, so
-``--help`` builds no model): after changing a field, regenerate it with
-``python -m gamut_eval.cli._option_derive --write`` (a test fails until then).
+options (``gamut_eval.cli._options``, which reads ``model_fields``), configuration files
+and the run record (``run.json``) are all derived from these models, so a default is never
+restated.
 Field metadata ``cli`` names the option where it differs from ``--field-name``
 (``None`` keeps a field off the command line).
 
