@@ -16,7 +16,7 @@ from click.testing import CliRunner, Result
 from judge_helpers import JUDGE, Workspace, settings
 
 from gamut_eval.cli import cli
-from gamut_eval.judge import judge_responses
+from gamut_eval.judge import JudgeSettings, judge_responses
 from gamut_eval.judge.backends._shape import (
     REASONING_OUTPUT_TOKENS,
     initial_shape,
@@ -171,6 +171,7 @@ def test_a_server_that_never_answers_ends_within_the_timeout(
         silent.close()
     assert result.exit_code == 2, result.output
     assert "timed out" in result.output  # the request's own timeout, not the probe's guard
+    assert "no reply in 0.5 s (--timeout waits longer)" in " ".join(result.output.split())
     assert seconds < 20  # 40 times the timeout
     assert_nothing_written(small)
 
@@ -240,3 +241,13 @@ def test_judge_request_args_reach_every_request_body(fake: Any, small: Workspace
     bad, _ = judge_cli(small, "-J", "seed", "--no-probe")
     assert bad.exit_code == 2
     assert "-J 'seed': expected key=value" in bad.output
+
+
+def test_the_probe_waits_20_s_unless_a_timeout_was_chosen() -> None:
+    from gamut_eval.judge._probe import PROBE_TIMEOUT_S, probe_timeout_s
+
+    judge = "openai/gpt-4.1-mini"
+    assert PROBE_TIMEOUT_S == 20
+    assert probe_timeout_s(JudgeSettings(judge=judge)) == 20  # the default 120 s request timeout
+    assert probe_timeout_s(JudgeSettings(judge=judge, timeout_s=300)) == 300  # a slow server
+    assert probe_timeout_s(JudgeSettings(judge=judge, timeout_s=5)) == 5

@@ -8,11 +8,14 @@ import signal
 import subprocess
 from pathlib import Path
 
-__all__ = ["JUDGE", "MODEL_ALIAS", "LlamaServer"]
+__all__ = ["JUDGE", "MODEL_ALIAS", "SLOW_SERVER", "LlamaServer"]
 
 MODEL_ALIAS = "smollm2"
 JUDGE = f"openai-api/llama/{MODEL_ALIAS}"
 """The model as users name it; the URL comes from LLAMA_BASE_URL."""
+SLOW_SERVER = ["--timeout", "300"]
+"""A CPU server on a busy 2-core machine can take longer than the probe's default 20 s for
+its first reply: as a user with a slow local server would, the tests give a timeout."""
 
 
 class LlamaServer:

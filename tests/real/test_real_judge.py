@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from real_helpers import JUDGE
+from real_helpers import JUDGE, SLOW_SERVER
 
 from gamut_eval._tables import read_rows, write_rows
 from gamut_eval.cli import cli
@@ -39,7 +39,7 @@ def test_the_judge_speaks_llama_cpps_structured_output(llama_env: str, tmp_path:
     out, store = tmp_path / "verdicts.jsonl", tmp_path / "store.sqlite"
     argv = ["judge", "--dataset", str(dataset), "--responses", str(responses), "--judge", JUDGE]
     argv += ["--out", str(out), "--store", str(store), "--max-unscored-rate", "1"]
-    argv += ["--judge-max-tokens", "160", "--concurrency", "2"]
+    argv += ["--judge-max-tokens", "160", "--concurrency", "2", *SLOW_SERVER]
     first = CliRunner().invoke(cli, argv)
     assert first.exit_code == 0, first.output
     rows = [row for _, row in read_rows(out)]

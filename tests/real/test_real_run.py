@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from real_helpers import JUDGE
+from real_helpers import JUDGE, SLOW_SERVER
 from test_real_judge import one_answer
 
 from gamut_eval._tables import read_rows
@@ -21,6 +21,7 @@ def test_the_small_model_answers_and_judges_end_to_end(llama_env: str, tmp_path:
     argv = ["run", "--dataset", str(dataset), "--model", JUDGE, "--setting", "text_only"]
     argv += ["--judge", JUDGE, "--out", str(out), "--max-tokens", "96", "--temperature", "0"]
     argv += ["--judge-max-tokens", "160", "--max-unscored-rate", "1", "--max-connections", "1"]
+    argv += SLOW_SERVER
     first = CliRunner().invoke(cli, argv)
     assert first.exit_code == 0, first.output
     answers = [row for _, row in read_rows(out / "responses.jsonl")]

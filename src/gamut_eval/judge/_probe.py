@@ -37,8 +37,9 @@ PROBE_CHECK = "States that it is 4."
 shows first)."""
 
 PROBE_TIMEOUT_S = 20.0
-"""Seconds one probe request may take: a refused connection fails at once, a server that
-accepts and never answers fails after this."""
+"""Seconds one probe request may take by default: a refused connection fails at once, a
+server that accepts and never answers fails after this. A ``--timeout`` other than the
+default is used instead (a local server on a busy CPU can take longer to answer first)."""
 _PROBED = ("fast", "inspect", "batch")
 """Backends whose endpoint is probed (offline and dry-run send nothing; Ray's replicas are
 the cluster's to check)."""
@@ -58,8 +59,17 @@ def _where(judge: ResolvedJudge) -> tuple[str, str]:
     return endpoint.base_url, unset
 
 
+def probe_timeout_s(settings: JudgeSettings) -> float:
+    """How long the probe waits: ``PROBE_TIMEOUT_S``, or the request timeout the user chose
+    when it is not the default."""
+    default = JudgeSettings.model_fields["timeout_s"].default
+    if settings.timeout_s != default:
+        return settings.timeout_s
+    return min(settings.timeout_s, PROBE_TIMEOUT_S)
+
+
 def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
-    quick = {"timeout_s": min(settings.timeout_s, PROBE_TIMEOUT_S), "max_retries": 0}
+    quick = {"timeout_s": probe_timeout_s(settings), "max_retries": 0}
     return settings.model_copy(update={**quick, "concurrency": 1})
 
 
@@ -73,11 +83,17 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     response_format = RESPONSE_FORMAT if settings.structured_output else None
     client = open_client(judge, _probe_settings(settings))
     try:
-        await asyncio.wait_for(client.complete(messages, response_format), PROBE_TIMEOUT_S + 5)
+        await asyncio.wait_for(
+            client.complete(messages, response_format), probe_timeout_s(settings) + 5
+        )
     except JudgeAuthError as exc:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
-        raise ProbeFailed(_message(settings, where, exc.reason + unset)) from None
+        reason = exc.reason
+        if reason.startswith("the request timed out"):
+            wait = probe_timeout_s(settings)
+            reason = f"the request timed out: no reply in {wait:g} s (--timeout waits longer)"
+        raise ProbeFailed(_message(settings, where, reason + unset)) from None
     except JudgeError as exc:  # the client could not be made (a missing SDK, say)
         raise ProbeFailed(f"{exc}; nothing was written (--no-probe skips this check)") from None
     except TimeoutError:
