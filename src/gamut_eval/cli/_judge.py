@@ -19,8 +19,7 @@ from gamut_eval.cli._progress import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
-    from gamut_eval.judge import JudgeReport, JudgeSettings
-    from gamut_eval.judge.backends import BackendOptions
+    from gamut_eval.judge import BackendOptions, JudgeReport, JudgeSettings
 
 __all__ = ["COMMANDS", "judge_options", "judge_settings"]
 
@@ -102,8 +101,7 @@ def _scale_options(command: F) -> F:
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge import BatchSettings, RaySettings
-    from gamut_eval.judge.backends import BackendOptions
+    from gamut_eval.judge import BackendOptions, BatchSettings, RaySettings
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
@@ -169,8 +167,7 @@ def judge(
     """
     from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
-    from gamut_eval.judge import judge_responses
-    from gamut_eval.judge.backends import make_backend
+    from gamut_eval.judge import judge_responses, make_backend
 
     settings = judge_settings(judge, options)
     backend_options = _backend_options(settings, options)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gamut_eval.judge import (
+    BackendOptions,
     Executor,
     JudgePlan,
     JudgeSettings,
@@ -24,9 +25,9 @@ from gamut_eval.judge import (
     OnEvent,
     VerdictStore,
     judge_pass,
+    make_backend,
     verdict_rows,
 )
-from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.quality._rows import Verdicts, verdicts_from_rows
 
 __all__ = ["ExecutorFactory", "judge_in_store", "store_directory"]
