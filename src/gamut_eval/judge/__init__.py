@@ -22,8 +22,6 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.judge._backend_online import make_client as make_client
     from gamut_eval.judge._builtin import (
         MEETS_AT as MEETS_AT,
-        OFFLINE_JUDGE as OFFLINE_JUDGE,
-        REFERENCE_JUDGE as REFERENCE_JUDGE,
         grade_check as grade_check,
     )
     from gamut_eval.judge._client import (
@@ -94,7 +92,9 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.judge._registry import (
         BACKENDS as BACKENDS,
+        OFFLINE_JUDGE as OFFLINE_JUDGE,
         ONLINE_BACKENDS as ONLINE_BACKENDS,
+        REFERENCE_JUDGE as REFERENCE_JUDGE,
     )
     from gamut_eval.judge._resolve import (
         BackendOptions as BackendOptions,

@@ -58,6 +58,7 @@ from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 from gamut_eval.judge._client import Completion
 from gamut_eval.judge._prompt import settle
+from gamut_eval.judge._registry import OFFLINE_JUDGE, REFERENCE_JUDGE
 from gamut_eval.judge._store import StoredVerdict
 
 if TYPE_CHECKING:
@@ -67,9 +68,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NO_LABEL",
-    "OFFLINE_JUDGE",
     "OFFLINE_RULES",
-    "REFERENCE_JUDGE",
     "OfflineBackend",
     "ReferenceBackend",
     "ReferenceLabels",
@@ -79,8 +78,6 @@ __all__ = [
     "reference_backend",
     "reference_labels",
 ]
-
-OFFLINE_JUDGE = "gamut/offline"
 
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 # fmt: off
@@ -223,8 +220,6 @@ def grade_check(response_text: str, check: Check, *, meets_at: float = MEETS_AT)
         response, check.target if check.target is not None else check.text, meets_at
     )
 
-
-REFERENCE_JUDGE = "gamut/reference"
 
 NO_LABEL = (
     "no reference label: gamut/reference replays the bundled sample's labels, and this "

@@ -2,7 +2,8 @@
 
 A backend or a client is imported only when it is used, so ``import gamut_eval.judge``
 stays cheap and optional dependencies (Inspect AI, Ray) load on demand. This module imports
-nothing else (``gamut run --help`` lists the backends' names without loading pydantic).
+nothing else: ``gamut run --help`` lists the backends' names and the built-in judges'
+without loading pydantic.
 Adding a backend means writing its module and adding one line to ``BACKENDS``; adding a
 client for a new wire protocol, its module and one line to ``CLIENTS`` (and the providers
 that speak it in ``_resolve.py``).
@@ -24,11 +25,23 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["BACKENDS", "CLIENTS", "ONLINE_BACKENDS", "BackendName"]
+__all__ = [
+    "BACKENDS",
+    "CLIENTS",
+    "OFFLINE_JUDGE",
+    "ONLINE_BACKENDS",
+    "REFERENCE_JUDGE",
+    "BackendName",
+]
 
 BackendName = Literal["auto", "fast", "inspect", "batch", "ray"]
 ONLINE_BACKENDS: tuple[str, ...] = ("auto", "fast", "inspect")
 """The backends that answer while the command runs (``gamut run`` offers only these)."""
+
+OFFLINE_JUDGE = "gamut/offline"
+"""The built-in deterministic judge (``_builtin.grade_check``), graded in process."""
+REFERENCE_JUDGE = "gamut/reference"
+"""The reference judge: the bundled sample's reference labels (``_builtin.py``)."""
 
 BACKENDS: dict[str, str] = {
     "fast": "gamut_eval.judge._backend_online:online_backend",

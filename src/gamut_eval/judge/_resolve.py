@@ -29,9 +29,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from gamut_eval.errors import InputError
-from gamut_eval.judge._builtin import OFFLINE_JUDGE, REFERENCE_JUDGE
 from gamut_eval.judge._client import Executor
-from gamut_eval.judge._registry import BACKENDS
+from gamut_eval.judge._registry import BACKENDS, OFFLINE_JUDGE, REFERENCE_JUDGE
 from gamut_eval.judge._settings import ONLINE_BACKENDS, BatchSettings, JudgeSettings, RaySettings
 
 if TYPE_CHECKING:
