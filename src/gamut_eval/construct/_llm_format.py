@@ -1,6 +1,6 @@
 """How the build asks a provider for a JSON reply, and what it learns when refused.
 
-The ladder is the judge's (``judge/backends/_shape.py``): ``json_schema`` -> ``json_object``
+The ladder is the judge's (``judge/_wire_openai.py``): ``json_schema`` -> ``json_object``
 -> ``none``, each step taken once, when the provider refuses the one before, and kept for
 every later call of the run.
 

@@ -30,7 +30,7 @@ from gamut_eval.judge._prompt import (
     request_messages,
     settle,
 )
-from gamut_eval.judge._registry import CLIENTS
+from gamut_eval.judge._registry import CLIENTS, ClientKind
 from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge, resolve_judge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import StoredVerdict
@@ -132,11 +132,10 @@ def open_client(judge: ResolvedJudge, settings: JudgeSettings | None = None) -> 
     if judge.client is None and not judge.problem:
         raise ValueError(f"the {judge.backend} backend sends no requests")
     endpoint = judge.require_endpoint()
-    kind = judge.client if judge.client in CLIENTS else "openai"
-    return _client_class(kind)(endpoint, settings)
+    return _client_class(judge.client or "openai")(endpoint, settings)
 
 
-def _client_class(kind: str) -> Callable[..., Executor]:
+def _client_class(kind: ClientKind) -> Callable[..., Executor]:
     """The client class registered for ``kind``, its module imported now."""
     module, _, name = CLIENTS[kind].partition(":")
     client_class: Callable[..., Executor] = getattr(importlib.import_module(module), name)

@@ -5,7 +5,7 @@ wrong, the key rejected or a parameter refused. Before anything is written, ever
 (backend, judge, base URL) gets one real judge request (the same prompt, on a two-word
 answer) with the client the resolved judge names, a short timeout and no transport
 retries, all of them at once. A refusal the request shape can adapt to
-(``backends/_shape.py``) is corrected there, and the probe returns the resolved judge again
+(``_wire_openai.py``) is corrected there, and the probe returns the resolved judge again
 carrying the learned shape, so the run's first request is already right. Anything else
 ends the command with ``ProbeFailed`` (exit 2) naming the judge, the URL and the reason.
 """

@@ -30,7 +30,17 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from gamut_eval.errors import InputError
 from gamut_eval.judge._client import Executor
-from gamut_eval.judge._registry import BACKENDS, OFFLINE_JUDGE, REFERENCE_JUDGE
+from gamut_eval.judge._registry import (
+    BACKENDS,
+    NATIVE_PROVIDERS,
+    OFFLINE_JUDGE,
+    PROVIDERS,
+    REFERENCE_JUDGE,
+    WIRE_NAMES,
+    ClientKind,
+    Provider,
+    Wire,
+)
 from gamut_eval.judge._settings import ONLINE_BACKENDS, BatchSettings, JudgeSettings, RaySettings
 
 if TYPE_CHECKING:
@@ -40,7 +50,6 @@ if TYPE_CHECKING:
 __all__ = [
     "FAST_PROVIDERS",
     "BackendOptions",
-    "ClientKind",
     "Endpoint",
     "OnlineBackendName",
     "ResolvedJudge",
@@ -52,7 +61,6 @@ __all__ = [
 ]
 
 OnlineBackendName = Literal["fast", "inspect"]
-Wire = Literal["openai", "anthropic", "gemini"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,39 +86,10 @@ class Endpoint:
     ``generateContent``."""
 
 
-@dataclass(frozen=True, slots=True)
-class _Provider:
-    env_prefix: str
-    """``OPENAI`` -> ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``."""
-    default_base_url: str | None
-    """None: the base URL variable must be set."""
-
-
-_PROVIDERS: dict[str, _Provider] = {
-    "openai": _Provider("OPENAI", "https://api.openai.com/v1"),
-    "vllm": _Provider("VLLM", "http://localhost:8000/v1"),
-    "ollama": _Provider("OLLAMA", "http://localhost:11434/v1"),
-    "openrouter": _Provider("OPENROUTER", "https://openrouter.ai/api/v1"),
-    "together": _Provider("TOGETHER", "https://api.together.xyz/v1"),
-    "groq": _Provider("GROQ", "https://api.groq.com/openai/v1"),
-    "fireworks": _Provider("FIREWORKS", "https://api.fireworks.ai/inference/v1"),
-}
-
-_ANTHROPIC = _Provider("ANTHROPIC", "https://api.anthropic.com")
-"""Anthropic's Messages API: ``{base}/v1/messages``, key in ``x-api-key``."""
-
-_GOOGLE = _Provider("GOOGLE", "https://generativelanguage.googleapis.com/v1beta")
-"""The Gemini API: ``{base}/models/{model}:generateContent``, key in ``x-goog-api-key``
-(``GOOGLE_API_KEY`` as in Inspect, or ``GEMINI_API_KEY``, which Google's SDK reads)."""
 _GEMINI_KEY_FALLBACK = "GEMINI_API_KEY"
+"""Gemini's key may also come from ``GEMINI_API_KEY``, which Google's SDK reads."""
 
-_NATIVE: dict[str, tuple[_Provider, Wire]] = {
-    "anthropic": (_ANTHROPIC, "anthropic"),
-    "google": (_GOOGLE, "gemini"),
-}
-_WIRE_NAMES = {"anthropic": "Anthropic's Messages API", "gemini": "Gemini's generateContent API"}
-
-FAST_PROVIDERS: frozenset[str] = frozenset({*_PROVIDERS, "openai-api", *_NATIVE})
+FAST_PROVIDERS: frozenset[str] = frozenset({*PROVIDERS, "openai-api", *NATIVE_PROVIDERS})
 """Providers whose judges default to the fast (plain aiohttp) clients."""
 
 # Inspect routes ``openai/azure/<m>`` and ``openai/bedrock/<m>`` to Azure OpenAI and Bedrock,
@@ -185,18 +164,18 @@ def resolve_endpoint(
     """
     provider, rest = _split(model)
     wire: Wire = "openai"
-    if provider in _NATIVE and not openai_only:
-        (spec, wire), model_name = _NATIVE[provider], rest
-    elif provider in _NATIVE:
+    if provider in NATIVE_PROVIDERS and not openai_only:
+        (spec, wire), model_name = NATIVE_PROVIDERS[provider], rest
+    elif provider in NATIVE_PROVIDERS:
         raise InputError(
-            f"judge model {model!r} speaks {_WIRE_NAMES[_NATIVE[provider][1]]}, not the "
+            f"judge model {model!r} speaks {WIRE_NAMES[NATIVE_PROVIDERS[provider][1]]}, not the "
             "OpenAI chat-completions format this backend sends; use the fast or inspect backend"
         )
     elif provider == "openai-api":
         service, model_name = _openai_api_parts(model, rest)
-        spec = _Provider(_env_prefix(service), None)
-    elif provider in _PROVIDERS and default_backend(model) == "fast":
-        spec, model_name = _PROVIDERS[provider], rest
+        spec = Provider(_env_prefix(service), None)
+    elif provider in PROVIDERS and default_backend(model) == "fast":
+        spec, model_name = PROVIDERS[provider], rest
     else:
         raise InputError(
             f"judge model {model!r} is not served by the fast executor (it serves "
@@ -222,11 +201,6 @@ def resolve_endpoint(
         wire=wire,
     )
 
-
-ClientKind = Literal["openai", "anthropic", "gemini", "inspect"]
-"""The client one request is sent with: the fast clients by wire protocol (``openai``:
-``OpenAIExecutor``, ``anthropic``: ``AnthropicExecutor``, ``gemini``: ``GeminiExecutor``),
-or Inspect AI's model API (``InspectExecutor``)."""
 
 _BUILT_IN = ("offline", "reference", "dry-run")
 """Backends that send nothing: no endpoint, no client."""
