@@ -2,7 +2,7 @@
 
 Both fakes (``FakeAnthropicServer``, ``FakeOpenAIServer``) run in their own processes with
 the fixed-reply policy and no latency; the same rendered judge requests (paper-sized
-rubrics, ~600-token answers) go through ``AnthropicExecutor`` and ``FastExecutor`` at
+rubrics, ~600-token answers) go through ``AnthropicExecutor`` and ``OpenAIExecutor`` at
 concurrency 64, alternating, best of each kept (the machine is shared). Prints checks/s
 of each and ``anthropic / openai-compatible: X x (target >= 0.8 x) PASS|FAIL``.
 Usage: python bench/bench_anthropic.py [--quick]
@@ -24,8 +24,8 @@ from bench_judge import requests_for, write_data
 from gamut_eval.judge import (
     RESPONSE_FORMAT,
     AnthropicExecutor,
-    FastExecutor,
     JudgeSettings,
+    OpenAIExecutor,
     resolve_endpoint,
 )
 from gamut_eval.testing import FakeAnthropicServer, FakeOpenAIServer
@@ -78,10 +78,10 @@ async def rate(client: Any, requests: list[list[dict[str, Any]]]) -> float:
     return len(requests) / elapsed
 
 
-def openai_client(url: str) -> FastExecutor:
+def openai_client(url: str) -> OpenAIExecutor:
     judge = "openai-api/fake/fake-judge"
     settings = JudgeSettings(judge=judge, concurrency=CONCURRENCY)
-    return FastExecutor(resolve_endpoint(judge, base_url=url, api_key=KEY), settings)
+    return OpenAIExecutor(resolve_endpoint(judge, base_url=url, api_key=KEY), settings)
 
 
 def anthropic_client(url: str) -> AnthropicExecutor:
@@ -113,7 +113,7 @@ def main() -> None:
         stop(openai_proc)
         stop(anthropic_proc)
     print(f"zero-latency fakes, concurrency {CONCURRENCY}, {len(requests):,} requests, best of 3")
-    print(f"  openai-compatible (FastExecutor)    {best_openai:8.0f} checks/s")
+    print(f"  openai-compatible (OpenAIExecutor)  {best_openai:8.0f} checks/s")
     print(f"  anthropic (AnthropicExecutor)       {best_anthropic:8.0f} checks/s")
     ratio = best_anthropic / best_openai
     print(

@@ -32,9 +32,9 @@ from _common import paper_rubric, peak_rss_mb, verdict_line
 from gamut_eval import compile_rubric, load_dataset
 from gamut_eval.judge import (
     RESPONSE_FORMAT,
-    FastExecutor,
     JudgePlan,
     JudgeSettings,
+    OpenAIExecutor,
     VerdictStore,
     make_backend,
     render_messages,
@@ -132,7 +132,7 @@ async def fast_executor(
     base_url: str, requests: list[list[dict[str, Any]]], concurrency: int
 ) -> float:
     os.environ["FAKE_BASE_URL"] = base_url
-    executor = FastExecutor(
+    executor = OpenAIExecutor(
         resolve_endpoint(JUDGE), JudgeSettings(judge=JUDGE, concurrency=concurrency)
     )
     queue = iter(requests)

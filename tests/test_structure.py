@@ -433,10 +433,10 @@ def test_the_boundary_rule_sees_crossings() -> None:
         "x.py:5 imports gamut_eval.rubric._model",
     ]
     assert _private_package(f"{PACKAGE}.judge._store") == "judge"
-    assert _private_package(f"{PACKAGE}.judge.backends._fast") == "judge"
+    assert _private_package(f"{PACKAGE}.judge.sub._module") == "judge"
     assert _private_package(f"{PACKAGE}.judge") is None
     assert _private_package(f"{PACKAGE}._tables") is None  # the root package's own module
-    assert _home(REPO / "src" / PACKAGE / "judge" / "_run.py") == "judge"
+    assert _home(REPO / "src" / PACKAGE / "judge" / "_pass.py") == "judge"
     assert _home(REPO / "tests" / "scale" / "test_x.py") == "judge"
     assert _home(REPO / "tests" / "real" / "test_x.py") is None
     assert _home(REPO / "bench" / "bench_x.py") is None

@@ -47,12 +47,12 @@ from gamut_eval.judge import (
     VerdictStore,
     check_unscored_rate,
     judge_pass,
+    make_backend,
     probe_judges,
     resolve_judge,
     verdict_rows,
     write_verdict_rows,
 )
-from gamut_eval.judge.backends import make_backend
 from gamut_eval.records import FilledAnswer, RunIdentity, RunManifest, score_rows
 from gamut_eval.responses import (
     SETTINGS,

@@ -25,7 +25,8 @@ LIBRARY = (
 MACHINERY = (
     "gamut_eval.analysis",
     "gamut_eval.annotate",
-    "gamut_eval.judge.backends._",
+    "gamut_eval.judge._backend_",
+    "gamut_eval.judge._client_",
     "gamut_eval.judge._pass",
     "gamut_eval.run",
     "gamut_eval.generate",

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from judge_helpers import MOKA, PANDA, SMALL_RESPONSES, StartServer, Workspace, quick_executor
 
-import gamut_eval.judge.backends._online as judge_online
+import gamut_eval.judge._backend_online as judge_online
 from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.testing import FakeOpenAIServer, FaultRule

@@ -19,9 +19,9 @@ from typing import Any
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.judge import (
     BackendOptions,
-    FastExecutor,
     JudgeReport,
     JudgeSettings,
+    OpenAIExecutor,
     judge_key,
     judge_responses,
     make_backend,
@@ -162,11 +162,11 @@ def settings(**overrides: Any) -> JudgeSettings:
     return JudgeSettings.model_validate(values | overrides)
 
 
-def quick_executor(judge_settings: JudgeSettings) -> FastExecutor:
+def quick_executor(judge_settings: JudgeSettings) -> OpenAIExecutor:
     """``make_client`` for the fast backend, with millisecond backoffs for fault tests."""
     quick = judge_settings.model_copy(update={"backoff_base_s": 0.01, "backoff_max_s": 0.05})
     endpoint = resolve_endpoint(judge_settings.judge, base_url=judge_settings.base_url)
-    return FastExecutor(endpoint, quick)
+    return OpenAIExecutor(endpoint, quick)
 
 
 @dataclass

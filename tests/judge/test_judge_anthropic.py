@@ -23,8 +23,8 @@ from gamut_eval.judge import (
     render_response,
     resolve_endpoint,
 )
-from gamut_eval.judge.backends._anthropic import completion_from_message
-from gamut_eval.judge.backends._online import make_client
+from gamut_eval.judge._backend_online import make_client
+from gamut_eval.judge._client_anthropic import completion_from_message
 from gamut_eval.testing import FakeAnthropicServer, FaultRule, KeywordPolicy, RequestContext
 
 JUDGE = "anthropic/fake-judge"
@@ -299,7 +299,7 @@ def test_the_fake_checks_headers_and_required_fields(anthropic: StartAnthropic) 
 
 
 def test_extended_thinking_leaves_room_for_the_verdict() -> None:
-    from gamut_eval.judge.backends._anthropic import anthropic_body as messages_body
+    from gamut_eval.judge._client_anthropic import anthropic_body as messages_body
 
     thinking = {"type": "enabled", "budget_tokens": 2048}
     judge = settings(judge="anthropic/claude-sonnet-4-5", request_args={"thinking": thinking})

@@ -32,7 +32,7 @@ from judge_helpers import (
     verdicts_by_check,
 )
 
-import gamut_eval.judge._run as judge_run
+import gamut_eval.judge._pass as judge_run
 from gamut_eval.cli import cli
 from gamut_eval.judge import VerdictStore, judge_responses
 from gamut_eval.testing import FaultRule

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gamut_eval.errors import InputError
-from gamut_eval.judge._endpoints import FAST_PROVIDERS, default_backend, resolve_endpoint
+from gamut_eval.judge._resolve import FAST_PROVIDERS, default_backend, resolve_endpoint
 
 ENV_VARS = [
     f"{prefix}_{suffix}"

@@ -15,26 +15,26 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from yarl import URL
 
-from gamut_eval.judge._endpoints import Endpoint, resolve_endpoint
+from gamut_eval.judge._client import (
+    ChatMessage,
+    JudgeAuthError,
+    JudgeRequestRejected,
+    JudgeUnavailable,
+)
+from gamut_eval.judge._client_http import (
+    AdaptiveLimit as _AdaptiveLimit,
+    TokenBucket as _TokenBucket,
+    env_proxy as _env_proxy,
+)
+from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
     JudgeImage,
     render_messages,
     render_response,
 )
+from gamut_eval.judge._resolve import Endpoint, resolve_endpoint
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import (
-    ChatMessage,
-    JudgeAuthError,
-    JudgeRequestRejected,
-    JudgeUnavailable,
-)
-from gamut_eval.judge.backends._fast import FastExecutor
-from gamut_eval.judge.backends._limits import (
-    AdaptiveLimit as _AdaptiveLimit,
-    TokenBucket as _TokenBucket,
-    env_proxy as _env_proxy,
-)
 from gamut_eval.testing import (
     FakeOpenAIServer,
     FaultRule,
@@ -79,8 +79,8 @@ async def server() -> AsyncIterator[FakeOpenAIServer]:
 
 
 @pytest.fixture
-async def judge(server: FakeOpenAIServer) -> AsyncIterator[FastExecutor]:
-    async with FastExecutor(endpoint_for(server.base_url), QUICK) as executor:
+async def judge(server: FakeOpenAIServer) -> AsyncIterator[OpenAIExecutor]:
+    async with OpenAIExecutor(endpoint_for(server.base_url), QUICK) as executor:
         yield executor
 
 
@@ -113,8 +113,8 @@ class FakeClock:
         return self.now - self.start
 
 
-def on_clock(base_url: str, settings: JudgeSettings, clock: FakeClock) -> FastExecutor:
-    return FastExecutor(endpoint_for(base_url), settings, clock=clock, sleep=clock.sleep)
+def on_clock(base_url: str, settings: JudgeSettings, clock: FakeClock) -> OpenAIExecutor:
+    return OpenAIExecutor(endpoint_for(base_url), settings, clock=clock, sleep=clock.sleep)
 
 
 # -- a scripted loopback server for replies the fake server does not make -------------------
@@ -162,7 +162,7 @@ async def test_a_reply_becomes_a_completion_with_usage() -> None:
     seen: list[dict[str, Any]] = []
     async with (
         FakeOpenAIServer(policy=capture(seen), api_key="sk-test") as srv,
-        FastExecutor(endpoint_for(srv.base_url), QUICK) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url), QUICK) as judge,
     ):
         completion = await judge.complete(MESSAGES, RESPONSE_FORMAT)
     assert completion.text == REPLY
@@ -190,7 +190,7 @@ async def test_response_format_is_left_out_without_structured_output() -> None:
     config = fast_settings(structured_output=False, temperature=0.3, max_tokens=50)
     async with (
         FakeOpenAIServer(policy=capture(seen)) as srv,
-        FastExecutor(endpoint_for(srv.base_url, api_key=None), config) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url, api_key=None), config) as judge,
     ):
         await judge.complete(MESSAGES, RESPONSE_FORMAT)
         await judge.complete(MESSAGES, None)
@@ -205,7 +205,7 @@ async def test_image_parts_pass_through_unchanged() -> None:
     seen: list[dict[str, Any]] = []
     async with (
         FakeOpenAIServer(policy=capture(seen)) as srv,
-        FastExecutor(endpoint_for(srv.base_url), QUICK) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url), QUICK) as judge,
     ):
         await judge.complete(messages, None)
     assert seen[0]["messages"] == messages
@@ -222,7 +222,7 @@ async def test_refusal_and_cached_tokens_are_read_from_the_reply() -> None:
             "prompt_tokens_details": {"cached_tokens": 64},
         },
     }
-    async with scripted([(200, reply)]) as (url, log), FastExecutor(endpoint_for(url)) as judge:
+    async with scripted([(200, reply)]) as (url, log), OpenAIExecutor(endpoint_for(url)) as judge:
         completion = await judge.complete(MESSAGES, None)
     assert (completion.text, completion.refusal) == ("", "no")
     assert (completion.prompt_tokens, completion.cached_tokens) == (100, 64)
@@ -260,7 +260,7 @@ async def test_retry_after_as_an_http_date_is_honoured() -> None:
 
 
 async def test_429s_lower_the_concurrency_limit(
-    server: FakeOpenAIServer, judge: FastExecutor
+    server: FakeOpenAIServer, judge: OpenAIExecutor
 ) -> None:
     server.set_faults([FaultRule("http_429", first_n=3, retry_after_s=0)])
     await judge.complete(MESSAGES, None)
@@ -292,7 +292,7 @@ async def test_in_flight_calls_never_exceed_the_limit() -> None:
     # Each reply waits 100 ms, so calls the limit let through together overlap at the server.
     async with (
         FakeOpenAIServer(policy=policy, latency_ms=100) as srv,
-        FastExecutor(endpoint_for(srv.base_url), fast_settings(concurrency=2)) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url), fast_settings(concurrency=2)) as judge,
     ):
         await asyncio.gather(*(judge.complete(MESSAGES, None) for _ in range(6)))
     assert len(in_flight) == 6
@@ -300,7 +300,7 @@ async def test_in_flight_calls_never_exceed_the_limit() -> None:
 
 
 @pytest.mark.parametrize("kind", ["http_500", "http_503"])
-async def test_5xx_then_success(server: FakeOpenAIServer, judge: FastExecutor, kind: Any) -> None:
+async def test_5xx_then_success(server: FakeOpenAIServer, judge: OpenAIExecutor, kind: Any) -> None:
     server.set_faults([FaultRule(kind, first_n=1)])
     completion = await judge.complete(MESSAGES, None)
     assert completion.transport_attempts == 2
@@ -312,7 +312,7 @@ async def test_timeout_then_success(server: FakeOpenAIServer) -> None:
     # The first reply stalls for a minute; the 0.2 s timeout gives up on it long before.
     server.set_faults([FaultRule("timeout", first_n=1, timeout_s=60)])
     config = fast_settings(timeout_s=0.2, backoff_base_s=0.01)
-    async with FastExecutor(endpoint_for(server.base_url), config) as judge:
+    async with OpenAIExecutor(endpoint_for(server.base_url), config) as judge:
         started = time.monotonic()
         completion = await judge.complete(MESSAGES, None)
     assert 0.2 <= time.monotonic() - started < 20
@@ -324,7 +324,7 @@ async def test_reset_mid_body_is_retried_and_the_partial_body_never_returned() -
     partial, full = verdict_json("meets", "PARTIAL"), verdict_json("missing", "FULL")
     async with (
         FakeOpenAIServer(policy=ScriptedPolicy([partial, full])) as srv,
-        FastExecutor(endpoint_for(srv.base_url), QUICK) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url), QUICK) as judge,
     ):
         srv.set_faults([FaultRule("reset_mid_body", first_n=1)])
         completion = await judge.complete(MESSAGES, None)
@@ -334,7 +334,7 @@ async def test_reset_mid_body_is_retried_and_the_partial_body_never_returned() -
 
 async def test_a_200_that_is_not_a_completion_is_retried() -> None:
     replies: list[Reply] = [(200, b'{"choices": [{"mess'), (200, {"error": "busy"}), (200, None)]
-    async with scripted(replies) as (url, _), FastExecutor(endpoint_for(url), QUICK) as judge:
+    async with scripted(replies) as (url, _), OpenAIExecutor(endpoint_for(url), QUICK) as judge:
         completion = await judge.complete(MESSAGES, None)
     assert completion.text == REPLY
     assert completion.transport_attempts == 3
@@ -343,7 +343,7 @@ async def test_a_200_that_is_not_a_completion_is_retried() -> None:
 async def test_exhausted_retries_raise_judge_unavailable(server: FakeOpenAIServer) -> None:
     server.set_faults([FaultRule("http_503")])
     config = fast_settings(max_retries=2, backoff_base_s=0.01, backoff_max_s=0.02)
-    async with FastExecutor(endpoint_for(server.base_url), config) as judge:
+    async with OpenAIExecutor(endpoint_for(server.base_url), config) as judge:
         with pytest.raises(JudgeUnavailable, match="HTTP 503") as caught:
             await judge.complete(MESSAGES, None)
     assert caught.value.attempts == 3
@@ -355,7 +355,7 @@ async def test_an_unreachable_endpoint_is_unavailable_not_a_crash() -> None:
     async with TestServer(web.Application(), host="127.0.0.1") as idle:
         url = str(idle.make_url("/v1"))
     config = fast_settings(max_retries=1, backoff_base_s=0.01)
-    async with FastExecutor(endpoint_for(url), config) as judge:
+    async with OpenAIExecutor(endpoint_for(url), config) as judge:
         with pytest.raises(JudgeUnavailable) as caught:
             await judge.complete(MESSAGES, None)
     assert caught.value.attempts == 2
@@ -372,7 +372,7 @@ async def test_an_unreachable_endpoint_is_unavailable_not_a_crash() -> None:
     ],
 )
 async def test_rejected_requests_are_not_retried(
-    server: FakeOpenAIServer, judge: FastExecutor, kind: Any, reason: str
+    server: FakeOpenAIServer, judge: OpenAIExecutor, kind: Any, reason: str
 ) -> None:
     server.set_faults([FaultRule(kind)])
     with pytest.raises(JudgeRequestRejected) as caught:
@@ -384,7 +384,7 @@ async def test_rejected_requests_are_not_retried(
 
 async def test_a_filtered_reply_is_a_content_policy_rejection() -> None:
     reply = {"choices": [{"message": {"content": ""}, "finish_reason": "content_filter"}]}
-    async with scripted([(200, reply)]) as (url, log), FastExecutor(endpoint_for(url)) as judge:
+    async with scripted([(200, reply)]) as (url, log), OpenAIExecutor(endpoint_for(url)) as judge:
         with pytest.raises(JudgeRequestRejected, match=r"^content policy: "):
             await judge.complete(MESSAGES, None)
     assert len(log) == 1
@@ -393,7 +393,7 @@ async def test_a_filtered_reply_is_a_content_policy_rejection() -> None:
 async def test_401_names_the_variable_to_set_after_one_request() -> None:
     async with (
         FakeOpenAIServer(api_key="sk-right") as srv,
-        FastExecutor(endpoint_for(srv.base_url, api_key="sk-wrong-secret"), QUICK) as judge,
+        OpenAIExecutor(endpoint_for(srv.base_url, api_key="sk-wrong-secret"), QUICK) as judge,
     ):
         with pytest.raises(JudgeAuthError) as caught:
             await judge.complete(MESSAGES, None)
@@ -405,7 +405,7 @@ async def test_401_names_the_variable_to_set_after_one_request() -> None:
 
 async def test_quota_exhaustion_is_not_retried() -> None:
     error = {"error": {"message": "check your plan", "code": "insufficient_quota"}}
-    async with scripted([(429, error)]) as (url, log), FastExecutor(endpoint_for(url)) as judge:
+    async with scripted([(429, error)]) as (url, log), OpenAIExecutor(endpoint_for(url)) as judge:
         with pytest.raises(JudgeUnavailable, match="quota exhausted"):
             await judge.complete(MESSAGES, None)
     assert len(log) == 1

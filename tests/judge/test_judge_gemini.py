@@ -18,8 +18,8 @@ from gamut_eval.judge import (
     default_backend,
     resolve_endpoint,
 )
-from gamut_eval.judge.backends._gemini import completion_from_gemini
-from gamut_eval.judge.backends._online import make_client
+from gamut_eval.judge._backend_online import make_client
+from gamut_eval.judge._client_gemini import completion_from_gemini
 from gamut_eval.testing import FakeGeminiServer, FaultRule, KeywordPolicy, RequestContext
 
 JUDGE = "google/gemini-2.5-flash"

@@ -30,6 +30,13 @@ from inspect_ai.model import (
 from tenacity import wait_none
 
 from gamut_eval.errors import JudgeError
+from gamut_eval.judge._client import (
+    ChatMessage,
+    JudgeAuthError,
+    JudgeRequestRejected,
+    JudgeUnavailable,
+)
+from gamut_eval.judge._client_inspect import InspectExecutor, _to_inspect_messages
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
     SYSTEM_PROMPT,
@@ -38,13 +45,6 @@ from gamut_eval.judge._prompt import (
     render_response,
 )
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import (
-    ChatMessage,
-    JudgeAuthError,
-    JudgeRequestRejected,
-    JudgeUnavailable,
-)
-from gamut_eval.judge.backends._inspect import InspectExecutor, _to_inspect_messages
 from gamut_eval.testing import FakeOpenAIServer, FaultKind, FaultRule
 
 pytestmark = [
@@ -505,7 +505,7 @@ async def test_how_the_openai_provider_surfaces_faults(
 
 def test_importing_the_executor_does_not_import_inspect() -> None:
     code = (
-        "import sys, gamut_eval.judge.backends._inspect; "
+        "import sys, gamut_eval.judge._client_inspect; "
         "sys.exit(1 if 'inspect_ai' in sys.modules else 0)"
     )
     assert subprocess.run([sys.executable, "-c", code], check=False).returncode == 0

@@ -10,7 +10,7 @@ import pytest
 
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.judge._offline import grade_check
+from gamut_eval.judge._builtin import grade_check
 from gamut_eval.rubric import Check
 
 

@@ -17,6 +17,7 @@ from judge_helpers import JUDGE, Workspace, response_row, settings, store_rows
 from gamut_eval.cli import cli
 from gamut_eval.judge import (
     BACKENDS,
+    BackendOptions,
     JudgePlan,
     JudgeSettings,
     JudgeWork,
@@ -25,12 +26,12 @@ from gamut_eval.judge import (
     VerdictStore,
     judge_pass,
     judge_responses,
+    make_backend,
     settle,
 )
+from gamut_eval.judge._client import Completion
 from gamut_eval.judge._resolve import resolve_judge
 from gamut_eval.judge._store import StoredVerdict
-from gamut_eval.judge._types import Completion
-from gamut_eval.judge.backends import BackendOptions, make_backend
 
 
 @dataclass

@@ -17,7 +17,7 @@ from judge_helpers import JUDGE, Workspace, settings
 
 from gamut_eval.cli import cli
 from gamut_eval.judge import JudgeSettings, judge_responses
-from gamut_eval.judge.backends._shape import (
+from gamut_eval.judge._wire_openai import (
     REASONING_OUTPUT_TOKENS,
     initial_shape,
     is_reasoning_model,

@@ -9,9 +9,8 @@ from pathlib import Path
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings, judge_responses
-from gamut_eval.judge._builtin import keyed_judge
-from gamut_eval.judge._offline import MEETS_AT, OFFLINE_JUDGE
-from gamut_eval.judge._reference import NO_LABEL
+from gamut_eval.judge._builtin import MEETS_AT, NO_LABEL, keyed_judge
+from gamut_eval.judge._registry import OFFLINE_JUDGE
 from gamut_eval.judge._resolve import resolve_judge
 
 SAMPLE = sample_dir()

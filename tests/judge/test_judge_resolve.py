@@ -11,13 +11,12 @@ from typing import Any, ClassVar
 import pytest
 from judge_helpers import Workspace, settings
 
-import gamut_eval.judge.backends._inspect as inspect_module
+import gamut_eval.judge._client_inspect as inspect_module
 from gamut_eval.errors import InputError
-from gamut_eval.judge import JudgeSettings, judge_responses
+from gamut_eval.judge import BACKENDS, JudgeSettings, judge_responses, make_backend
+from gamut_eval.judge._client import ChatMessage, Completion
 from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._resolve import resolve_judge
-from gamut_eval.judge._types import ChatMessage, Completion
-from gamut_eval.judge.backends import BACKENDS, make_backend
 from gamut_eval.testing import FakeOpenAIServer
 
 

@@ -12,7 +12,7 @@ import pytest
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
 from gamut_eval.judge import JudgeServerGone, JudgeSettings, PassEvent, judge_responses
-from gamut_eval.judge._types import JudgeCallError
+from gamut_eval.judge._client import JudgeCallError
 from gamut_eval.testing import start_fake_server_process, stop_fake_server_process
 
 JUDGE = "openai/gpt-4.1-mini"

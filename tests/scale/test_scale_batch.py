@@ -22,21 +22,26 @@ from judge_helpers import (
 )
 
 from gamut_eval.judge import (
+    BackendOptions,
     JudgeAuthError,
     JudgeReport,
     JudgeSettings,
     judge_responses,
+    make_backend,
     resolve_endpoint,
 )
-from gamut_eval.judge._endpoints import Endpoint
+from gamut_eval.judge._backend_batch import (
+    BatchBackend,
+    BatchClient,
+    BatchesPending,
+    BatchFileWriter,
+    BatchWriteReport,
+    IngestCounts,
+)
+from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._pass import PassEvent
+from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import BatchSettings
-from gamut_eval.judge.backends import BackendOptions, make_backend
-from gamut_eval.judge.backends._batch import BatchBackend, BatchesPending, BatchWriteReport
-from gamut_eval.judge.backends._batch_client import BatchClient
-from gamut_eval.judge.backends._batch_files import BatchFileWriter
-from gamut_eval.judge.backends._batch_ingest import IngestCounts
-from gamut_eval.judge.backends._fast import FastExecutor
 from gamut_eval.testing import FakeOpenAIServer
 
 DIET = "eats mostly"
@@ -166,7 +171,7 @@ def test_request_lines_are_the_fast_executors_bodies_keyed_by_store_key(
     lines = batch_api.request_files[0]
     keys = small.key_map()
     assert sorted(line["custom_id"] for line in lines) == sorted(keys.values())
-    fast = FastExecutor(resolve_endpoint(JUDGE), settings(max_tokens=400))
+    fast = OpenAIExecutor(resolve_endpoint(JUDGE), settings(max_tokens=400))
     for line in lines:
         assert (line["method"], line["url"]) == ("POST", "/v1/chat/completions")
         expected = json.loads(fast._encode(line["body"]["messages"], structured=True)[0])
@@ -399,9 +404,9 @@ def test_ingest_skips_lines_of_other_runs(small: Workspace, tmp_path: Path, scal
 
 
 def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
+    from gamut_eval.judge._backend_batch import _template, request_line
     from gamut_eval.judge._prompt import render_messages, render_response
-    from gamut_eval.judge.backends._batch_files import _template, request_line
-    from gamut_eval.judge.backends._shape import initial_shape
+    from gamut_eval.judge._wire_openai import initial_shape
 
     judge_settings = settings()
     response = 'Un "panda" roux\n\tmange du bambou — 竹子 🐼 \\ </script> @@gamut-key@ <<<RESPONSE'

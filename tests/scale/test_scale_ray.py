@@ -26,17 +26,28 @@ from judge_helpers import (
     verdicts_by_check,
 )
 
-from gamut_eval.judge import JudgeAuthError, JudgeReport, judge_responses
-from gamut_eval.judge._pass import JudgeWork
-from gamut_eval.judge._plan import JudgePlan
+from gamut_eval.judge import (
+    BackendOptions,
+    JudgeAuthError,
+    JudgeReport,
+    judge_responses,
+    make_backend,
+)
+from gamut_eval.judge._backend_ray import (
+    _VERDICT_FIELDS,
+    RayBackend,
+    _DriverWriter,
+    judge_ray,
+    vllm_outcome,
+    vllm_row,
+    vllm_sampling_params,
+)
+from gamut_eval.judge._client import Completion
+from gamut_eval.judge._pass import JudgePlan, JudgeWork
 from gamut_eval.judge._prompt import PROMPT_VERSION
 from gamut_eval.judge._resolve import resolve_judge
 from gamut_eval.judge._settings import RaySettings
 from gamut_eval.judge._store import StoredVerdict, VerdictStore
-from gamut_eval.judge._types import Completion
-from gamut_eval.judge.backends import BackendOptions, make_backend
-from gamut_eval.judge.backends._ray import _VERDICT_FIELDS, RayBackend, _DriverWriter, judge_ray
-from gamut_eval.judge.backends._ray_vllm import vllm_outcome, vllm_row, vllm_sampling_params
 from gamut_eval.testing import FakeOpenAIServer
 
 pytestmark = pytest.mark.filterwarnings(

@@ -21,8 +21,7 @@ from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from gamut_eval.judge import DryRunReport, JudgeReport
-    from gamut_eval.judge.backends import BackendOptions
+    from gamut_eval.judge import BackendOptions, DryRunReport, JudgeReport, JudgeSettings
 
 __all__ = ["COMMANDS", "dry_run_table", "judge_options", "judge_settings"]
 
@@ -103,7 +102,7 @@ def _scale_options(command: F) -> F:
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge.backends import BackendOptions
+    from gamut_eval.judge import BackendOptions, BatchSettings, RaySettings
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
@@ -169,8 +168,7 @@ def judge(
     """
     from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
-    from gamut_eval.judge import judge_responses
-    from gamut_eval.judge.backends import make_backend
+    from gamut_eval.judge import judge_responses, make_backend
 
     settings = judge_settings(judge, options)
     backend_options = _backend_options(settings, options)

@@ -22,10 +22,10 @@ from gamut_eval.judge import (
     MemoryStore,
     Store,
     VerdictStore,
+    make_backend,
     resolve_judge,
     run_pass,
 )
-from gamut_eval.judge.backends import make_backend
 from gamut_eval.responses import ResponseRow
 from gamut_eval.rubric import TIERS
 

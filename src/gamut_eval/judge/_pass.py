@@ -1,9 +1,20 @@
-"""The judge pass: where every verdict comes from.
+"""The judge pass: the plan, the pass every backend runs under, the verdict rows, the run.
 
-Every command that produces verdicts (``gamut run``, ``gamut judge``, the judge-quality
-commands, the Inspect scorer) reads as one sentence: **plan** the (answer, check) pairs
-(``JudgePlan``), hand the ones the store does not already hold to a **backend**, **settle**
-each reply into a stored row (``_settle.settle``), and report **events** as it goes.
+The plan: what one judge is asked to grade, every (response, check) pair of a set of
+answers. A ``JudgePlan`` is the dataset, the answers (a responses file, streamed, or rows in
+memory) and one judge's settings. It validates the answers when it is made, so bad input
+is refused before any store is opened, and yields one ``PlannedResponse`` per answer:
+the question as the model was asked it, the checks, and each check's store key. Keys hash
+everything that determines a verdict (docs/method.md, judge keys; for a built-in judge,
+its revision: ``_builtin.py``), so the store can say what is already done. Iterating
+twice reads the answers twice: plans stay streaming, and memory does not grow with the
+size of the run.
+
+The pass: where every verdict comes from. Every command that produces verdicts (``gamut
+run``, ``gamut judge``, the judge-quality commands, the Inspect scorer) reads as one
+sentence: **plan** the (answer, check) pairs (``JudgePlan``), hand the ones the store does
+not already hold to a **backend**, **settle** each reply into a stored row
+(``_prompt.settle``), and report **events** as it goes.
 
     plan ──> JudgeWork.pending() ──> backend.run(work) ──> settle() ──> work.record(row)
                  (store look-ups,        (online, batch,      (the one      (buffered store
@@ -18,24 +29,53 @@ tokens) stays inside it; planning, de-duplication, storage and progress stay her
 Streaming by design: answers are read lazily, keys are looked up in the store one answer
 at a time, and finished rows are committed every ``FLUSH_S`` seconds, so memory does not
 grow with the size of the run and a ``kill -9`` loses at most that much work.
+
+The rows: ``VerdictRow`` is what ``gamut judge`` writes and ``gamut score`` reads, one per
+(answer, check, judge).
+
+The run: judging a whole answers file, the library function behind ``gamut judge``.
+``judge_responses`` is the judge pass with the file around it: the answers are
+validated before the store is opened (bad input never creates or locks a store), every
+backend writes the same store, the verdict rows are exported from the store, and a pass
+whose share of unscored checks passes ``max_unscored_rate`` raises after writing its rows,
+so they can be inspected.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
 
-from gamut_eval.judge._plan import JudgePlan, PlannedResponse, judge_image
-from gamut_eval.judge._prompt import RenderedResponse, hidden_characters, render_response
+from pydantic import BaseModel, ConfigDict
+
+from gamut_eval._tables import table_format, write_rows
+from gamut_eval.dataset import Dataset
+from gamut_eval.errors import GamutError
+from gamut_eval.judge._builtin import keyed_judge
+from gamut_eval.judge._client import JudgeServerGone
+from gamut_eval.judge._probe import probe_judges
+from gamut_eval.judge._prompt import (
+    JudgeImage,
+    RenderedResponse,
+    check_key,
+    hidden_characters,
+    render_response,
+    response_digest,
+)
+from gamut_eval.judge._resolve import make_backend
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._store import Store, StoredVerdict
-from gamut_eval.judge._types import JudgeServerGone
-from gamut_eval.rubric import Check
+from gamut_eval.judge._store import MemoryStore, Store, StoredVerdict, VerdictStore
+from gamut_eval.responses import ResponseRow, check_responses, iter_responses
+from gamut_eval.rubric import Check, Checklist
 
 if TYPE_CHECKING:
     from gamut_eval.judge._resolve import ResolvedJudge
@@ -43,15 +83,128 @@ if TYPE_CHECKING:
 __all__ = [
     "FLUSH_S",
     "Backend",
+    "JudgePlan",
+    "JudgeReport",
     "JudgeStats",
     "JudgeWork",
     "KeySet",
     "OnEvent",
     "PassEvent",
     "Pending",
+    "PlannedResponse",
+    "Status",
+    "UnscoredRateExceeded",
+    "VerdictName",
+    "VerdictRow",
+    "check_unscored_rate",
+    "judge_image",
     "judge_pass",
+    "judge_responses",
+    "open_store",
     "run_pass",
+    "verdict_rows",
+    "write_verdict_rows",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedResponse:
+    """One answer with its checks and their store keys (no prompt rendered yet)."""
+
+    row: ResponseRow
+    question: str
+    """The question as the model was asked it in this setting."""
+    checks: tuple[Check, ...]
+    keys: tuple[str, ...]
+    image_path: Path | None
+    """The image the judge is shown, when ``judge_image`` is on in the multimodal setting."""
+
+
+@lru_cache(maxsize=64)
+def judge_image(path: Path) -> JudgeImage:
+    """An image read and encoded once per run, however many answers show it."""
+    return JudgeImage.from_path(path)
+
+
+class JudgePlan:
+    """Every (answer, check) pair one judge is to grade.
+
+    ``responses`` is a responses file (validated here against the dataset: fields, known
+    questions, no duplicates) or rows already in memory (trusted; the Inspect scorer hands
+    one answer at a time). ``checklists`` saves compiling the dataset again when the
+    caller already holds its checklists.
+    """
+
+    def __init__(
+        self,
+        dataset: Dataset,
+        responses: str | Path | Sequence[ResponseRow],
+        settings: JudgeSettings,
+        *,
+        total: int | None = None,
+        checklists: Mapping[str, Checklist] | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.settings = settings
+        self._checklists = checklists if checklists is not None else dataset.checklists()
+        if isinstance(responses, str | Path):
+            self.path: Path | None = Path(responses)
+            self._rows: Sequence[ResponseRow] = ()
+            if total is None:
+                per_question = check_responses(self.path, set(dataset.by_id()))
+                total = sum(n * len(self._checklists[q].checks) for q, n in per_question.items())
+        else:
+            self.path = None
+            self._rows = responses
+            if total is None:
+                total = sum(len(self._checklists[r.question_id].checks) for r in responses)
+        self.total = total
+        """(answer, check) pairs in the plan."""
+
+    def for_judge(self, settings: JudgeSettings) -> JudgePlan:
+        """The same answers for another judge, without validating them again."""
+        source: str | Path | Sequence[ResponseRow] = self.path or self._rows
+        return JudgePlan(
+            self.dataset, source, settings, total=self.total, checklists=self._checklists
+        )
+
+    def _answers(self) -> Iterable[ResponseRow]:
+        if self.path is None:
+            return self._rows
+        return (row for _, row in iter_responses(self.path))
+
+    def __iter__(self) -> Iterator[PlannedResponse]:
+        settings = self.settings
+        keyed = keyed_judge(settings.judge)
+        records = self.dataset.by_id()
+        for row in self._answers():
+            record = records[row.question_id]
+            question = record.question_for(row.setting)
+            image = None
+            if settings.judge_image and row.setting == "multimodal":
+                image = self.dataset.image_path(record)
+            image_sha = judge_image(image).sha256 if image else None
+            digest = response_digest(keyed, question, row.response, image_sha)
+            checks = self._checklists[row.question_id].checks
+            keys = tuple(check_key(digest, c.text) for c in checks)
+            yield PlannedResponse(row, question, checks, keys, image)
+
+
+def complete_answers(plan: JudgePlan) -> None:
+    """Refuse a plan whose answers leave a gap: for every (model, setting) the answers
+    name, every question of the dataset must be answered (an ``InputError`` naming the
+    count and the first few missing)."""
+    from gamut_eval.responses import complete_responses
+
+    rows = list(plan._answers())
+    by_setting: dict[str, set[str]] = {}
+    for row in rows:
+        by_setting.setdefault(row.setting, set()).add(row.model)
+    questions = [record.id for record in plan.dataset]
+    for setting, models in sorted(by_setting.items()):
+        kept = [r for r in rows if r.setting == setting]
+        complete_responses(kept, questions, sorted(models), [setting], source=plan.path)
+
 
 FLUSH_S = 0.05
 """How often finished verdicts are committed: what a kill -9 can lose (and re-judge)."""
@@ -325,3 +478,176 @@ def judge_pass(
 ) -> JudgeStats:
     """``run_pass`` in a fresh event loop (for synchronous callers)."""
     return asyncio.run(run_pass(plan, backend, store, on_event, label=label))
+
+
+VerdictName = Literal["meets", "partially_meets", "missing", "contradicts"]
+"""The four verdicts as they are written in files."""
+Status = Literal["ok", "unscored"]
+
+
+class VerdictRow(BaseModel):
+    """One judge's verdict on one check of one answer."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+    question_id: str
+    """Id of the dataset record."""
+    model: str
+    """The model that gave the answer."""
+    setting: Literal["multimodal", "text_only"]
+    """The setting the answer was given in."""
+    judge: str
+    """The judge model, as named on the command line."""
+    check_id: str
+    """Id of the check in the question's checklist (``core/item-1``...)."""
+    verdict: VerdictName | None
+    """The verdict; ``null`` when the check is unscored (the judge could not grade it)."""
+    status: Status
+    """``ok`` with a verdict, ``unscored`` without."""
+    reason: str | None
+    """Why the check is unscored (``null`` when it has a verdict)."""
+    explanation: str
+    """The judge's own words for its verdict."""
+    attempts: int
+    """Judge calls made for this check (first ask and re-asks); 0 if it was never judged."""
+
+
+NOT_JUDGED = "not judged (the run was interrupted)"
+
+
+class UnscoredRateExceeded(GamutError):
+    """Too many checks could not be graded: the judge, not the models, is the problem."""
+
+
+@dataclass(frozen=True)
+class JudgeReport:
+    """The outcome of judging one answers file with one judge."""
+
+    stats: JudgeStats
+    rows: int
+    """Verdict rows written."""
+    unscored: int
+    """Rows without a verdict."""
+
+    @property
+    def unscored_rate(self) -> float:
+        return self.unscored / self.rows if self.rows else 0.0
+
+
+def verdict_rows(plan: JudgePlan, store: Store) -> Iterator[VerdictRow]:
+    """Stream the plan's verdict rows from the store (a check never judged is unscored)."""
+    judge = plan.settings.judge
+    for answer in plan:
+        stored = store.get(answer.keys)
+        row = answer.row
+        for key, check in zip(answer.keys, answer.checks, strict=True):
+            found = stored.get(key)
+            yield VerdictRow.model_construct(
+                question_id=row.question_id,
+                model=row.model,
+                setting=row.setting,
+                judge=judge,
+                check_id=check.id,
+                verdict=cast("VerdictName | None", found.verdict if found else None),
+                status=cast("Status", found.status if found else "unscored"),
+                reason=found.reason if found else NOT_JUDGED,
+                explanation=found.explanation if found else "",
+                attempts=found.attempts if found else 0,
+            )
+
+
+def write_verdict_rows(rows: Iterator[VerdictRow], handle: IO[str]) -> tuple[int, int]:
+    """Write rows as JSONL; return (rows, unscored rows)."""
+    count = unscored = 0
+    for row in rows:
+        handle.write(json.dumps(row.__dict__, ensure_ascii=False) + "\n")
+        count += 1
+        unscored += row.verdict is None
+    return count, unscored
+
+
+def export_verdict_rows(rows: Iterator[VerdictRow], out: Path | None) -> tuple[int, int]:
+    """Rows to ``out`` in the format its extension names (JSONL on standard output when
+    None); return (rows, unscored rows)."""
+    if out is None:
+        return write_verdict_rows(rows, sys.stdout)
+    unscored = 0
+
+    def counted() -> Iterator[dict[str, object]]:
+        nonlocal unscored
+        for row in rows:
+            unscored += row.verdict is None
+            yield row.__dict__
+
+    return write_rows(out, counted()), unscored
+
+
+def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
+    """Raise ``UnscoredRateExceeded`` when too many checks could not be graded."""
+    if report.unscored_rate <= settings.max_unscored_rate:
+        return
+    reasons = (
+        ", ".join(f"{r} x{n}" for r, n in report.stats.reasons.most_common(5)) or "see the rows"
+    )
+    raise UnscoredRateExceeded(
+        f"{report.unscored} of {report.rows} checks ({100 * report.unscored_rate:.1f}%) could "
+        f"not be graded by {settings.judge}, above --max-unscored-rate "
+        f"{settings.max_unscored_rate:g}; no score should be reported from this run. "
+        f"Reasons: {reasons}. Rerun to retry them."
+    )
+
+
+@contextlib.contextmanager
+def open_store(path: Path, backend: Backend, wait_s: float = 0.0) -> Iterator[Store]:
+    """The store a backend needs: the writer's lock for backends that write; a read-only
+    view (or an empty one, when the file does not exist) for those that do not."""
+    if backend.writes_store:
+        with VerdictStore(path, wait_s=wait_s) as store:
+            yield store
+    elif path.is_file():
+        with VerdictStore(path, writer=False) as store:
+            yield store
+    else:
+        yield MemoryStore()
+
+
+def judge_responses(
+    dataset: Dataset,
+    responses: Path,
+    settings: JudgeSettings,
+    store_path: Path,
+    out: Path | None,
+    *,
+    backend: Backend | None = None,
+    wait_for_store_s: float = 0.0,
+    on_event: OnEvent | None = None,
+    complete: bool = False,
+) -> JudgeReport:
+    """Judge every check of every answer not already in the store, then export the rows
+    to ``out`` (standard output when None).
+
+    ``backend`` defaults to the one ``settings`` asks for; when it sends to the judge's
+    endpoint, the endpoint is probed first and the backend handed the probed judge. A
+    backend that produces no verdicts (a dry run, write-only batch files) exports no rows;
+    a pass left unfinished (re-asks awaiting a batch round) exports its rows but is not yet
+    held to the unscored rate. ``complete``: refuse answers files that lack an answer of a
+    model to a question (for every model and setting the file names), as ``gamut judge``
+    does.
+    """
+    if out is not None:
+        table_format(out)  # an unknown extension is refused before any work
+    plan = JudgePlan(dataset, responses, settings)  # validates before any store is opened
+    if complete:
+        complete_answers(plan)
+    backend = backend or make_backend(settings)
+    if backend.probed:  # a dead endpoint ends here, before the store is opened
+        [backend.judge] = probe_judges([backend.judge])
+    with open_store(store_path, backend, wait_for_store_s) as store:
+        stats = judge_pass(plan, backend, store, on_event)
+        if not backend.exports_rows:
+            return JudgeReport(stats, 0, 0)
+        count, unscored = export_verdict_rows(verdict_rows(plan, store), out)
+    report = JudgeReport(stats, count, unscored)
+    if not stats.unfinished:
+        check_unscored_rate(report, settings)
+    return report

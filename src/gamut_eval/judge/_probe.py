@@ -5,7 +5,7 @@ wrong, the key rejected or a parameter refused. Before anything is written, ever
 (backend, judge, base URL) gets one real judge request (the same prompt, on a two-word
 answer) with the client the resolved judge names, a short timeout and no transport
 retries, all of them at once. A refusal the request shape can adapt to
-(``backends/_shape.py``) is corrected there, and the probe returns the resolved judge again
+(``_wire_openai.py``) is corrected there, and the probe returns the resolved judge again
 carrying the learned shape, so the run's first request is already right. Anything else
 ends the command with ``ProbeFailed`` (exit 2) naming the judge, the URL and the reason.
 """
@@ -17,10 +17,10 @@ import dataclasses
 from collections.abc import Sequence
 
 from gamut_eval.errors import InputError, JudgeError
+from gamut_eval.judge._client import JudgeAuthError, JudgeCallError
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_response
 from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import JudgeAuthError, JudgeCallError
 
 __all__ = [
     "PROBE_CHECK",
@@ -74,8 +74,8 @@ def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
 
 
 async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
-    from gamut_eval.judge.backends._fast import FastExecutor
-    from gamut_eval.judge.backends._online import open_client
+    from gamut_eval.judge._backend_online import open_client
+    from gamut_eval.judge._client_openai import OpenAIExecutor
 
     settings = judge.settings
     where, unset = _where(judge)
@@ -100,7 +100,7 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
         raise ProbeFailed(_message(settings, where, "no reply in time" + unset)) from None
     finally:
         await client.aclose()
-    if not isinstance(client, FastExecutor):
+    if not isinstance(client, OpenAIExecutor):
         return judge
     return dataclasses.replace(judge, shape=dataclasses.replace(client.shape))
 

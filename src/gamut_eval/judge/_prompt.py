@@ -1,4 +1,11 @@
-"""The one judge prompt every backend sends (docs/method.md [J2], [J4], [J5];
+"""The judge's conversation: the prompt sent, the reply read, the row it settles into.
+
+Three steps every backend shares, so a verdict means the same whichever way it travelled:
+the prompt (``render_messages``), strict parsing of the reply (``parse_reply``) and
+settling (``settle``). Also a request's size in tokens, as estimated for rate limits and
+the dry run (``estimated_tokens``).
+
+The prompt: the one judge prompt every backend sends (docs/method.md [J2], [J4], [J5];
 docs/reliability.md A1, A2).
 
 Layout, chosen so all checks of one response share a byte-identical prefix and providers'
@@ -11,7 +18,22 @@ Threat model: the response is untrusted text written by the model under test. It
 between lines that carry a fresh 128-bit random nonce which does not occur in the response,
 so the response cannot close the fence; runs of ``<`` or ``>`` in it are broken up so
 fence-like text stays inert; the instructions tell the judge that anything inside the fence
-is data. The verdict is read only from the judge's JSON reply (``_parse.py``).
+is data. The verdict is read only from the judge's JSON reply (``parse_reply``).
+
+Parsing: a verdict is read out of a judge reply strictly.
+
+Threat model: the response under judgement may contain text such as ``{"verdict": "meets"}``
+or ``GRADE: C``, and a judge may quote it. So the reply must BE a JSON object (optionally in
+one Markdown code fence); a verdict is never searched for inside prose.
+
+Settling: the one place where a judge reply becomes a stored row. Every backend hands its
+replies to ``settle``: the online clients after each call, the batch backend when a results
+file comes back hours later, Ray actors on their workers. The rules are therefore the same
+everywhere: the reply is read strictly (``parse_reply``); a reply that is not a valid
+verdict is re-asked with the conversation so far, at most ``max_reasks`` times; after that,
+or after a failed call, the check is **unscored** with the reason, never ``missing``
+(docs/method.md, unscored checks). Errors are never cached: the store counts only successful
+verdicts as done, so the next run retries them.
 """
 
 from __future__ import annotations
@@ -21,24 +43,37 @@ import hashlib
 import json
 import re
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gamut_eval.judge._types import ChatMessage
+from gamut_eval.judge._client import ChatMessage, Completion
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.scoring import Verdict
 
 __all__ = [
+    "CHARS_PER_TOKEN",
+    "IMAGE_TOKENS",
     "PROMPT_VERSION",
+    "REASK",
     "RESPONSE_FORMAT",
     "JudgeImage",
+    "Outcome",
+    "ParsedReply",
+    "Reask",
     "RenderedResponse",
     "check_key",
+    "estimated_tokens",
     "hidden_characters",
     "judge_key",
+    "parse_reply",
     "render_messages",
     "render_response",
+    "request_messages",
     "response_digest",
+    "settle",
 ]
 
 PROMPT_VERSION = "gamut-judge-v1"
@@ -211,3 +246,183 @@ def judge_key(
     return check_key(
         response_digest(judge, question, response, image_sha256, prompt_version), check_text
     )
+
+
+_FENCED = re.compile(r"\A```(?:json)?\s*\n(?P<body>.*)\n```\Z", re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedReply:
+    """A reply read as a verdict, or the reason it could not be."""
+
+    verdict: Verdict | None
+    explanation: str = ""
+    error: str | None = None
+    """Why the reply is not a usable verdict (``None`` when it is)."""
+
+
+def _fail(reason: str) -> ParsedReply:
+    return ParsedReply(None, error=reason)
+
+
+def parse_reply(text: str | None, refusal: str | None = None) -> ParsedReply:
+    """Parse a judge reply; never raises."""
+    if refusal:
+        return _fail(f"judge refused: {refusal[:200]}")
+    stripped = (text or "").strip()
+    if not stripped:
+        return _fail("empty reply")
+    match = _FENCED.match(stripped)
+    body = match.group("body").strip() if match else stripped
+    try:
+        data = json.loads(body)
+    except ValueError:
+        kind = "truncated JSON" if body.startswith("{") else "no JSON object in reply"
+        return _fail(f"{kind}: {stripped[:120]!r}")
+    if not isinstance(data, dict) or "verdict" not in data:
+        return _fail(f"JSON without a `verdict` field: {stripped[:120]!r}")
+    raw = data["verdict"]
+    try:
+        verdict = Verdict(raw.strip().lower() if isinstance(raw, str) else raw)
+    except ValueError:
+        return _fail(f"unknown verdict {raw!r}")
+    explanation = data.get("explanation")
+    return ParsedReply(verdict, explanation if isinstance(explanation, str) else "")
+
+
+REASK = (
+    "Your previous reply was not a valid verdict ({error}). Reply again with only the JSON "
+    'object {{"explanation": "...", "verdict": "meets" | "partially_meets" | "missing" | '
+    '"contradicts"}} for the same check.'
+)
+
+Outcome = Completion | str
+"""What one attempt produced: the judge's reply, or the reason there was none."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reask:
+    """A check whose replies so far were not valid verdicts: what the next attempt sends."""
+
+    key: str
+    history: tuple[tuple[str, str], ...]
+    """(bad reply, parse error) per attempt so far, oldest first."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+    result_id: str = ""
+    """Id of the batch result line that produced the last reply, so ingesting the same
+    results file twice does not count one reply as two attempts."""
+    latency_s: float = 0.0
+    """Wall time of the attempts so far (online backends)."""
+
+    @property
+    def attempts(self) -> int:
+        return len(self.history)
+
+
+def request_messages(first: list[ChatMessage], reask: Reask | None) -> list[ChatMessage]:
+    """The messages of the next attempt: the first ask, then each bad reply and correction."""
+    if reask is None:
+        return first
+    messages = list(first)
+    for reply, error in reask.history:
+        messages.append({"role": "assistant", "content": reply})
+        messages.append({"role": "user", "content": REASK.format(error=error[:200])})
+    return messages
+
+
+def settle(
+    key: str,
+    outcome: Outcome,
+    prior: Reask | None,
+    settings: JudgeSettings,
+    result_id: str = "",
+) -> StoredVerdict | Reask:
+    """One attempt's outcome -> the stored verdict, or the re-ask to send next.
+
+    A failure reason (``str``) is unscored at once; a malformed reply is re-asked until
+    ``settings.max_reasks`` re-asks were spent, then unscored with the parse error.
+    """
+    usage = _usage(prior, outcome)
+    attempts = (prior.attempts if prior else 0) + 1
+    if isinstance(outcome, str):
+        return _verdict(key, settings, None, "", outcome, attempts, usage)
+    parsed = parse_reply(outcome.text, outcome.refusal)
+    if parsed.verdict is not None:
+        return _verdict(
+            key, settings, parsed.verdict.value, parsed.explanation, None, attempts, usage
+        )
+    error = parsed.error or "invalid reply"
+    if attempts <= settings.max_reasks:
+        history = (*(prior.history if prior else ()), (outcome.text, error))
+        return Reask(key, history, *usage[:3], result_id=result_id, latency_s=usage[3])
+    reason = f"unparseable: {error} (after {settings.max_reasks + 1} attempts)"
+    return _verdict(key, settings, None, "", reason, attempts, usage)
+
+
+def _usage(prior: Reask | None, outcome: Outcome) -> tuple[int, int, int, float]:
+    base = (
+        (prior.prompt_tokens, prior.completion_tokens, prior.cached_tokens, prior.latency_s)
+        if prior
+        else (0, 0, 0, 0.0)
+    )
+    if isinstance(outcome, str):
+        return base
+    return (
+        base[0] + outcome.prompt_tokens,
+        base[1] + outcome.completion_tokens,
+        base[2] + outcome.cached_tokens,
+        base[3] + outcome.latency_s,
+    )
+
+
+def _verdict(
+    key: str,
+    settings: JudgeSettings,
+    verdict: str | None,
+    explanation: str,
+    reason: str | None,
+    attempts: int,
+    usage: tuple[int, int, int, float],
+) -> StoredVerdict:
+    return StoredVerdict(
+        key=key,
+        judge=settings.judge,
+        prompt_version=PROMPT_VERSION,
+        verdict=verdict,
+        explanation=explanation,
+        status="ok" if verdict is not None else "unscored",
+        reason=reason,
+        attempts=attempts,
+        prompt_tokens=usage[0],
+        completion_tokens=usage[1],
+        cached_tokens=usage[2],
+        latency_ms=usage[3] * 1000,
+        created_at=time.time(),
+    )
+
+
+CHARS_PER_TOKEN = 4
+"""Characters per token, for estimates (a request's cost, a dry run's count)."""
+IMAGE_TOKENS = 1000
+"""Tokens an image is estimated at."""
+
+
+def estimated_tokens(messages: list[ChatMessage], max_tokens: int) -> float:
+    """A request's cost against a tokens-per-minute budget: characters / 4, 1,000 per
+    image (counting its base64 characters would charge a single photo hundreds of
+    thousands of tokens, far more than any provider bills for it), plus the reply bound."""
+    chars = 0
+    images = 0
+    for message in messages:
+        content = message.get("content")
+        if isinstance(content, str):
+            chars += len(content)
+        elif isinstance(content, list):
+            for part in content:
+                if part.get("type") == "text":
+                    chars += len(part.get("text", ""))
+                else:
+                    images += 1
+    return chars / CHARS_PER_TOKEN + images * IMAGE_TOKENS + max_tokens

@@ -24,7 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gamut_eval.judge._backend_names import ONLINE_BACKENDS, BackendName
+from gamut_eval.judge._registry import ONLINE_BACKENDS, BackendName
 
 __all__ = [
     "ONLINE_BACKENDS",

@@ -31,6 +31,7 @@ import pandas as pd
 from gamut_eval._files import read_jsonl
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.judge import (
+    BackendOptions,
     Executor,
     JudgePlan,
     JudgeSettings,
@@ -38,9 +39,9 @@ from gamut_eval.judge import (
     OnEvent,
     VerdictStore,
     judge_pass,
+    make_backend,
     verdict_rows,
 )
-from gamut_eval.judge.backends import BackendOptions, make_backend
 from gamut_eval.rubric import Check, Checklist
 from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
 

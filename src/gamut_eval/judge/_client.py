@@ -1,4 +1,7 @@
-"""What every judge executor consumes and returns, and how it fails.
+"""What a judge client is: what it consumes and returns, and how it fails.
+
+A client (an executor: ``Executor``) is one module per wire protocol, ``_client_<wire>.py``,
+named in the registry (``_registry.CLIENTS``).
 
 An executor turns one rendered chat request into one ``Completion``. It owns the transport
 (connections, rate limits, retries of 429 / 5xx / timeouts); the engine owns the rest

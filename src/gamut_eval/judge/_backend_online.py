@@ -2,8 +2,8 @@
 
 ``fast`` (aiohttp: OpenAI-compatible, Anthropic's Messages API for ``anthropic/``
 judges, Gemini's generateContent for ``google/`` judges) and ``inspect`` (Inspect AI's
-model API) differ only in the client, which the resolved judge names (``open_client``);
-the loop is this module's: a bounded queue feeds
+model API) differ only in the client, which the resolved judge names (``open_client``,
+by the registry: ``_registry.CLIENTS``); the loop is this module's: a bounded queue feeds
 ``concurrency`` workers, each asks one check at a time (``ask``), re-asking a malformed
 reply at once with the conversation so far, and records the settled row. A client is
 made inside the pass's event loop (clients hold connections bound to one loop) and closed
@@ -14,26 +14,31 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gamut_eval.judge._pass import JudgeWork, Pending
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, RenderedResponse, render_messages
-from gamut_eval.judge._resolve import ResolvedJudge, resolve_judge
+from gamut_eval.judge._client import Executor, JudgeCallError
+from gamut_eval.judge._client_openai import OpenAIExecutor
+from gamut_eval.judge._prompt import (
+    RESPONSE_FORMAT,
+    Outcome,
+    Reask,
+    RenderedResponse,
+    render_messages,
+    request_messages,
+    settle,
+)
+from gamut_eval.judge._registry import CLIENTS, ClientKind
+from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge, resolve_judge
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._settle import Outcome, Reask, request_messages, settle
 from gamut_eval.judge._store import StoredVerdict
-from gamut_eval.judge._types import Executor, JudgeCallError
-from gamut_eval.judge.backends import BackendOptions
-from gamut_eval.judge.backends._fast import FastExecutor
 
-__all__ = [
-    "OnlineBackend",
-    "ask",
-    "make_client",
-    "online_backend",
-    "open_client",
-]
+if TYPE_CHECKING:
+    from gamut_eval.judge._pass import JudgeWork, Pending
+
+__all__ = ["OnlineBackend", "ask", "make_client", "online_backend", "open_client"]
 
 ClientFactory = Callable[[JudgeSettings], Executor]
 
@@ -79,7 +84,7 @@ class OnlineBackend:
             client = self.client_factory(work.settings)
         else:
             client = open_client(self.judge, work.settings)
-        if isinstance(client, FastExecutor):
+        if isinstance(client, OpenAIExecutor):
             shape = self.judge.shape  # learned by the probe: the first request is right
             if shape is not None:
                 client.shape = dataclasses.replace(shape, corrections=list(shape.corrections))
@@ -119,25 +124,22 @@ async def _drive(client: Executor, work: JudgeWork) -> None:
 
 
 def open_client(judge: ResolvedJudge, settings: JudgeSettings | None = None) -> Executor:
-    """The client ``judge`` names, with ``settings`` (default: the judge's own) for its
-    timeouts, retries and request fields."""
+    """The client ``judge`` names (``_registry.CLIENTS``), with ``settings`` (default: the
+    judge's own) for its timeouts, retries and request fields."""
     settings = settings or judge.settings
     if judge.client == "inspect":
-        from gamut_eval.judge.backends._inspect import InspectExecutor
-
-        return InspectExecutor(judge.judge, settings)
+        return _client_class("inspect")(judge.judge, settings)
     if judge.client is None and not judge.problem:
         raise ValueError(f"the {judge.backend} backend sends no requests")
     endpoint = judge.require_endpoint()
-    if judge.client == "anthropic":
-        from gamut_eval.judge.backends._anthropic import AnthropicExecutor
+    return _client_class(judge.client or "openai")(endpoint, settings)
 
-        return AnthropicExecutor(endpoint, settings)
-    if judge.client == "gemini":
-        from gamut_eval.judge.backends._gemini import GeminiExecutor
 
-        return GeminiExecutor(endpoint, settings)
-    return FastExecutor(endpoint, settings)
+def _client_class(kind: ClientKind) -> Callable[..., Executor]:
+    """The client class registered for ``kind``, its module imported now."""
+    module, _, name = CLIENTS[kind].partition(":")
+    client_class: Callable[..., Executor] = getattr(importlib.import_module(module), name)
+    return client_class
 
 
 def make_client(settings: JudgeSettings) -> Executor:

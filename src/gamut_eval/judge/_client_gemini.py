@@ -1,6 +1,7 @@
-"""The fast judge client for Google's Gemini API (``POST {base}/models/{model}:generateContent``).
+"""The fast judge client for Google's Gemini API
+(``POST {base}/models/{model}:generateContent``).
 
-The same transport as the other fast clients (``_http.HttpExecutor``: one session, AIMD
+The same transport as the other fast clients (``_client_http.HttpExecutor``: one session, AIMD
 concurrency, rate buckets, Retry-After, backoff with full jitter); only the wire format
 differs:
 
@@ -38,12 +39,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gamut_eval.judge._endpoints import Endpoint
+from gamut_eval.judge._client import ChatMessage, Completion, JudgeRequestRejected
+from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
 from gamut_eval.judge._prompt import RESPONSE_FORMAT
+from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import ChatMessage, Completion, JudgeRequestRejected
-from gamut_eval.judge.backends._http import HttpExecutor, Refused, Transient
-from gamut_eval.judge.backends._limits import retry_after_s
 
 __all__ = [
     "GeminiExecutor",

@@ -1,4 +1,8 @@
-"""The ``fast`` judge executor: a lean aiohttp client for ``/v1/chat/completions``.
+"""The OpenAI chat-completions client: a lean aiohttp client for ``/v1/chat/completions``.
+
+``OpenAIExecutor`` answers the ``fast`` backend's requests to every OpenAI-compatible
+endpoint (OpenAI, vLLM, Ollama, OpenRouter, ``openai-api/<service>``...); the Ray backend's
+actors send with it too.
 
 A benchmark pass is 0.5-1 million judge calls per judge, so client CPU per call matters
 (docs/architecture.md, decisions: Inspect's model layer ~20 ms of CPU per call, a plain
@@ -7,8 +11,8 @@ sized to the concurrency and keeps connections alive, headers, URL and timeout b
 the body serialised once per call (retries resend the same bytes), and no allocation on the
 success path beyond the reply itself.
 
-Transport (``_http.HttpExecutor``, shared with the Anthropic client; docs/reliability.md
-B6-B8):
+Transport (``_client_http.HttpExecutor``, shared with the Anthropic and Gemini clients;
+docs/reliability.md B6-B8):
 
 - 429: wait at least ``Retry-After`` (or ``retry-after-ms``) plus jitter, and hold back
   every other request until then; without the header, exponential backoff with full
@@ -19,6 +23,8 @@ B6-B8):
 - 400/404/413/422 and content-policy refusals: ``JudgeRequestRejected`` at once.
 - 401/403: ``JudgeAuthError`` naming the environment variable to set.
 - Transient failures beyond ``max_retries`` retries: ``JudgeUnavailable``.
+
+How a body is written and a reply read is ``_wire_openai.py``'s.
 """
 
 from __future__ import annotations
@@ -28,25 +34,25 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
-from gamut_eval.judge._endpoints import Endpoint
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import (
+from gamut_eval.judge._client import (
     ChatMessage,
     Completion,
     JudgeRequestRejected,
     JudgeUnavailable,
 )
-from gamut_eval.judge.backends._http import FastStats, HttpExecutor, Refused, Transient
-from gamut_eval.judge.backends._limits import retry_after_s
-from gamut_eval.judge.backends._shape import RequestShape, initial_shape
-from gamut_eval.judge.backends._wire import (
+from gamut_eval.judge._client_http import FastStats, HttpExecutor, Refused, Transient, retry_after_s
+from gamut_eval.judge._resolve import Endpoint
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._wire_openai import (
     FILTERED,
     POLICY_MARKERS,
+    RequestShape,
     completion_from_body,
     error_fields,
+    initial_shape,
 )
 
-__all__ = ["FastExecutor", "FastStats"]
+__all__ = ["FastExecutor", "FastStats", "OpenAIExecutor"]
 
 _USER_AGENT = "gamut-eval (fast judge executor)"
 _RETRYABLE_4XX = frozenset({408, 409})  # request timeout; conflict/lock (retried by the SDK)
@@ -64,10 +70,10 @@ def _names_the_request(message: str) -> bool:
     return any(marker in text for marker in _INVALID_REQUEST)
 
 
-class FastExecutor(HttpExecutor):
+class OpenAIExecutor(HttpExecutor):
     """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol).
 
-    Use as ``async with FastExecutor(endpoint, settings) as judge`` or call ``aclose()``.
+    Use as ``async with OpenAIExecutor(endpoint, settings) as judge`` or call ``aclose()``.
     Of ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
     backoff) and what goes in the body (temperature, max tokens, structured output).
     One instance serves any number of concurrent ``complete`` calls; calls beyond the
@@ -149,3 +155,7 @@ class FastExecutor(HttpExecutor):
         if status in (401, 403):
             raise self._auth_error(status, message)
         return Refused(status, message)
+
+
+FastExecutor = OpenAIExecutor
+"""The old name of ``OpenAIExecutor``, kept for callers that import it."""

@@ -1,11 +1,13 @@
-"""``gamut judge --dry-run``: what a pass would send and cost, with nothing sent.
+"""The ``dry-run`` backend (``gamut judge --dry-run``): what a pass would send and cost,
+with nothing sent.
 
 It plans exactly what a run would (checks the store lacks, identical content once) and
-renders each response's shared prefix once to measure it. Tokens are estimated as
-characters / 4 and 1,000 per image, the same estimate the fast executor's rate limiter
-uses; output tokens as ``output_tokens`` per request (a verdict reply is a sentence or
-two of JSON), with ``max_tokens`` per request as the ceiling. Re-asks are not counted:
-they are a few percent of calls at most (docs/reliability.md B5 bounds them).
+renders each response's shared prefix once to measure it. Tokens are estimated as characters
+/ 4 and 1,000 per image, the same estimate the HTTP clients' rate limiter uses
+(``_prompt.estimated_tokens``); output tokens as ``output_tokens`` per request (a verdict
+reply is a sentence or two of JSON), with ``max_tokens`` per request as the ceiling. Re-asks
+are not counted: they are a few percent of calls at most (docs/reliability.md B5 bounds
+them).
 
 Costs come from a user-supplied price table (``gamut_eval.prices``), never from prices
 built into the code, which would be stale by the time anyone reads them.
@@ -18,10 +20,9 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.judge._pass import JudgeWork, Pending
-from gamut_eval.judge._resolve import ResolvedJudge
+from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS
+from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge.backends import BackendOptions
-from gamut_eval.judge.backends._limits import CHARS_PER_TOKEN, IMAGE_TOKENS
 from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
 __all__ = ["DryRunBackend", "DryRunReport", "dry_run_backend", "estimate_pass"]

@@ -1,6 +1,6 @@
 """The fast judge client for Anthropic's Messages API (``POST {base}/v1/messages``).
 
-The same transport as the OpenAI-compatible client (``_http.HttpExecutor``: one session,
+The same transport as the OpenAI-compatible client (``_client_http.HttpExecutor``: one session,
 AIMD concurrency, rate buckets, Retry-After, backoff with full jitter); only the wire
 format differs:
 
@@ -28,23 +28,17 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from gamut_eval.judge._endpoints import Endpoint
-from gamut_eval.judge._settings import JudgeSettings
-from gamut_eval.judge._types import (
+from gamut_eval.judge._client import (
     ChatMessage,
     Completion,
     JudgeRequestRejected,
 )
-from gamut_eval.judge.backends._http import HttpExecutor, Refused, Transient
-from gamut_eval.judge.backends._limits import retry_after_s
-from gamut_eval.judge.backends._wire import error_fields
+from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
+from gamut_eval.judge._resolve import Endpoint
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._wire_openai import error_fields
 
-__all__ = [
-    "ANTHROPIC_VERSION",
-    "AnthropicExecutor",
-    "anthropic_body",
-    "completion_from_message",
-]
+__all__ = ["ANTHROPIC_VERSION", "AnthropicExecutor", "anthropic_body", "completion_from_message"]
 
 ANTHROPIC_VERSION = "2023-06-01"
 _USER_AGENT = "gamut-eval (fast judge executor, anthropic)"
