@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import errno
 import math
 import random
 import time
@@ -268,8 +269,10 @@ def describe(exc: BaseException) -> str:
 
 
 def _lost(exc: BaseException) -> bool:
-    """No HTTP reply: the connection was closed under the request or refused."""
-    return isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientConnectorError)
+    """No HTTP reply: the connection was closed under the request (or reset), or refused."""
+    if isinstance(exc, aiohttp.ServerDisconnectedError | aiohttp.ClientConnectorError):
+        return True
+    return isinstance(exc, aiohttp.ClientOSError) and exc.errno in (errno.ECONNRESET, errno.EPIPE)
 
 
 class HttpExecutor:

@@ -454,7 +454,7 @@ async def run_pass(
         await backend.run(work)
     except JudgeServerGone as exc:
         stats = work.stats
-        left = stats.total - stats.done
+        left = stats.total - stats.cached - stats.ok  # never judged, or judged unscored
         raise JudgeServerGone(
             f"{exc}; {left:,} of {stats.total:,} checks are left unscored (what was judged "
             "is kept: rerun to continue once the server answers again)"
