@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import peak_rss_mb, run_in_child, verdict_line
-from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html
+from gamut_eval.analysis import ReportConfig, build_report, load_run_data, render_html
 from gamut_eval.testing import synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
@@ -31,7 +31,7 @@ SHAPE = {"questions": QUESTIONS, "models": MODELS, "judges": JUDGES, "checks": C
 def child(run_dir: Path) -> None:
     """Runs in a fresh process: the report end to end; prints timings and peak memory."""
     start = time.perf_counter()
-    run = load_run(run_dir)
+    run = load_run_data(run_dir)
     loaded = time.perf_counter()
     report = build_report(run, ReportConfig(resamples=RESAMPLES))
     built = time.perf_counter()

@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from playwright.sync_api import Browser, sync_playwright
 
 from _common import peak_rss_mb, run_in_child, verdict_line
-from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html
+from gamut_eval.analysis import ReportConfig, build_report, load_run_data, render_html
 from gamut_eval.testing import synthetic_run
 
 QUESTIONS, MODELS, JUDGES, CHECKS = 1813, 14, 3, 30
@@ -40,7 +40,7 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
 def child(run_dir: Path) -> None:
     """Runs in a fresh process: the report and its page, as `gamut report` writes them."""
     start = time.perf_counter()
-    run = load_run(run_dir)
+    run = load_run_data(run_dir)
     report = build_report(run, ReportConfig(resamples=1000))
     built = time.perf_counter()
     html = render_html(report, run)

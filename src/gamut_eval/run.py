@@ -280,14 +280,14 @@ def estimate_run(
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
-    from gamut_eval.judge import DryRunBackend, MemoryStore, Store
+    from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore, Store
 
     dataset = load_dataset(dataset_path)
     given = _given_answers(responses, dataset, setting, fill_missing)
     store_path = out_dir / "store.sqlite"
     reports = []
     for settings in judges:
-        backend = DryRunBackend(resolve_judge(settings, "dry-run"), prices, output_tokens=60)
+        backend = DryRunBackend(resolve_judge(settings, "dry-run"), prices, VERDICT_OUTPUT_TOKENS)
         plan = JudgePlan(dataset, list(given.rows), settings)
         store: Store
         if store_path.is_file():

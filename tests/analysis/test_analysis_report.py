@@ -19,7 +19,7 @@ from gamut_eval.analysis import (
     _report as report_module,
     build_report,
     load_families,
-    load_run,
+    load_run_data,
     model_family,
     render_html,
     render_markdown,
@@ -51,7 +51,7 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(run_dir: Path) -> Report:
-    return build_report(load_run(run_dir), ReportConfig(resamples=200))
+    return build_report(load_run_data(run_dir), ReportConfig(resamples=200))
 
 
 # -- JSON keys -------------------------------------------------------------------------------
@@ -96,7 +96,7 @@ def test_undefined_statistics_are_null_not_nan(report: Report) -> None:
 
 
 def test_leaderboard_means_equal_the_run_summary(run_dir: Path, report: Report) -> None:
-    summary = summarise_scores(load_run(run_dir).scores)
+    summary = summarise_scores(load_run_data(run_dir).scores)
     expected = {(r.model, r.setting, r.judge): r.gamut for r in summary.itertuples()}
     assert len(report.leaderboard) == len(expected) == 5 * 3 * 2
     for row in report.leaderboard:
@@ -131,7 +131,7 @@ def test_robustness_tables_cover_every_pair_and_judge(report: Report) -> None:
 
 
 def test_same_seed_same_report_other_seed_other_intervals(run_dir: Path) -> None:
-    run = load_run(run_dir)
+    run = load_run_data(run_dir)
     dumps = [
         build_report(run, ReportConfig(seed=seed, resamples=100)).model_dump(exclude={"meta"})
         for seed in (5, 5, 6)
@@ -158,7 +158,7 @@ def test_report_without_the_diversity_module(
     run_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(report_module, "_diversity_module", lambda: None)
-    report = build_report(load_run(run_dir), ReportConfig(resamples=20))
+    report = build_report(load_run_data(run_dir), ReportConfig(resamples=20))
     assert report.diversity_templates == []
     assert any("diversity is not available" in n for n in report.meta.notes)
     assert "Question diversity is not available" in render_html(report)
@@ -241,19 +241,19 @@ def test_single_file_formats_refuse_a_folder(report: Report, tmp_path: Path) -> 
 
 def test_load_run_refuses_what_is_not_a_finished_run(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no such run folder"):
-        load_run(tmp_path / "missing")
+        load_run_data(tmp_path / "missing")
     (tmp_path / "f").write_text("")
     with pytest.raises(InputError, match="is a file"):
-        load_run(tmp_path / "f")
+        load_run_data(tmp_path / "f")
     with pytest.raises(InputError, match=r"no scores\.jsonl"):
-        load_run(tmp_path)
+        load_run_data(tmp_path)
 
 
 def test_load_run_names_the_line_that_does_not_parse(tmp_path: Path, run_dir: Path) -> None:
     lines = (run_dir / "scores.jsonl").read_text().splitlines()[:3]
     (tmp_path / "scores.jsonl").write_text("\n".join(lines) + '\n{"question_id": "q-1", "mod')
     with pytest.raises(ValidationError, match=r"line 4.*torn-line"):
-        load_run(tmp_path)
+        load_run_data(tmp_path)
 
 
 def test_load_run_reports_a_moved_dataset(tmp_path: Path, run_dir: Path) -> None:
@@ -262,14 +262,14 @@ def test_load_run_reports_a_moved_dataset(tmp_path: Path, run_dir: Path) -> None
     config = json.loads((run_dir / "run.json").read_text())
     config["dataset"] = str(tmp_path / "gone.jsonl")
     (tmp_path / "run.json").write_text(json.dumps(config))
-    run = load_run(tmp_path)
+    run = load_run_data(tmp_path)
     assert run.dataset is None
     assert any("gone.jsonl" in note for note in run.notes)
-    assert load_run(tmp_path, dataset=run_dir / "dataset.jsonl").dataset is not None
+    assert load_run_data(tmp_path, dataset=run_dir / "dataset.jsonl").dataset is not None
     config["scoring"] = {"lam": 2}
     (tmp_path / "run.json").write_text(json.dumps(config))
     with pytest.raises(ValidationError, match=r"scoring\.lam"):
-        load_run(tmp_path)
+        load_run_data(tmp_path)
 
 
 # -- families ----------------------------------------------------------------------------------

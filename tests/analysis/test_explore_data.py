@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gamut_eval.analysis import ReportConfig, build_report, load_run, render_html
+from gamut_eval.analysis import ReportConfig, build_report, load_run_data, render_html
 from gamut_eval.analysis._explore import explore_data
 from gamut_eval.testing import synthetic_run
 
@@ -37,7 +37,7 @@ def _rows(path: Path) -> list[dict[str, object]]:
 
 
 def test_every_verdict_explanation_and_answer_is_where_the_shape_says(run_dir: Path) -> None:
-    data = explore_data(load_run(run_dir))
+    data = explore_data(load_run_data(run_dir))
     assert data is not None
     assert data["settings"] == ["multimodal", "text_only"]
     assert data["judges"] == JUDGES
@@ -67,7 +67,7 @@ def test_every_verdict_explanation_and_answer_is_where_the_shape_says(run_dir: P
 
 
 def test_scores_are_the_per_response_scores(run_dir: Path) -> None:
-    data = explore_data(load_run(run_dir))
+    data = explore_data(load_run_data(run_dir))
     assert data is not None
     S, J, M = data["settings"], data["judges"], data["models"]
     by_id = {q["id"]: q for q in data["questions"]}
@@ -81,13 +81,13 @@ def test_scores_are_the_per_response_scores(run_dir: Path) -> None:
 
 
 def test_texts_past_the_budget_are_left_out_question_by_question(run_dir: Path) -> None:
-    full = explore_data(load_run(run_dir))
+    full = explore_data(load_run_data(run_dir))
     assert full is not None
     costs = [
         sum(len(t) for t in q["texts"]) + 3 * len(q["explanations"]) for q in full["questions"]
     ]
     budget = costs[0] + costs[1] + costs[2] // 2  # room for two questions and a half
-    small = explore_data(load_run(run_dir), text_budget=budget)
+    small = explore_data(load_run_data(run_dir), text_budget=budget)
     assert small is not None
     assert small["questions_with_texts"] == 2
     kept = [q["texts"] is not None for q in small["questions"]]
@@ -100,7 +100,7 @@ def test_texts_past_the_budget_are_left_out_question_by_question(run_dir: Path) 
 
 
 def test_the_embedded_json_cannot_end_its_block(run_dir: Path) -> None:
-    run = load_run(run_dir)
+    run = load_run_data(run_dir)
     html = render_html(build_report(run, ReportConfig(resamples=20)), run)
     blocks = DATA.findall(html)
     assert len(blocks) == 1  # embedded once
@@ -111,7 +111,7 @@ def test_the_embedded_json_cannot_end_its_block(run_dir: Path) -> None:
 
 
 def test_a_report_without_its_run_folder_has_no_drill_down(run_dir: Path, tmp_path: Path) -> None:
-    report = build_report(load_run(run_dir), ReportConfig(resamples=20))
+    report = build_report(load_run_data(run_dir), ReportConfig(resamples=20))
     moved = report.model_copy(update={"meta": report.meta.model_copy(update={"run_dir": None})})
     html = render_html(moved)
     assert 'id="gamut-data"' not in html
@@ -138,7 +138,7 @@ def test_a_broken_verdicts_file_is_named_on_the_page(run_dir: Path, tmp_path: Pa
 
     broken = tmp_path / "run"
     shutil.copytree(run_dir, broken)
-    run = load_run(broken)
+    run = load_run_data(broken)
     report = build_report(run, ReportConfig(resamples=20))
     lines = (broken / "verdicts.jsonl").read_text().splitlines()
     lines[4] = '{"question_id": "q-00000", "model":'

@@ -26,7 +26,7 @@ from gamut_eval.analysis import (
     Report,
     ReportConfig,
     build_report,
-    load_run,
+    load_run_data,
     render_html,
 )
 from gamut_eval.testing import synthetic_run
@@ -69,7 +69,7 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
         checks=8,
         domains=["plants", "food", EVIL_DOMAIN],
     )
-    report = build_report(load_run(run_dir), ReportConfig(resamples=100))
+    report = build_report(load_run_data(run_dir), ReportConfig(resamples=100))
     path = run_dir / "report.html"
     path.write_text(render_html(report), encoding="utf-8")
     return report, path
@@ -377,7 +377,7 @@ def test_questions_past_the_text_budget_say_where_their_texts_are(
     )
     run_dir = report[1].parent
     path = run_dir / "report-small.html"
-    path.write_text(render_html(report[0], load_run(run_dir)), encoding="utf-8")
+    path.write_text(render_html(report[0], load_run_data(run_dir)), encoding="utf-8")
     data = json.loads(path.read_text().split('id="gamut-data">')[1].split("</script>")[0])
     fit = data["questions_with_texts"]
     assert 0 < fit < 30

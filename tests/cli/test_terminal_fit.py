@@ -16,7 +16,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 import gamut_eval.cli._terminal as terminal_module
-from gamut_eval.analysis import LeaderboardRow, ReportConfig, build_report, load_run
+from gamut_eval.analysis import LeaderboardRow, ReportConfig, build_report, load_run_data
 from gamut_eval.cli._main import cli
 from gamut_eval.cli._report import summary_renderables, table_with
 from gamut_eval.cli._terminal import (
@@ -67,7 +67,7 @@ def _assert_no_cut_name(text: str, names: list[str]) -> None:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_the_report_summary_never_cuts_long_names(long_names_run: Path, width: int) -> None:
-    report = build_report(load_run(long_names_run), ReportConfig(resamples=50))
+    report = build_report(load_run_data(long_names_run), ReportConfig(resamples=50))
     console = Console(width=width, file=io.StringIO())
     text = _render(summary_renderables(report, console), width)
     _assert_no_cut_name(text, [*LONG, *JUDGES])

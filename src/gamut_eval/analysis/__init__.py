@@ -43,7 +43,7 @@ if _typing.TYPE_CHECKING:
         load_families as load_families,
         model_family as model_family,
     )
-    from gamut_eval.analysis._rundata import RunData as RunData, load_run as load_run
+    from gamut_eval.analysis._rundata import RunData as RunData, load_run_data as load_run_data
     from gamut_eval.analysis._stats import (
         VERDICT_ORDER as VERDICT_ORDER,
         AgreementEstimates as AgreementEstimates,

@@ -39,7 +39,7 @@ import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no ty
 
 from gamut_eval._files import read_jsonl
 from gamut_eval.analysis._report import Report
-from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run
+from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run_data
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
@@ -402,7 +402,7 @@ def explore_json(report: Report, run: RunData | None = None) -> tuple[str | None
         if not (Path(folder) / "verdicts.jsonl").is_file():
             return None, f"the drill-down needs {Path(folder) / 'verdicts.jsonl'}"
         try:
-            run = load_run(folder, report.meta.dataset, verdicts=False)
+            run = load_run_data(folder, report.meta.dataset, verdicts=False)
         except InputError as exc:
             return None, f"the drill-down is left out: {exc}"
     board = [

@@ -61,7 +61,7 @@ from gamut_eval.analysis._rundata import (
     RunData,
     ScoreCube,
     cube_from_scores,
-    load_run,
+    load_run_data,
     question_groups,
 )
 from gamut_eval.analysis._stats import Bootstrap
@@ -377,8 +377,8 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
 def report_for_run(
     run_dir: str | Path, config: ReportConfig | None = None, dataset: str | Path | None = None
 ) -> Report:
-    """``build_report`` on the run folder ``run_dir`` (see ``load_run``)."""
-    return build_report(load_run(run_dir, dataset), config)
+    """``build_report`` on the run folder ``run_dir`` (see ``load_run_data``)."""
+    return build_report(load_run_data(run_dir, dataset), config)
 
 
 def _meta(run: RunData, config: ReportConfig, cube: ScoreCube, notes: list[str]) -> ReportMeta:

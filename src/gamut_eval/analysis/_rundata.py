@@ -46,7 +46,7 @@ __all__ = [
     "ScoreCube",
     "category_codes",
     "cube_from_scores",
-    "load_run",
+    "load_run_data",
     "read_scores",
     "read_verdicts",
 ]
@@ -216,7 +216,7 @@ def _dataset(path: Path | None, explicit: bool, notes: list[str]) -> Dataset | N
     return load_dataset(path)
 
 
-def load_run(
+def load_run_data(
     run_dir: str | Path, dataset: str | Path | None = None, verdicts: bool | None = None
 ) -> RunData:
     """Load a run folder written by ``gamut run``.

@@ -95,6 +95,7 @@ if _typing.TYPE_CHECKING:
         OFFLINE_JUDGE as OFFLINE_JUDGE,
         ONLINE_BACKENDS as ONLINE_BACKENDS,
         REFERENCE_JUDGE as REFERENCE_JUDGE,
+        VERDICT_OUTPUT_TOKENS as VERDICT_OUTPUT_TOKENS,
     )
     from gamut_eval.judge._resolve import (
         BackendOptions as BackendOptions,

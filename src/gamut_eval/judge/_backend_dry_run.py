@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS
+from gamut_eval.judge._registry import VERDICT_OUTPUT_TOKENS
 from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.prices import ModelPrice, PriceTable, load_prices
@@ -85,7 +86,9 @@ def _prefix_chars(answer: Pending) -> tuple[int, int]:
 
 
 def estimate_pass(
-    work: JudgeWork, prices: PriceTable | None = None, output_tokens_per_request: int = 60
+    work: JudgeWork,
+    prices: PriceTable | None = None,
+    output_tokens_per_request: int = VERDICT_OUTPUT_TOKENS,
 ) -> DryRunReport:
     """Count and price what judging ``work``'s pending checks would send; sends nothing."""
     settings = work.settings

@@ -36,12 +36,17 @@ __all__ = [
     "ONLINE_BACKENDS",
     "PROVIDERS",
     "REFERENCE_JUDGE",
+    "VERDICT_OUTPUT_TOKENS",
     "WIRE_NAMES",
     "BackendName",
     "ClientKind",
     "Provider",
     "Wire",
 ]
+
+VERDICT_OUTPUT_TOKENS = 60
+"""Completion tokens a dry run expects per judge request (a verdict and a one or two
+sentence explanation)."""
 
 BackendName = Literal["auto", "fast", "inspect", "batch", "ray"]
 ONLINE_BACKENDS: tuple[str, ...] = ("auto", "fast", "inspect")

@@ -36,6 +36,7 @@ from gamut_eval.judge._registry import (
     OFFLINE_JUDGE,
     PROVIDERS,
     REFERENCE_JUDGE,
+    VERDICT_OUTPUT_TOKENS,
     WIRE_NAMES,
     ClientKind,
     Provider,
@@ -298,7 +299,7 @@ class BackendOptions:
     """batch: ingest these result files instead of submitting."""
     prices: Path | None = None
     """dry-run: price table YAML."""
-    output_tokens: int = 60
+    output_tokens: int = VERDICT_OUTPUT_TOKENS
     """dry-run: expected completion tokens per request."""
     executor_factory: Callable[[JudgeSettings], Executor] | None = None
     """online: make the client (inside the pass's event loop) instead of the one the
