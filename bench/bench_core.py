@@ -37,6 +37,7 @@ from gamut_eval import (
     summarise_scores,
 )
 from gamut_eval.analysis import question_diversity
+from gamut_eval.testing import paper_questions
 
 QUESTIONS, MODELS, JUDGES = 1813, 14, 3
 COMPILE_BUDGET_S = 0.25
@@ -82,27 +83,8 @@ def question_dataset(questions: list[str]) -> Dataset:
     return Dataset(path=Path("questions.jsonl"), records=tuple(records))
 
 
-def paper_questions(rng: random.Random) -> list[str]:
-    """1,813 questions in four "What is this X ..." templates, as an LLM tends to write."""
-    frames = (
-        "What is this {n}, how is it {v}, and why do people {w} it near {e}?",
-        "What kind of {n} is this, and how is it {v} in {e}?",
-        "How does this {n} get {v}, and what makes it differ from {e}?",
-        "Which {n} is this, where is it {v}, and how has {e} changed?",
-    )
-    nouns = [f"noun{i}" for i in range(300)]
-    verbs = [f"verb{i}" for i in range(20)]
-    extra = [f"extra{i}" for i in range(3000)]
-    return [
-        rng.choice(frames).format(
-            n=rng.choice(nouns), v=rng.choice(verbs), w=rng.choice(verbs), e=rng.choice(extra)
-        )
-        for _ in range(QUESTIONS)
-    ]
-
-
 def bench_diversity() -> None:
-    questions = question_dataset(paper_questions(random.Random(0)))
+    questions = question_dataset(paper_questions(QUESTIONS, seed=0))
     question_diversity(question_dataset(["A warm-up question?", "Another one?"]))  # imports
     report, seconds = timed(lambda: question_diversity(questions), repeat=3)
     print(f"diversity: {report.questions} questions, {len(report.clusters)} clusters")

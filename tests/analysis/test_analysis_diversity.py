@@ -26,6 +26,7 @@ from gamut_eval.data import sample_dir
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import MetaRubric
+from gamut_eval.testing import paper_questions
 
 
 def dataset(*questions: str) -> Dataset:
@@ -281,22 +282,7 @@ def test_sample_dataset() -> None:
 
 def test_paper_scale() -> None:
     # Its time is measured by bench/bench_core.py; here, what it computes at that scale.
-    rng = random.Random(0)
-    frames = (
-        "What is this {n}, how is it {v}, and why do people {w} it near {e}?",
-        "What kind of {n} is this, and how is it {v} in {e}?",
-        "How does this {n} get {v}, and what makes it differ from {e}?",
-        "Which {n} is this, where is it {v}, and how has {e} changed?",
-    )
-    nouns = [f"noun{i}" for i in range(300)]
-    verbs = [f"verb{i}" for i in range(20)]
-    extra = [f"extra{i}" for i in range(3000)]
-    questions = [
-        rng.choice(frames).format(
-            n=rng.choice(nouns), v=rng.choice(verbs), w=rng.choice(verbs), e=rng.choice(extra)
-        )
-        for _ in range(1813)
-    ]
+    questions = paper_questions(1813, seed=0)
     report = question_diversity(dataset(*questions))
     assert report.questions == 1813
     assert len(report.templates) == 4

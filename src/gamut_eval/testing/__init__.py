@@ -64,7 +64,10 @@ if _typing.TYPE_CHECKING:
         RequestRecord as RequestRecord,
         body_hash as body_hash,
     )
-    from gamut_eval.testing._synthetic_run import synthetic_run as synthetic_run
+    from gamut_eval.testing._synthetic_run import (
+        paper_questions as paper_questions,
+        synthetic_run as synthetic_run,
+    )
     from gamut_eval.testing.fake_openai import (
         READY_PREFIX as READY_PREFIX,
         start_fake_server_process as start_fake_server_process,

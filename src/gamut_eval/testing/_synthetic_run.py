@@ -29,7 +29,7 @@ from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
 from gamut_eval.scoring import score_table
 
-__all__ = ["DOMAINS", "synthetic_run"]
+__all__ = ["DOMAINS", "paper_questions", "synthetic_run"]
 
 DOMAINS: tuple[str, ...] = (
     "plants", "food", "animals", "vehicles", "local places",
@@ -342,3 +342,26 @@ def _audit(path: Path, judge: str) -> None:
     )
     with atomic_writer(path) as handle:
         handle.write(audit.model_dump_json(by_alias=True, indent=2))
+
+
+def paper_questions(count: int = 1813, seed: int = 0) -> list[str]:
+    """``count`` questions in four "What is this X ..." templates, as an LLM tends to write
+    them (the question-diversity analysis at paper scale, in tests and benches)."""
+    import random
+
+    rng = random.Random(seed)
+    frames = (
+        "What is this {n}, how is it {v}, and why do people {w} it near {e}?",
+        "What kind of {n} is this, and how is it {v} in {e}?",
+        "How does this {n} get {v}, and what makes it differ from {e}?",
+        "Which {n} is this, where is it {v}, and how has {e} changed?",
+    )
+    nouns = [f"noun{i}" for i in range(300)]
+    verbs = [f"verb{i}" for i in range(20)]
+    extra = [f"extra{i}" for i in range(3000)]
+    return [
+        rng.choice(frames).format(
+            n=rng.choice(nouns), v=rng.choice(verbs), w=rng.choice(verbs), e=rng.choice(extra)
+        )
+        for _ in range(count)
+    ]
