@@ -82,7 +82,18 @@ class ErrorDetail:
 
 
 class GamutError(Exception):
-    """Base class of every error gamut-eval raises on purpose."""
+    """Base class of every error gamut-eval raises on purpose.
+
+    ``setting``: the setting whose value is at fault, when one is (a settings model's
+    field or a function's parameter, e.g. ``max_unscored_rate``). The library names the
+    setting and its value; the command line adds the option that sets it."""
+
+    setting: str | None = None
+
+    def __init__(self, *args: object, setting: str | None = None) -> None:
+        super().__init__(*args)
+        if setting is not None:
+            self.setting = setting
 
 
 class InputError(GamutError):

@@ -346,9 +346,10 @@ def _check_generation(
         return GenerationSettings()
     if generation.epochs > 1:
         raise InputError(
-            f"--epochs {generation.epochs}: a run scores one answer per question, model and "
+            f"epochs {generation.epochs}: a run scores one answer per question, model and "
             "setting; generate several epochs with `gamut generate --epochs N` (one row per "
-            "epoch) and analyse them there"
+            "epoch) and analyse them there",
+            setting="epochs",
         )
     return generation
 
@@ -383,7 +384,7 @@ def _judge_all(
         except UnscoredRateExceeded as exc:
             failures.append(str(exc))
     if failures:
-        raise UnscoredRateExceeded("\n".join(failures))
+        raise UnscoredRateExceeded("\n".join(failures), setting="max_unscored_rate")
     return reports
 
 

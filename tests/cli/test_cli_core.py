@@ -253,3 +253,24 @@ def test_entry_point_exit_code() -> None:
     )
     assert result.returncode == 2
     assert "file not found" in result.stderr
+
+
+def test_a_library_error_names_the_setting_and_the_command_line_adds_its_option(
+    tmp_path: Path,
+) -> None:
+    from gamut_eval.construct import ResearchSettings
+    from gamut_eval.errors import InputError
+
+    with pytest.raises(InputError) as caught:
+        ResearchSettings(per_query=0)
+    assert str(caught.value) == "per_query must be at least 1 (found: 0)"  # no option here
+    assert caught.value.setting == "per_query"
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "a.txt").write_text("hello world\n")
+    argv = ["build", "evidence", "--workdir", str(tmp_path / "w"), "--corpus", str(corpus)]
+    result = CliRunner().invoke(cli, [*argv, "--per-query", "0"])
+    assert result.exit_code == 2
+    assert "per_query must be at least 1 (found: 0) (option --per-query)" in result.stderr
+    assert not (tmp_path / "w").exists()

@@ -157,7 +157,8 @@ def test_max_unscored_rate_fails_the_run_with_exit_1_but_writes_the_rows(
     assert failed.exit_code == 1
     message = flat(failed.stderr)
     assert "2 of 10 checks (20.0%) could not be graded" in message
-    assert "--max-unscored-rate 0.1" in message
+    assert "above max_unscored_rate 0.1" in message  # the library names the setting
+    assert "(option --max-unscored-rate)" in message  # the command line adds its option
     rows = small.rows()
     assert len(rows) == 10
     assert sum(r["status"] == "unscored" for r in rows) == 2

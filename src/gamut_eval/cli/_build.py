@@ -274,7 +274,8 @@ def evidence(**opts: Any) -> None:
     """Gather snippets with sources for every accepted question (--model plans queries)."""
     from gamut_eval.construct import run_evidence
 
-    _done(_searching(opts, lambda s, p: run_evidence(s, p, _research(opts))))
+    research = _research(opts)  # bad settings are refused before the workdir is touched
+    _done(_searching(opts, lambda s, p: run_evidence(s, p, research)))
 
 
 @build.command()
@@ -324,7 +325,8 @@ def refine(source: Path | None, **opts: Any) -> None:
         from gamut_eval.construct import read_rubric_file
 
         read_rubric_file(source)
-    _done(_searching(opts, lambda s, p: run_refine(s, p, _fetcher(opts), _research(opts), source)))
+    research, fetcher = _research(opts), _fetcher(opts)  # refused before the workdir is touched
+    _done(_searching(opts, lambda s, p: run_refine(s, p, fetcher, research, source)))
 
 
 @build.command(name="text-only")

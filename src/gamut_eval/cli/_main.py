@@ -165,10 +165,10 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except InputError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
             ctx.exit(EXIT_INPUT)
         except GamutError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
             ctx.exit(EXIT_FAILURE)
         except ModuleNotFoundError as exc:
             message = missing_extra_message(exc)
@@ -176,6 +176,28 @@ class _Group(click.Group):
                 raise
             click.echo(f"error: {message}", err=True)
             ctx.exit(EXIT_INPUT)
+
+
+def _option_of(command: click.Command, setting: str) -> str | None:
+    """The long option of ``command`` (or of its subcommands) that sets ``setting``."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name == setting:
+            return max(param.opts, key=len)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            if (found := _option_of(sub, setting)) is not None:
+                return found
+    return None
+
+
+def with_option(group: click.Group, ctx: click.Context, exc: GamutError) -> str:
+    """The error's message, with the option of the running command that sets the setting
+    at fault (the library names settings, the command line names options)."""
+    text = str(exc)
+    name = ctx.invoked_subcommand
+    command = group.get_command(ctx, name) if name and exc.setting else None
+    option = _option_of(command, exc.setting) if command and exc.setting else None
+    return f"{text} (option {option})" if option and option not in text else text
 
 
 ENV_FILE = ".env"

@@ -265,7 +265,7 @@ def import_questions(
     Bad rows or columns raise an ``InputError`` naming the file, the row, the column and
     the value; nothing is written then."""
     if limit is not None and limit < 1:
-        raise InputError(f"--limit must be at least 1 (found: {limit})")
+        raise InputError(f"limit must be at least 1 (found: {limit})", setting="limit")
     store = Workdir(workdir)
     path = local_table(str(source))
     reader = _Rows(path, str(source), mapping or {}, store)

@@ -175,7 +175,7 @@ async def run_questions(
 ) -> StageReport:
     """Write ``questions/images.jsonl`` and ``questions/candidates.jsonl``."""
     if per_image < 1:
-        raise InputError(f"--per-image must be at least 1 (found: {per_image})")
+        raise InputError(f"per_image must be at least 1 (found: {per_image})", setting="per_image")
     records = load_images(images)
     session.require_model("questions")
     run = session.stage("questions", QUESTIONS_VERSION, {"per_image": per_image})
@@ -498,8 +498,9 @@ async def run_review(
 ) -> StageReport:
     """Review every image's candidates; write ``review/*.jsonl`` (``accepted.jsonl`` holds
     the questions accepted by the LLM and by people)."""
-    if max_rounds < 1 or proposals < 1:
-        raise InputError("--max-rounds and --proposals must be at least 1")
+    for name, value in (("max_rounds", max_rounds), ("proposals", proposals)):
+        if value < 1:
+            raise InputError(f"{name} must be at least 1 (found: {value})", setting=name)
     workdir = session.workdir
     images = workdir.read("images", ImageRecord, missing_hint=_HINT)
     candidates = workdir.read("candidates", Candidate, missing_hint=_HINT)

@@ -61,8 +61,10 @@ class ResearchSettings:
     """Queries the model may plan."""
 
     def __post_init__(self) -> None:
-        if min(self.per_query, self.max_snippets, self.max_queries) < 1:
-            raise InputError("--per-query, --max-snippets and --max-queries must be at least 1")
+        for name in ("per_query", "max_snippets", "max_queries"):
+            value = getattr(self, name)
+            if value < 1:
+                raise InputError(f"{name} must be at least 1 (found: {value})", setting=name)
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)

@@ -325,14 +325,16 @@ class LocalSearch:
 
     def __init__(self, corpus: Path, index_path: Path | None = None) -> None:
         if not corpus.is_dir():
-            raise InputError(f"--corpus {corpus}: no such folder")
+            raise InputError(f"corpus {corpus}: no such folder", setting="corpus")
         self.corpus = corpus
         self._files = sorted(
             p for p in corpus.rglob("*") if p.is_file() and p.suffix.lower() in DOCUMENT_SUFFIXES
         )
         if not self._files:
             kinds = ", ".join(sorted(DOCUMENT_SUFFIXES))
-            raise InputError(f"--corpus {corpus}: no documents found (looked for {kinds})")
+            raise InputError(
+                f"corpus {corpus}: no documents found (looked for {kinds})", setting="corpus"
+            )
         self.corpus_hash = self._hash()
         if index_path is not None:
             index_path.parent.mkdir(parents=True, exist_ok=True)

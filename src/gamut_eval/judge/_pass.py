@@ -591,9 +591,10 @@ def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
     )
     raise UnscoredRateExceeded(
         f"{report.unscored} of {report.rows} checks ({100 * report.unscored_rate:.1f}%) could "
-        f"not be graded by {settings.judge}, above --max-unscored-rate "
+        f"not be graded by {settings.judge}, above max_unscored_rate "
         f"{settings.max_unscored_rate:g}; no score should be reported from this run. "
-        f"Reasons: {reasons}. Rerun to retry them."
+        f"Reasons: {reasons}. Rerun to retry them.",
+        setting="max_unscored_rate",
     )
 
 
