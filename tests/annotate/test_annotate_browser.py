@@ -187,6 +187,12 @@ def test_a_review_round_and_a_rubric_revision_end_to_end(browser: Browser, serve
     assert "What is this dish, and how is it usually made?" in first.page.inner_text(
         "#question-text"
     )
+    # The photo loads (by content hash): wait for it to finish, as a loaded machine may be
+    # slower than the page's own load event, then check it decoded to real pixels.
+    first.page.wait_for_function(
+        "() => { const img = document.querySelector('figure.photo img');"
+        " return img !== null && img.complete; }"
+    )
     assert first.page.eval_on_selector("figure.photo img", "img => img.naturalWidth") > 0
     first.page.check("input[name=decision][value=accept]")
     first.page.click("#review-form button[type=submit]")
