@@ -17,6 +17,9 @@ SLOW_SERVER = ["--timeout", "300"]
 """A CPU server on a busy 2-core machine can take longer than the probe's default 20 s for
 its first reply: as a user with a slow local server would, the tests give a timeout."""
 
+_LOG_LINES = 25
+"""Lines of the server's log shown when it dies."""
+
 
 class LlamaServer:
     """The server process, its URL and its log: a dead server is named, not guessed at."""
@@ -39,6 +42,3 @@ class LlamaServer:
         lines = self.log.read_text(errors="replace").splitlines()[-_LOG_LINES:]
         tail = "\n".join("    " + line for line in lines)
         return f"llama_cpp.server {how}; the last lines of its log ({self.log}):\n{tail}"
-
-
-_LOG_LINES = 25

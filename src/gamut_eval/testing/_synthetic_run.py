@@ -14,6 +14,7 @@ Scores come from ``score_table`` on the generated verdicts, exactly as in a real
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
@@ -347,8 +348,6 @@ def _audit(path: Path, judge: str) -> None:
 def paper_questions(count: int = 1813, seed: int = 0) -> list[str]:
     """``count`` questions in four "What is this X ..." templates, as an LLM tends to write
     them (the question-diversity analysis at paper scale, in tests and benches)."""
-    import random
-
     rng = random.Random(seed)
     frames = (
         "What is this {n}, how is it {v}, and why do people {w} it near {e}?",
