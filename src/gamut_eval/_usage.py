@@ -34,6 +34,9 @@ class Usage(BaseModel):
     """Prompt tokens, cached ones included."""
     cached_input: int = Field(0, validation_alias=AliasChoices("cached_input", "cached_tokens"))
     """Prompt tokens served from the provider's prefix cache."""
+    cache_write_input: int = 0
+    """Prompt tokens written to the provider's cache, where it bills them apart (Anthropic:
+    1.25x the input price); part of ``input``, apart from ``cached_input``."""
     output: int = Field(0, validation_alias=AliasChoices("output", "output_tokens"))
     """Completion tokens (reasoning included where the provider counts it there)."""
     reasoning: int = 0
@@ -51,6 +54,7 @@ class Usage(BaseModel):
             calls=sum(counted) if counted else None,
             input=self.input + other.input,
             cached_input=self.cached_input + other.cached_input,
+            cache_write_input=self.cache_write_input + other.cache_write_input,
             output=self.output + other.output,
             reasoning=self.reasoning + other.reasoning,
             cost=sum(costs) if costs else None,
@@ -58,7 +62,7 @@ class Usage(BaseModel):
         )
 
 
-_TOKENS = ("input", "cached_input", "output", "reasoning")
+_TOKENS = ("input", "cached_input", "cache_write_input", "output", "reasoning")
 
 
 def answer_usage(rows: Iterable[ResponseRow]) -> dict[str, Usage]:
@@ -69,10 +73,11 @@ def answer_usage(rows: Iterable[ResponseRow]) -> dict[str, Usage]:
             if not isinstance(usage, dict):
                 continue
             total = totals.setdefault(row.model, dict.fromkeys(_TOKENS, 0))
-            total["input"] += int(usage.get("input_tokens") or 0) + int(
-                usage.get("input_tokens_cache_read") or 0
-            )
-            total["cached_input"] += int(usage.get("input_tokens_cache_read") or 0)
+            read = int(usage.get("input_tokens_cache_read") or 0)
+            written = int(usage.get("input_tokens_cache_write") or 0)
+            total["input"] += int(usage.get("input_tokens") or 0) + read + written
+            total["cached_input"] += read
+            total["cache_write_input"] += written
             total["output"] += int(usage.get("output_tokens") or 0)
             total["reasoning"] += int(usage.get("reasoning_tokens") or 0)
     return {model: Usage(**t) for model, t in totals.items()}
@@ -87,5 +92,5 @@ def priced(name: str | None, usage: Usage, prices: PriceTable | None) -> Usage:
     if entry is None:
         return usage
     label, price = entry
-    cost = price.cost(usage.input, usage.cached_input, usage.output)
+    cost = price.cost(usage.input, usage.cached_input, usage.output, usage.cache_write_input)
     return usage.model_copy(update={"cost": cost, "priced_as": label})

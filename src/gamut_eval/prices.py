@@ -10,7 +10,11 @@ loader (the format in full: docs/scaling.md, "The price table")::
         output: 1.60
         batch_input: 0.20    # the provider's batch API
         batch_output: 0.80
-        min_cached_tokens: 1024   # prompts shorter than this are never cached
+      anthropic/claude-sonnet-4-5:
+        input: 3.00
+        cached_input: 0.30
+        cache_write_input: 3.75   # prompt tokens written to the cache (Anthropic: 1.25x)
+        output: 15.00
 
 A plain map of model names to prices (no ``currency`` and no ``models`` key) is read as
 the ``models`` of a USD table::
@@ -56,15 +60,22 @@ class ModelPrice(BaseModel):
     """Prompt tokens through the provider's batch API."""
     batch_output: _Price | None = None
     """Completion tokens through the provider's batch API."""
-    min_cached_tokens: Annotated[int, Field(ge=0)] = 0
-    """Prompts shorter than this are never served from the cache (OpenAI: 1024)."""
+    cache_write_input: _Price | None = None
+    """Prompt tokens written to the provider's cache, where it bills them apart (Anthropic:
+    1.25x the input price for its 5-minute cache; default: the input price)."""
+    min_cached_tokens: Annotated[int, Field(ge=0)] | None = None
+    """Prompts shorter than this are never served from the cache, for the dry run's
+    estimate (default: the minimum the judge's provider documents for the model, 0 for
+    a judge whose provider documents none)."""
 
-    def cost(self, input: int, cached_input: int, output: int) -> float:
-        """What these tokens cost at standard prices; ``cached_input`` (part of ``input``)
-        at the cached price."""
+    def cost(self, input: int, cached_input: int, output: int, cache_write_input: int = 0) -> float:
+        """What these tokens cost at standard prices; ``cached_input`` and
+        ``cache_write_input`` (both part of ``input``) at the cached and cache-write prices."""
         cached_rate = self.input if self.cached_input is None else self.cached_input
-        fresh = input - cached_input
-        return (fresh * self.input + cached_input * cached_rate + output * self.output) / _PER
+        write_rate = self.input if self.cache_write_input is None else self.cache_write_input
+        fresh = input - cached_input - cache_write_input
+        billed = fresh * self.input + cached_input * cached_rate + cache_write_input * write_rate
+        return (billed + output * self.output) / _PER
 
 
 def _is_flat(data: Any) -> bool:

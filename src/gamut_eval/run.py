@@ -315,8 +315,10 @@ def _with_usage(
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
         for settings in judges:
             keys = (answer.keys for answer in plan.for_judge(settings))
-            prompt, cached, completion = store.usage(keys)
-            used = Usage(input=prompt, cached_input=cached, output=completion)
+            prompt, cached, written, completion = store.usage(keys)
+            used = Usage(
+                input=prompt, cached_input=cached, cache_write_input=written, output=completion
+            )
             judge_usage[settings.judge] = priced(settings.judge, used, prices)
     model_usage = {m: priced(m, u, prices) for m, u in answer_usage(answers).items()}
     return manifest.model_copy(

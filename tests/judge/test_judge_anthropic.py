@@ -66,7 +66,7 @@ class Bodies:
 
 
 def anthropic_settings(**overrides: Any) -> JudgeSettings:
-    return settings(judge=JUDGE, **overrides)
+    return settings(**{"judge": JUDGE, **overrides})
 
 
 def quick_client(judge_settings: JudgeSettings) -> AnthropicExecutor:
@@ -137,14 +137,22 @@ def test_requests_carry_the_shared_prefix_as_a_cache_breakpoint_and_the_check_la
     assert len(prefixes) == len(small.responses)  # one shared prefix per answer
 
 
-def test_checks_after_the_first_read_the_prefix_from_the_cache(
-    anthropic: StartAnthropic,
+SONNET = "anthropic/claude-sonnet-4-5"
+"""A model whose cache minimum is 1,024 tokens."""
+
+
+@pytest.mark.parametrize(("repeats", "cached"), [(20, False), (120, True)])
+def test_checks_after_the_first_read_the_prefix_from_the_cache_from_the_models_minimum(
+    anthropic: StartAnthropic, repeats: int, cached: bool
 ) -> None:
     anthropic()
-    rendered = render_response("What is it?", "A red panda eating bamboo. " * 20)
+    answer = "A red panda eating bamboo. " * repeats  # 540 or 3,240 characters
+    rendered = render_response("What is it?", answer)
+    prefix = len(rendered.system["content"]) + sum(len(p["text"]) for p in rendered.prefix_parts)
+    assert (prefix // 4 >= 1024) is cached
 
     async def main() -> list[Any]:
-        async with quick_client(anthropic_settings()) as client:
+        async with quick_client(anthropic_settings(judge=SONNET)) as client:
             return [
                 await client.complete(render_messages(rendered, check), None)
                 for check in ("Names a red panda.", "Mentions bamboo.")
@@ -152,7 +160,9 @@ def test_checks_after_the_first_read_the_prefix_from_the_cache(
 
     first, second = asyncio.run(main())
     assert first.cached_tokens == 0
-    assert second.cached_tokens > 0
+    assert first.cache_write_tokens == (prefix // 4 if cached else 0)
+    assert second.cached_tokens == (prefix // 4 if cached else 0)
+    assert second.cache_write_tokens == 0
     assert second.prompt_tokens == first.prompt_tokens
     assert json.loads(second.text)["verdict"] == "meets"
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from gamut_eval.judge import BackendOptions, DryRunReport, JudgeReport, JudgeSettings
+    from gamut_eval.prices import ModelPrice
 
 __all__ = ["COMMANDS", "dry_run_table", "judge_options", "judge_settings"]
 
@@ -242,12 +243,25 @@ def _money(amount: float) -> str:
     return f"{amount:,.2f}" if amount >= 1 else f"{amount:.4f}"
 
 
+def _variants(counts: dict[str, int]) -> str:
+    return ", ".join(f"{version} {n:,}" for version, n in counts.items()) or "none"
+
+
+def _prices(price: ModelPrice) -> str:
+    cached = price.input if price.cached_input is None else price.cached_input
+    written = price.input if price.cache_write_input is None else price.cache_write_input
+    return (
+        f"input {price.input:g}, cached input {cached:g}, cache writes {written:g}, "
+        f"output {price.output:g}"
+    )
+
+
 def dry_run_table(report: DryRunReport) -> Table:
     """The dry-run report as a two-column table."""
     from rich.table import Table
 
     table = Table(title=f"Dry run: {report.judge} (nothing sent)", show_header=False)
-    table.add_column("what")
+    table.add_column("what", no_wrap=True)
     table.add_column("value", justify="right")
     money = report.currency or ""
     rows = [
@@ -258,8 +272,13 @@ def dry_run_table(report: DryRunReport) -> Table:
         ("output tokens (estimated)", f"{report.output_tokens:,}"),
         ("output tokens (at most)", f"{report.max_output_tokens:,}"),
         ("shared-prefix fraction", f"{100 * report.shared_prefix_fraction:.1f}%"),
+        ("prompt variants (responses)", _variants(report.prompt_variants)),
+        ("prompt cache", report.cache_rules or "none"),
         ("prompt tokens a prefix cache can serve", f"{report.cacheable_tokens:,}"),
+        ("prompt tokens written to the cache", f"{report.cache_write_tokens:,}"),
     ]
+    if report.prices is not None:
+        rows.append((f"prices per 1M tokens {money}".strip(), _prices(report.prices)))
     for label, cost in (
         ("cost: standard", report.cost_standard),
         ("cost: with prompt caching", report.cost_cached),

@@ -367,7 +367,7 @@ def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
     manifest = result.manifest
     assert manifest is not None
     columns = [("", "text"), ("", "name"), ("input", "number"), ("cached input", "number")]
-    columns += [("output", "number"), ("cost", "number")]
+    columns += [("cache writes", "number"), ("output", "number"), ("cost", "number")]
     title = "Tokens (and estimated cost)" if manifest.currency else "Tokens"
     table = table_with(title, columns, compact=compact)
     rows = [*(("model", m, u) for m, u in manifest.model_usage.items())]
@@ -377,7 +377,7 @@ def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
             continue  # the offline and reference judges send nothing
         cost = "n/a" if usage.cost is None else f"{usage.cost:,.4f} {manifest.currency}"
         table.add_row(kind, name(who), f"{usage.input:,}", f"{usage.cached_input:,}",
-                      f"{usage.output:,}", cost)  # fmt: skip
+                      f"{usage.cache_write_input:,}", f"{usage.output:,}", cost)  # fmt: skip
     return table
 
 

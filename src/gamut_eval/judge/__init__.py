@@ -24,6 +24,10 @@ if _typing.TYPE_CHECKING:
         MEETS_AT as MEETS_AT,
         grade_check as grade_check,
     )
+    from gamut_eval.judge._cache_rules import (
+        CacheRules as CacheRules,
+        cache_rules as cache_rules,
+    )
     from gamut_eval.judge._client import (
         Completion as Completion,
         Executor as Executor,
@@ -75,16 +79,21 @@ if _typing.TYPE_CHECKING:
         probe_judges as probe_judges,
     )
     from gamut_eval.judge._prompt import (
+        COMPACT as COMPACT,
+        EXAMPLES as EXAMPLES,
+        GUIDED as GUIDED,
         PROMPT_VERSION as PROMPT_VERSION,
         RESPONSE_FORMAT as RESPONSE_FORMAT,
         JudgeImage as JudgeImage,
         ParsedReply as ParsedReply,
+        PromptVariant as PromptVariant,
         Reask as Reask,
         RenderedResponse as RenderedResponse,
         check_key as check_key,
         hidden_characters as hidden_characters,
         judge_key as judge_key,
         parse_reply as parse_reply,
+        prompt_variant as prompt_variant,
         render_messages as render_messages,
         render_response as render_response,
         response_digest as response_digest,
@@ -109,6 +118,7 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.judge._settings import (
         BatchSettings as BatchSettings,
         JudgeSettings as JudgeSettings,
+        PromptLayout as PromptLayout,
         RaySettings as RaySettings,
     )
     from gamut_eval.judge._store import (

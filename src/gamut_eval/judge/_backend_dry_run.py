@@ -1,24 +1,35 @@
 """The ``dry-run`` backend (``gamut judge --dry-run``): what a pass would send and cost,
 with nothing sent.
 
-It plans exactly what a run would (checks the store lacks, identical content once) and
-renders each response's shared prefix once to measure it. Tokens are estimated as characters
-/ 4 and 1,000 per image, the same estimate the HTTP clients' rate limiter uses
-(``_prompt.estimated_tokens``); output tokens as ``output_tokens`` per request (a verdict
-reply is a sentence or two of JSON), with ``max_tokens`` per request as the ceiling. Re-asks
-are not counted: they are a few percent of calls at most (docs/reliability.md B5 bounds
-them).
+It plans exactly what a run would (checks the store lacks, identical content once, the
+prompt variant each answer gets) and renders each response's shared prefix once to
+measure it. Tokens are estimated as characters / 4 and 1,000 per image, the same estimate
+the HTTP clients' rate limiter uses (``_prompt.estimated_tokens``); output tokens as
+``output_tokens`` per request (a verdict reply is a sentence or two of JSON), with
+``max_tokens`` per request as the ceiling. Re-asks are not counted: they are a few percent
+of calls at most (docs/reliability.md B5 bounds them).
+
+The prompt cache: the judge provider's documented rules (``_cache_rules``: the minimum
+prefix, the steps hits come in, whether writes are billed apart), or a price-table entry's
+``min_cached_tokens``, or for a judge whose provider documents none (a local server's
+prefix cache) any length. Each answer's first request writes its shared prefix and the
+others read it, as the send order has it (the first check of an answer goes out before its
+others); what a cache shares across answers (the instructions) is not counted, so the
+estimate errs high.
 
 Costs come from a user-supplied price table (``gamut_eval.prices``), never from prices
-built into the code, which would be stale by the time anyone reads them.
+built into the code, which would be stale by the time anyone reads them; the table's own
+``ModelPrice.cost`` prices them, as it prices a finished run.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval.judge._cache_rules import CacheRules, cache_rules
 from gamut_eval.judge._pass import JudgeWork, Pending
 from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS
 from gamut_eval.judge._registry import VERDICT_OUTPUT_TOKENS
@@ -27,8 +38,6 @@ from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
 __all__ = ["DryRunBackend", "DryRunReport", "dry_run_backend", "estimate_pass"]
-
-_PER = 1_000_000
 
 
 class DryRunReport(BaseModel):
@@ -52,7 +61,16 @@ class DryRunReport(BaseModel):
     question, image, response): identical bytes across that response's checks."""
     cacheable_tokens: int
     """Prefix tokens a prompt cache could serve: every request of a response but its
-    first, for prefixes of at least ``min_cached_tokens``."""
+    first, for prefixes of at least ``cache_min_tokens``, in the cache's steps."""
+    cache_write_tokens: int = 0
+    """Prefix tokens the first request of each response writes to a cache that bills
+    writes apart (Anthropic)."""
+    prompt_variants: dict[str, int] = {}
+    """Responses per prompt variant (docs/method.md [J11])."""
+    cache_rules: str | None = None
+    """The prompt-cache rules the estimate follows, in a few words."""
+    cache_min_tokens: int = 0
+    """The shortest prefix the cache serves."""
     output_tokens: int
     """Estimated completion tokens (``output_tokens_per_request`` each)."""
     max_output_tokens: int
@@ -60,10 +78,13 @@ class DryRunReport(BaseModel):
     currency: str | None = None
     price_entry: str | None = None
     """The price-table entry used; None without a table or a matching entry."""
+    prices: ModelPrice | None = None
+    """That entry's prices per million tokens (input, cached input, cache writes...)."""
     cost_standard: float | None = None
     """Standard prices, no prompt caching."""
     cost_cached: float | None = None
-    """Standard prices with the cacheable prefix billed at the cached rate."""
+    """Standard prices with the cacheable prefix billed at the cached rate and the cache
+    writes at the write rate."""
     cost_batch: float | None = None
     """Batch API prices (no caching discount assumed)."""
 
@@ -85,6 +106,24 @@ def _prefix_chars(answer: Pending) -> tuple[int, int]:
     return chars, images
 
 
+def _rules(judge: str, entry: tuple[str, ModelPrice] | None) -> CacheRules:
+    """The judge's documented cache rules, with a price-table minimum put first; any
+    length, free writes and unstepped hits for a judge whose provider documents none."""
+    rules = cache_rules(judge) or CacheRules("the server", 0, 1, 1.0, 1.0, 1.0)
+    table_minimum = entry[1].min_cached_tokens if entry else None
+    if table_minimum is None:
+        return rules
+    return CacheRules(
+        rules.provider,
+        table_minimum,
+        rules.step_tokens,
+        rules.read_rate,
+        rules.write_rate,
+        rules.margin,
+        rules.routing_key,
+    )
+
+
 def estimate_pass(
     work: JudgeWork,
     prices: PriceTable | None = None,
@@ -92,22 +131,31 @@ def estimate_pass(
 ) -> DryRunReport:
     """Count and price what judging ``work``'s pending checks would send; sends nothing."""
     settings = work.settings
-    totals = {"requests": 0, "responses": 0, "prompt": 0, "prefix": 0, "cacheable": 0}
+    totals = Counter({"requests": 0, "responses": 0, "prompt": 0, "prefix": 0})
+    totals.update({"cacheable": 0, "written": 0})
     entry = prices.lookup(settings.judge) if prices else None
-    min_cached = entry[1].min_cached_tokens if entry else 0
+    rules = _rules(settings.judge, entry)
+    variants: Counter[str] = Counter()
     for answer in work.pending():
         chars, images = _prefix_chars(answer)
         prefix = chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
         pending = answer.checks
         checks = sum(len(f"# Check\n{c.text.strip()}") for _, c in pending) // CHARS_PER_TOKEN
+        variants[answer.plan.variant.version] += 1
         totals["requests"] += len(pending)
         totals["responses"] += 1
         totals["prefix"] += prefix * len(pending)
         totals["prompt"] += prefix * len(pending) + checks
-        if prefix >= min_cached:
-            totals["cacheable"] += prefix * (len(pending) - 1)
+        served = rules.served(prefix)
+        totals["cacheable"] += served * (len(pending) - 1)
+        if rules.bills_writes:  # the first request writes it, even with no check after it
+            totals["written"] += served
     totals["total"] = work.stats.total
-    return _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
+    report = _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
+    report.prompt_variants = dict(sorted(variants.items()))
+    report.cache_rules = rules.describe()
+    report.cache_min_tokens = rules.min_tokens
+    return report
 
 
 @dataclass
@@ -136,7 +184,7 @@ def dry_run_backend(judge: ResolvedJudge, options: BackendOptions) -> DryRunBack
 
 def _report(
     settings: JudgeSettings,
-    totals: dict[str, int],
+    totals: Counter[str],
     cached: int,
     per_request: int,
     prices: PriceTable | None,
@@ -152,19 +200,21 @@ def _report(
         prompt_tokens=totals["prompt"],
         shared_prefix_tokens=totals["prefix"],
         cacheable_tokens=totals["cacheable"],
+        cache_write_tokens=totals["written"],
         output_tokens=output,
         max_output_tokens=totals["requests"] * settings.max_tokens,
         currency=prices.currency if prices else None,
     )
     if entry is None:
         return report
-    name, p = entry
-    prompt, cacheable = totals["prompt"], totals["cacheable"]
+    name, price = entry
+    prompt = totals["prompt"]
     report.price_entry = name
-    report.cost_standard = (prompt * p.input + output * p.output) / _PER
-    if p.cached_input is not None:
-        billed = (prompt - cacheable) * p.input + cacheable * p.cached_input
-        report.cost_cached = (billed + output * p.output) / _PER
-    if p.batch_input is not None and p.batch_output is not None:
-        report.cost_batch = (prompt * p.batch_input + output * p.batch_output) / _PER
+    report.prices = price
+    report.cost_standard = price.cost(prompt, 0, output)
+    if price.cached_input is not None:
+        report.cost_cached = price.cost(prompt, totals["cacheable"], output, totals["written"])
+    if price.batch_input is not None and price.batch_output is not None:
+        batch = ModelPrice(input=price.batch_input, output=price.batch_output)
+        report.cost_batch = batch.cost(prompt, 0, output)
     return report

@@ -63,6 +63,7 @@ from gamut_eval.judge._prompt import (
     render_response,
     request_messages,
     settle,
+    variant_with_examples,
 )
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings, RaySettings
@@ -117,6 +118,7 @@ _VERDICT_FIELDS = (
     "cached_tokens",
     "latency_ms",
     "created_at",
+    "cache_write_tokens",
 )
 
 
@@ -133,6 +135,7 @@ def response_rows(work: JudgeWork, replicas: int) -> Iterator[dict[str, Any]]:
             "image_sha": image.sha256 if image else "",
             "keys": [k for k, _ in answer.checks],
             "checks": [c.text for _, c in answer.checks],
+            "examples": plan.variant.examples,
             "endpoint": index % replicas,
         }
 
@@ -190,7 +193,10 @@ class _JudgeActor:
             image = None
             if batch["image_url"][i]:
                 image = JudgeImage(str(batch["image_url"][i]), str(batch["image_sha"][i]))
-            rendered = render_response(str(batch["question"][i]), str(batch["response"][i]), image)
+            variant = variant_with_examples(int(batch["examples"][i]))
+            rendered = render_response(
+                str(batch["question"][i]), str(batch["response"][i]), image, variant
+            )
             executor = self._executor(int(batch["endpoint"][i]))
             for key, check in zip(batch["keys"][i], batch["checks"][i], strict=True):
                 tasks.append(one(executor, str(key), str(check), rendered))
@@ -253,6 +259,7 @@ class _DriverWriter:
             cached_tokens=int(get("cached_tokens")),
             latency_ms=float(get("latency_ms")),
             created_at=float(get("created_at")),
+            cache_write_tokens=int(get("cache_write_tokens")),
         )
 
 

@@ -47,6 +47,9 @@ class Completion:
     completion_tokens: int = 0
     cached_tokens: int = 0
     """Prompt tokens served from the provider's prefix cache, when reported."""
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache, when reported apart (Anthropic's
+    ``cache_creation_input_tokens``); part of ``prompt_tokens``."""
     latency_s: float = 0.0
     """Wall time of the successful attempt."""
     transport_attempts: int = 1

@@ -15,7 +15,16 @@ format differs:
   would change the text the parser sees).
 
 Replies: the text blocks of ``content`` joined; ``usage`` counts input tokens apart from
-cache reads and cache writes, so the prompt total is their sum (as OpenAI reports it).
+cache reads and cache writes, so the prompt total is their sum (as OpenAI reports it); the
+reads are the cached tokens and the writes (``cache_creation_input_tokens``, billed at
+1.25x the input price) are kept apart, so a run prices them at their own rate.
+
+Breakpoints: the system block (the instructions, the same for every answer of one prompt
+variant: cached across answers once it is as long as the model's minimum) and the
+answer's shared prefix. A prefix shorter than the model's minimum is not cached and costs
+nothing extra, so the marks are always sent; which prompt variant makes the prefix long
+enough is ``_prompt.prompt_variant``'s choice, with the model's minimum
+(``_cache_rules``).
 ``stop_reason: refusal`` is a refusal. Errors: 429 (``rate_limit_error``) throttles and is
 retried after ``retry-after``; 500 and 529 (``overloaded_error``) are retried with
 backoff; 401/403 stop the run naming ``ANTHROPIC_API_KEY``; 400/404/413 reject the
@@ -34,6 +43,7 @@ from gamut_eval.judge._client import (
     JudgeRequestRejected,
 )
 from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
+from gamut_eval.judge._prompt import split_check
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import error_fields
@@ -43,8 +53,6 @@ __all__ = ["ANTHROPIC_VERSION", "AnthropicExecutor", "anthropic_body", "completi
 ANTHROPIC_VERSION = "2023-06-01"
 _USER_AGENT = "gamut-eval (fast judge executor, anthropic)"
 _EPHEMERAL = {"type": "ephemeral"}
-_CHECK_HEADING = "\n# Check\n"
-"""Where ``render_messages`` puts the check: after the shared prefix, last."""
 _EMPTY_TURN = "(empty reply)"
 """Sent for an empty assistant reply replayed in a re-ask: the API refuses empty text."""
 _RETRYABLE_4XX = frozenset({408, 409})
@@ -86,10 +94,10 @@ def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
     then the check. A text-only message is split before its last ``# Check`` heading (the
     response before it is fenced, so the check is always the last one)."""
     if isinstance(content, str):
-        cut = content.rfind(_CHECK_HEADING)
-        if cut < 0:
+        cut = split_check(content)
+        if cut is None:
             return [_text(content)]
-        return [_text(content[: cut + 1], cached=True), _text(content[cut + 1 :])]
+        return [_text(cut[0], cached=True), _text(cut[1])]
     if not isinstance(content, list) or not content:
         raise JudgeRequestRejected("unsupported message content in the judge request")
     blocks = [_block(part) for part in content]
@@ -173,6 +181,7 @@ def completion_from_message(
         prompt_tokens=_int(usage.get("input_tokens")) + cache_read + cache_write,
         completion_tokens=_int(usage.get("output_tokens")),
         cached_tokens=cache_read,
+        cache_write_tokens=cache_write,
         latency_s=latency_s,
         transport_attempts=transport_attempts,
         refusal=refusal,

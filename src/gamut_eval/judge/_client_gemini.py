@@ -8,7 +8,10 @@ differs:
 - header ``x-goog-api-key`` (from ``GOOGLE_API_KEY``, as in Inspect, or ``GEMINI_API_KEY``);
 - the system prompt goes in ``systemInstruction``; the first user turn is sent as parts:
   the per-response prefix (question and fenced answer), then the check, last, so the
-  shared prefix is what Gemini's implicit prompt cache can match. Images become
+  shared prefix is what Gemini's implicit prompt cache can match (from 2,048 tokens on
+  Gemini 2.5, 4,096 on later models: ``_cache_rules``; the prompt variant that gets an
+  answer there is ``_prompt.prompt_variant``'s choice). The implicit cache needs no mark
+  and bills no write. Images become
   ``inlineData`` parts; a re-ask's turns follow as ``model`` and ``user`` turns;
 - structured output as ``responseMimeType: application/json`` with ``responseSchema``:
   the verdict schema without ``additionalProperties``, which Gemini's schema subset does
@@ -41,7 +44,7 @@ from typing import Any
 
 from gamut_eval.judge._client import ChatMessage, Completion, JudgeRequestRejected
 from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
-from gamut_eval.judge._prompt import RESPONSE_FORMAT
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_check
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
@@ -54,8 +57,6 @@ __all__ = [
 ]
 
 _USER_AGENT = "gamut-eval (fast judge executor, gemini)"
-_CHECK_HEADING = "\n# Check\n"
-"""Where ``render_messages`` puts the check: after the shared prefix, last."""
 _EMPTY_TURN = "(empty reply)"
 """Sent for an empty model reply replayed in a re-ask: the API refuses empty parts."""
 THINKING_MIN_OUTPUT_TOKENS = 4096
@@ -132,10 +133,10 @@ def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
     """The first user turn as parts: the shared prefix, then the check (a text-only message
     is split before its last ``# Check`` heading; the response before it is fenced)."""
     if isinstance(content, str):
-        cut = content.rfind(_CHECK_HEADING)
-        if cut < 0:
+        cut = split_check(content)
+        if cut is None:
             return [{"text": content}]
-        return [{"text": content[: cut + 1]}, {"text": content[cut + 1 :]}]
+        return [{"text": cut[0]}, {"text": cut[1]}]
     if not isinstance(content, list) or not content:
         raise JudgeRequestRejected("unsupported message content in the judge request")
     return [_part(part) for part in content]

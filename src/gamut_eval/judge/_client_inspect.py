@@ -441,6 +441,7 @@ def _to_completion(output: ModelOutput, wall_s: float) -> Completion:
         prompt_tokens=prompt,
         completion_tokens=usage.output_tokens if usage else 0,
         cached_tokens=cached,
+        cache_write_tokens=(usage.input_tokens_cache_write or 0) if usage else 0,
         # output.time is the successful request alone, when the provider measured it
         latency_s=output.time if output.time is not None else wall_s,
         raw={"model": output.model, "stop_reason": _stop_reason(output)},

@@ -61,13 +61,17 @@ from gamut_eval._tables import table_format, write_rows
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._builtin import keyed_judge
+from gamut_eval.judge._cache_rules import cache_rules
 from gamut_eval.judge._client import JudgeServerGone
 from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._prompt import (
+    COMPACT,
     JudgeImage,
+    PromptVariant,
     RenderedResponse,
     check_key,
     hidden_characters,
+    prompt_variant,
     render_response,
     response_digest,
 )
@@ -118,6 +122,9 @@ class PlannedResponse:
     keys: tuple[str, ...]
     image_path: Path | None
     """The image the judge is shown, when ``judge_image`` is on in the multimodal setting."""
+    variant: PromptVariant = COMPACT
+    """The instructions its checks are sent with (``_prompt.prompt_variant``); its
+    version is part of every key."""
 
 
 @lru_cache(maxsize=64)
@@ -176,6 +183,7 @@ class JudgePlan:
     def __iter__(self) -> Iterator[PlannedResponse]:
         settings = self.settings
         keyed = keyed_judge(settings.judge)
+        rules = cache_rules(settings.judge)
         records = self.dataset.by_id()
         for row in self._answers():
             record = records[row.question_id]
@@ -184,10 +192,13 @@ class JudgePlan:
             if settings.judge_image and row.setting == "multimodal":
                 image = self.dataset.image_path(record)
             image_sha = judge_image(image).sha256 if image else None
-            digest = response_digest(keyed, question, row.response, image_sha)
             checks = self._checklists[row.question_id].checks
+            variant = prompt_variant(
+                settings.prompt_layout, rules, question, row.response, bool(image), len(checks)
+            )
+            digest = response_digest(keyed, question, row.response, image_sha, variant.version)
             keys = tuple(check_key(digest, c.text) for c in checks)
-            yield PlannedResponse(row, question, checks, keys, image)
+            yield PlannedResponse(row, question, checks, keys, image, variant)
 
 
 def complete_answers(plan: JudgePlan) -> None:
@@ -226,6 +237,8 @@ class JudgeStats:
     """Judge calls made (first asks and re-asks)."""
     prompt_tokens: int = 0
     cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache (Anthropic reports them apart)."""
     completion_tokens: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     """Why checks ended unscored, by the first words of the reason."""
@@ -246,6 +259,7 @@ class JudgeStats:
         self.calls += row.attempts
         self.prompt_tokens += row.prompt_tokens
         self.cached_tokens += row.cached_tokens
+        self.cache_write_tokens += row.cache_write_tokens
         self.completion_tokens += row.completion_tokens
         if row.status == "ok":
             self.ok += 1
@@ -303,7 +317,7 @@ class Pending:
         if self._rendered is None:
             plan = self.plan
             image = judge_image(plan.image_path) if plan.image_path else None
-            self._rendered = render_response(plan.question, plan.row.response, image)
+            self._rendered = render_response(plan.question, plan.row.response, image, plan.variant)
         return self._rendered
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "BackendName",
     "BatchSettings",
     "JudgeSettings",
+    "PromptLayout",
     "RaySettings",
 ]
 
@@ -42,6 +43,9 @@ OPENAI_BATCH_MAX_BYTES = 200 * 1000 * 1000
 """Bytes per batch input file that OpenAI's Batch API accepts (200 MB)."""
 
 _SETTINGS = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
+PromptLayout = Literal["auto", "compact", "guided"]
+"""How the judge's instructions are laid out (docs/method.md [J11])."""
 
 
 def _cli(name: str | None) -> dict[str, str | None]:
@@ -93,6 +97,11 @@ class JudgeSettings(BaseModel):
     judge_image: bool = False
     """Show the judge the image (multimodal setting; checks are self-contained, so off by
     default)."""
+    prompt_layout: Annotated[PromptLayout, Field(json_schema_extra=_cli("--judge-prompt"))] = "auto"
+    """The judge's instructions: auto (the verdict definitions, with worked examples per
+    kind of check added where the judge provider's prompt cache makes them pay), compact
+    (the definitions only, for every answer), guided (every worked example, for every
+    answer)."""
     inspect_batch: bool = False
     """inspect backend: use the provider's batch API (Anthropic, Google...)."""
     cache_prompt: Annotated[bool | Literal["auto"], Field(json_schema_extra=_cli(None))] = "auto"
@@ -118,6 +127,7 @@ VERDICT_FIELDS = (
     "max_tokens",
     "structured_output",
     "judge_image",
+    "prompt_layout",
     "request_args",
 )
 """``JudgeSettings`` fields that can change what a judge answers."""

@@ -44,9 +44,13 @@ CREATE TABLE IF NOT EXISTS verdicts (
     completion_tokens INTEGER NOT NULL,
     cached_tokens INTEGER NOT NULL,
     latency_ms REAL NOT NULL,
-    created_at REAL NOT NULL
+    created_at REAL NOT NULL,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0
 ) WITHOUT ROWID;
 """
+_ADDED = {"cache_write_tokens": "INTEGER NOT NULL DEFAULT 0"}
+"""Columns added since the first schema: a store written before them gets them when a
+writer opens it, and reads them as 0 until then."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,9 @@ class StoredVerdict:
     cached_tokens: int = 0
     latency_ms: float = 0.0
     created_at: float = 0.0
+    cache_write_tokens: int = 0
+    """Prompt tokens written to the provider's cache (part of ``prompt_tokens``; Anthropic
+    reports and bills them apart)."""
 
 
 _COLUMNS = [f.name for f in fields(StoredVerdict)]
@@ -131,9 +138,18 @@ class VerdictStore:
                 )
             else:
                 db.execute("SELECT 1 FROM verdicts LIMIT 1")
+            present = {row[1] for row in db.execute("PRAGMA table_info(verdicts)")}
+            for column, declaration in _ADDED.items():
+                if column not in present and writer:
+                    db.execute(f"ALTER TABLE verdicts ADD COLUMN {column} {declaration}")
+                    present.add(column)
         except BaseException:
             db.close()
             raise
+        self._present = frozenset(present)
+        """The columns of this store's ``verdicts`` table (an old store read-only lacks
+        the newer ones, which read as 0)."""
+        self._select = ", ".join(c if c in present else f"0 AS {c}" for c in _COLUMNS)
         return db
 
     def _release(self) -> None:
@@ -187,7 +203,7 @@ class VerdictStore:
         out: dict[str, StoredVerdict] = {}
         for chunk in _chunks(keys):
             marks = ",".join("?" * len(chunk))
-            query = f"SELECT {', '.join(_COLUMNS)} FROM verdicts WHERE key IN ({marks})"
+            query = f"SELECT {self._select} FROM verdicts WHERE key IN ({marks})"
             for row in self._db.execute(query, tuple(chunk)):
                 out[row[0]] = StoredVerdict(*row)
         return out
@@ -220,22 +236,21 @@ class VerdictStore:
             raise
         self._db.execute("COMMIT")
 
-    def usage(self, keys: Iterable[Sequence[str]]) -> tuple[int, int, int]:
+    def usage(self, keys: Iterable[Sequence[str]]) -> tuple[int, int, int, int]:
         """Tokens the stored verdicts of ``keys`` (given in groups, e.g. per answer) cost:
-        (prompt, cached prompt, completion), summed over every call that produced them,
-        re-asks included."""
-        totals = [0, 0, 0]
+        (prompt, cached prompt, prompt written to the cache, completion), summed over every
+        call that produced them, re-asks included."""
+        columns = ("prompt_tokens", "cached_tokens", "cache_write_tokens", "completion_tokens")
+        select = ", ".join(f"COALESCE(SUM({c}), 0)" if c in self._present else "0" for c in columns)
+        totals = [0, 0, 0, 0]
         for group in keys:
             for chunk in _chunks(group):
                 marks = ",".join("?" * len(chunk))
-                query = (
-                    "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(cached_tokens), 0), "
-                    f"COALESCE(SUM(completion_tokens), 0) FROM verdicts WHERE key IN ({marks})"
-                )
+                query = f"SELECT {select} FROM verdicts WHERE key IN ({marks})"
                 row = self._db.execute(query, tuple(chunk)).fetchone()
-                for i in range(3):
+                for i in range(4):
                     totals[i] += int(row[i])
-        return totals[0], totals[1], totals[2]
+        return totals[0], totals[1], totals[2], totals[3]
 
     def count(self) -> dict[str, int]:
         """Rows per status."""

@@ -18,6 +18,14 @@ kept for every later request of the run, so a refusal is never retried blindly.
 Structured output degrades in steps the server accepts: ``json_schema`` -> ``json_object``
 with the schema -> none (the prompt asks for the same JSON, and the reply is parsed
 strictly either way).
+
+Requests to OpenAI itself (``openai/`` judges of the models with its prompt cache) carry
+``prompt_cache_key``, the same for every check of one rendered answer
+(``_prompt.prompt_cache_key``): OpenAI routes a request by a hash of the prompt's first
+tokens, which are the instructions every answer shares, combined with this key, so the
+checks of one answer reach the machine that holds its prefix instead of every request of
+the run landing on one. A server that refuses the field has it dropped like any other
+refused parameter.
 """
 
 from __future__ import annotations
@@ -27,8 +35,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from gamut_eval.judge._cache_rules import cache_rules
 from gamut_eval.judge._client import ChatMessage, Completion
-from gamut_eval.judge._prompt import RESPONSE_FORMAT
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, prompt_cache_key
 from gamut_eval.judge._settings import JudgeSettings
 
 __all__ = [
@@ -168,6 +177,8 @@ class RequestShape:
     output_floor: int = 0
     """The least reply-length bound sent (reasoning models: room for reasoning and the
     verdict), whatever ``max_tokens`` says."""
+    cache_key: bool = False
+    """Whether ``prompt_cache_key`` is sent (OpenAI's own models with a prompt cache)."""
     corrections: list[str] = field(default_factory=list)
     """What the provider refused and what was sent instead, in order."""
 
@@ -189,6 +200,8 @@ class RequestShape:
         body[self.token_field] = max(settings.max_tokens, self.output_floor)
         if self.reasoning_effort is not None:
             body["reasoning_effort"] = self.reasoning_effort
+        if self.cache_key:
+            body["prompt_cache_key"] = prompt_cache_key(messages)
         response_format = self.response_format() if settings.structured_output else None
         if response_format is not None:
             body["response_format"] = response_format
@@ -219,6 +232,9 @@ class RequestShape:
         if "reasoning_effort" in text and self.reasoning_effort is not None:
             self.reasoning_effort = None
             return "left reasoning_effort out"
+        if "prompt_cache_key" in text and self.cache_key:
+            self.cache_key = False
+            return "left prompt_cache_key out"
         lower = next_structured(self.structured)
         if any(word in text for word in _FORMAT_WORDS) and lower is not None:
             before, self.structured = self.structured, lower
@@ -228,12 +244,16 @@ class RequestShape:
 
 
 def initial_shape(model_name: str, settings: JudgeSettings) -> RequestShape:
-    """The shape the model's name suggests, before the provider has said anything."""
+    """The shape the model's name (and the judge's provider) suggests, before the provider
+    has said anything."""
+    rules = cache_rules(settings.judge)
+    cache_key = rules is not None and rules.routing_key
     if is_reasoning_model(model_name):
         return RequestShape(
             token_field="max_completion_tokens",
             temperature=False,
             reasoning_effort=settings.reasoning_effort,
             output_floor=REASONING_OUTPUT_TOKENS,
+            cache_key=cache_key,
         )
-    return RequestShape()
+    return RequestShape(cache_key=cache_key)

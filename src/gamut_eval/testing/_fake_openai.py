@@ -8,8 +8,10 @@ running loop (``async with``), or as a separate process (``fake_openai`` module 
 
 The wire format is written here too: bodies are built as bytes with ``json.dumps`` once per
 reply, which keeps the fake cheap at thousands of requests/s. ``DIALECTS`` are what the
-servers it stands for refuse. The provider-side prompt cache (``PromptCache``) is what the
-Anthropic and Gemini fakes built on this server report as cached tokens.
+servers it stands for refuse. Every fake emulates its provider's prompt cache by the
+documented rules (``_prompt_caches``): this one OpenAI's, whatever the model, and reports
+the tokens it served as ``prompt_tokens_details.cached_tokens``; ``reported_usage`` sums
+what the replies reported.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
 from typing import Any, Self
@@ -45,6 +48,7 @@ from gamut_eval.testing._policies import (
     parse_judge_prompt,
     verdict_json,
 )
+from gamut_eval.testing._prompt_caches import CacheUse, PromptCache, openai_cache_use
 from gamut_eval.testing._requests import (
     RequestContext,
     RequestLog,
@@ -59,7 +63,6 @@ __all__ = [
     "DEFAULT_MODELS",
     "HOST",
     "FakeOpenAIServer",
-    "PromptCache",
     "completion_body",
     "error_response",
     "estimate_prompt_tokens",
@@ -107,18 +110,27 @@ def policy_error_response(exc: Exception) -> web.Response:
     return error_response(HttpFault(500, "server_error", "policy_error", message))
 
 
+def output_tokens(content: str) -> int:
+    """Completion tokens of a reply, as the fakes count them."""
+    return max(1, len(content) // 4)
+
+
 def completion_body(
-    ctx: RequestContext, prompt_tokens: int, content: str, refusal: str | None = None
+    ctx: RequestContext,
+    prompt_tokens: int,
+    content: str,
+    refusal: str | None = None,
+    cached_tokens: int = 0,
 ) -> bytes:
     """A ``chat.completion`` object with one ``stop`` choice, as bytes."""
-    completion_tokens = max(1, len(content) // 4)
+    completion_tokens = output_tokens(content)
     message = {"role": "assistant", "content": content, "refusal": refusal}
     choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}
     usage = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": 0},
+        "prompt_tokens_details": {"cached_tokens": cached_tokens},
     }
     completion = {
         "id": f"chatcmpl-fake-{ctx.index}",
@@ -258,24 +270,6 @@ async def reset_mid_body(request: web.Request, body: bytes) -> web.StreamRespons
     return response
 
 
-class PromptCache:
-    """A provider-side prompt cache, as the Anthropic and Gemini fakes report it: a prompt
-    prefix sent before is a hit (its tokens count as cached), a new one is written. The
-    prefixes seen so far are kept by digest (thread-safe: the fakes serve from a thread)."""
-
-    def __init__(self) -> None:
-        self._seen: set[str] = set()
-        self._lock = threading.Lock()
-
-    def hit(self, prefix: str) -> bool:
-        """Whether ``prefix`` was cached already; it is cached from now on."""
-        digest = hashlib.sha256(prefix.encode()).hexdigest()
-        with self._lock:
-            seen = digest in self._seen
-            self._seen.add(digest)
-        return seen
-
-
 class FakeOpenAIServer:
     """Fake ``/v1/chat/completions`` and ``/v1/models`` on 127.0.0.1.
 
@@ -312,7 +306,11 @@ class FakeOpenAIServer:
         self._models = tuple(models)
         self._api_key = api_key
         self._expected_auth = None if api_key is None else f"Bearer {api_key}"
-        self._prompt_cache = PromptCache()  # what the Anthropic and Gemini fakes cache
+        self._prompt_cache = PromptCache()
+        self._cache_uses: dict[int, CacheUse] = {}
+        """What each request in flight looked up in the cache when it arrived, by index."""
+        self._usage: Counter[str] = Counter()
+        self._usage_lock = threading.Lock()
         self._requested_port = port
         self._log = RequestLog()
         self._runner: web.AppRunner | None = None
@@ -356,6 +354,35 @@ class FakeOpenAIServer:
         """Clear the request log; arrival indexes and per-body counts restart."""
         self._log.reset()
 
+    def reported_usage(self) -> dict[str, int]:
+        """The token counts the replies so far reported, summed: ``prompt`` (cached and
+        written tokens included), ``cached`` (served from the prompt cache), ``written``
+        (written to it, where the provider reports writes) and ``output``."""
+        with self._usage_lock:
+            return {name: self._usage[name] for name in ("prompt", "cached", "written", "output")}
+
+    # -- the prompt cache --------------------------------------------------------------
+
+    def _cache_use(self, payload: Any) -> CacheUse | None:
+        """What a request arriving with ``payload`` finds in the cache (before its reply
+        latency: requests that arrive together all miss)."""
+        if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
+            return None
+        return openai_cache_use(self._prompt_cache, prompt_text(payload))
+
+    def _answered(self, ctx: RequestContext, output: int) -> CacheUse | None:
+        """A request is answered: its prefixes are cached from now on, and its usage
+        counted. Returns what it found when it arrived."""
+        use = self._cache_uses.pop(ctx.index, None)
+        if use is None:
+            return None
+        self._prompt_cache.add(use.prefixes)
+        with self._usage_lock:
+            self._usage.update(
+                prompt=use.prompt_tokens, cached=use.read, written=use.written, output=output
+            )
+        return use
+
     @property
     def faults(self) -> tuple[FaultRule, ...]:
         """The fault rules in force, first match wins."""
@@ -391,7 +418,11 @@ class FakeOpenAIServer:
         model = sys.intern(model) if isinstance(model, str) else ""  # one copy per name in the log
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
         return await self._logged(
-            digest, model, user_text, lambda ctx, rule: self._reply(request, payload, ctx, rule)
+            digest,
+            model,
+            user_text,
+            lambda ctx, rule: self._reply(request, payload, ctx, rule),
+            self._cache_use(payload),
         )
 
     async def _logged(
@@ -400,10 +431,14 @@ class FakeOpenAIServer:
         model: str,
         user_text: str,
         answer: Callable[[RequestContext, FaultRule | None], Awaitable[web.StreamResponse]],
+        cache_use: CacheUse | None = None,
     ) -> web.StreamResponse:
-        """Log a request's arrival, pick its fault rule, ``answer`` it, log its status."""
+        """Log a request's arrival, pick its fault rule, ``answer`` it, log its status.
+        ``cache_use``: what it found in the prompt cache on arrival, for its reply."""
         generation, index, seen = self._log.arrive(digest, model)
         ctx = RequestContext(index, digest, seen, model, user_text)
+        if cache_use is not None:
+            self._cache_uses[index] = cache_use
         rule = first_matching_rule(self._faults, ctx)
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
@@ -411,6 +446,7 @@ class FakeOpenAIServer:
             status = response.status
             return response
         finally:
+            self._cache_uses.pop(index, None)  # a request that got no reply caches nothing
             self._log.finish(generation, index, status, rule.action if rule else None)
 
     async def _reply(
@@ -456,14 +492,29 @@ class FakeOpenAIServer:
         if action == "timeout":
             await self._sleep(rule.timeout_s)
             return self._completion(payload, ctx, self._policy(payload, ctx))
-        body = completion_body(ctx, estimate_prompt_tokens(payload), self._policy(payload, ctx))
+        body = self._completion_body(payload, ctx, self._policy(payload, ctx))
         return await reset_mid_body(request, body)
 
-    @staticmethod
+    def _completion_body(
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        content: str,
+        refusal: str | None = None,
+    ) -> bytes:
+        use = self._answered(ctx, output_tokens(content))
+        if use is None:
+            return completion_body(ctx, estimate_prompt_tokens(payload), content, refusal)
+        return completion_body(ctx, use.prompt_tokens, content, refusal, use.read)
+
     def _completion(
-        payload: dict[str, Any], ctx: RequestContext, content: str, refusal: str | None = None
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        content: str,
+        refusal: str | None = None,
     ) -> web.Response:
-        body = completion_body(ctx, estimate_prompt_tokens(payload), content, refusal)
+        body = self._completion_body(payload, ctx, content, refusal)
         return web.Response(body=body, content_type="application/json")
 
     def _fence_echo(self, payload: dict[str, Any], ctx: RequestContext) -> str:

@@ -13,8 +13,9 @@ and fault rules. What differs is what the real API checks and answers.
   with a user turn and alternates, no empty text, and no fields the API does not take
   (``response_format`` is refused, as the real API refuses it);
 - replies as ``{"type": "message", "content": [{"type": "text", ...}], "usage": ...}``,
-  with prompt caching simulated: the text up to the last ``cache_control`` block is
-  written to the cache the first time and read from it afterwards;
+  with Anthropic's prompt cache emulated by its documented rules (``_prompt_caches``: a
+  prefix ending at a ``cache_control`` block, from the model's minimum, written once and
+  read afterwards, writes and reads reported apart);
 - errors as ``{"type": "error", "error": {"type", "message"}}``; fault ``http_529`` is
   ``overloaded_error``, ``http_429`` a ``rate_limit_error`` with ``retry-after``, a
   refusal fault ``stop_reason: refusal``.
@@ -30,8 +31,9 @@ Its ``base_url`` is the root URL (``ANTHROPIC_BASE_URL``; the client appends
 - a non-empty ``contents`` of ``user``/``model`` turns with non-empty parts, no unknown
   fields, and a ``responseSchema`` without ``additionalProperties`` (outside the subset);
 - replies as ``{"candidates": [{"content": {"role": "model", "parts": [...]}, "finishReason"}],
-  "usageMetadata": ...}``, with implicit caching simulated: the first user turn's parts
-  before the last are cached after their first use;
+  "usageMetadata": ...}``, with Gemini's implicit cache emulated by its documented rules
+  (``_prompt_caches``: the longest prefix seen before that ends at a part boundary and
+  reaches the model's minimum);
 - errors as ``{"error": {"code", "message", "status"}}``; fault ``http_429`` is
   ``RESOURCE_EXHAUSTED`` with ``retry-after`` and a ``retryDelay``, ``content_policy`` a
   200 whose candidate has ``finishReason: SAFETY`` and no content.
@@ -50,11 +52,13 @@ from aiohttp import web
 from gamut_eval.testing._fake_openai import (
     _MAX_BODY_BYTES,
     FakeOpenAIServer,
+    output_tokens,
     parse_body,
     reset_mid_body,
     seconds_header,
 )
 from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
+from gamut_eval.testing._prompt_caches import CacheUse, anthropic_cache_use, gemini_cache_use
 from gamut_eval.testing._requests import RequestContext, last_user_message
 
 __all__ = [
@@ -127,15 +131,13 @@ def _anthropic_problem(payload: Any) -> str | None:
     return None
 
 
-def _cache_parts(payload: dict[str, Any]) -> tuple[str, str]:
-    """(text up to and including the last ``cache_control`` block, the rest)."""
+def _all_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The system blocks, then every message's blocks, in order."""
     blocks = _blocks(payload.get("system"))
     for message in payload.get("messages", []):
-        blocks += _blocks(message.get("content"))
-    texts = [str(b.get("text", "")) for b in blocks]
-    marked = [i for i, b in enumerate(blocks) if b.get("cache_control")]
-    cut = marked[-1] + 1 if marked else 0
-    return "".join(texts[:cut]), "".join(texts[cut:])
+        if isinstance(message, dict):
+            blocks += _blocks(message.get("content"))
+    return blocks
 
 
 class FakeAnthropicServer(FakeOpenAIServer):
@@ -157,8 +159,15 @@ class FakeAnthropicServer(FakeOpenAIServer):
         model = payload.get("model") if isinstance(payload, dict) else None
         model = sys.intern(model) if isinstance(model, str) else ""
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
+        use = None
+        if _anthropic_problem(payload) is None:
+            use = anthropic_cache_use(self._prompt_cache, model, _all_blocks(payload))
         return await self._logged(
-            digest, model, user_text, lambda ctx, rule: self._answer(request, payload, ctx, rule)
+            digest,
+            model,
+            user_text,
+            lambda ctx, rule: self._answer(request, payload, ctx, rule),
+            use,
         )
 
     async def _answer(
@@ -222,16 +231,12 @@ class FakeAnthropicServer(FakeOpenAIServer):
     def _message_body(
         self, payload: dict[str, Any], ctx: RequestContext, text: str, stop: str
     ) -> bytes:
-        cached, rest = _cache_parts(payload)
-        read = write = 0
-        if cached:
-            hit = self._prompt_cache.hit(cached)
-            read, write = (len(cached) // 4, 0) if hit else (0, len(cached) // 4)
+        use = self._answered(ctx, output_tokens(text)) or CacheUse(1)
         usage = {
-            "input_tokens": max(1, len(rest) // 4),
-            "cache_creation_input_tokens": write,
-            "cache_read_input_tokens": read,
-            "output_tokens": max(1, len(text) // 4),
+            "input_tokens": use.prompt_tokens - use.read - use.written,
+            "cache_creation_input_tokens": use.written,
+            "cache_read_input_tokens": use.read,
+            "output_tokens": output_tokens(text),
         }
         content = [{"type": "text", "text": text}] if text else []
         message = {
@@ -337,6 +342,15 @@ def _chat_parts(parts: Any) -> list[dict[str, Any]]:
     ]
 
 
+def _all_parts(payload: dict[str, Any]) -> list[dict[str, Any]]:
+    """The system instruction's parts, then every turn's parts, in order."""
+    system = payload.get("systemInstruction")
+    parts = list(system.get("parts") or []) if isinstance(system, dict) else []
+    for turn in payload.get("contents", []):
+        parts += [p for p in turn.get("parts", []) if isinstance(p, dict)]
+    return parts
+
+
 def as_chat_request(payload: dict[str, Any], model: str) -> dict[str, Any]:
     """``payload`` with OpenAI-style ``model`` and ``messages`` added, for the policies."""
     messages: list[dict[str, Any]] = []
@@ -369,11 +383,15 @@ class FakeGeminiServer(FakeOpenAIServer):
         model = sys.intern(model)
         payload, digest = parse_body(await request.read())
         chat = as_chat_request(payload, model) if isinstance(payload, dict) else None
+        use = None
+        if _gemini_problem(payload) is None:
+            use = gemini_cache_use(self._prompt_cache, model, _all_parts(payload))
         return await self._logged(
             digest,
             model,
             last_user_message(chat or {}),
             lambda ctx, rule: self._answer(request, method, payload, chat, ctx, rule),
+            use,
         )
 
     async def _answer(
@@ -414,10 +432,10 @@ class FakeGeminiServer(FakeOpenAIServer):
     ) -> web.StreamResponse:
         action = rule.action if rule is not None else None
         if action is None:
-            return self._answer_with(payload, self._policy(chat, ctx))
+            return self._answer_with(payload, ctx, self._policy(chat, ctx))
         assert rule is not None
         if action == "content_policy":
-            return self._answer_with(payload, "", "SAFETY")
+            return self._answer_with(payload, ctx, "", "SAFETY")
         if action in HTTP_FAULTS:
             fault = HTTP_FAULTS[action]
             status = 503 if fault.status == 529 else fault.status
@@ -426,46 +444,32 @@ class FakeGeminiServer(FakeOpenAIServer):
                 return gemini_error(429, fault.message, headers, rule.retry_after_s)
             return gemini_error(status, fault.message)
         if action in CONTENT_FAULTS:
-            return self._answer_with(payload, CONTENT_FAULTS[action])
+            return self._answer_with(payload, ctx, CONTENT_FAULTS[action])
         if action == "fence_echo":
-            return self._answer_with(payload, self._fence_echo(chat, ctx))
+            return self._answer_with(payload, ctx, self._fence_echo(chat, ctx))
         if action == "timeout":
             await self._sleep(rule.timeout_s)
-            return self._answer_with(payload, self._policy(chat, ctx))
-        body = self._reply_body(payload, self._policy(chat, ctx), "STOP")
+            return self._answer_with(payload, ctx, self._policy(chat, ctx))
+        body = self._reply_body(payload, ctx, self._policy(chat, ctx), "STOP")
         return await reset_mid_body(request, body)
 
     def _answer_with(
-        self, payload: dict[str, Any], text: str, finish: str = "STOP"
+        self, payload: dict[str, Any], ctx: RequestContext, text: str, finish: str = "STOP"
     ) -> web.Response:
-        body = self._reply_body(payload, text, finish)
+        body = self._reply_body(payload, ctx, text, finish)
         return web.Response(body=body, content_type="application/json")
 
-    def _cached_tokens(self, payload: dict[str, Any]) -> tuple[int, int]:
-        """(prompt tokens, of which read from the implicit cache)."""
-
-        def text(parts: Any) -> str:
-            return "".join(str(p.get("text", "")) for p in parts)
-
-        system = payload.get("systemInstruction") or {}
-        first, *later = payload["contents"]
-        prefix = text(system.get("parts", [])) + text(first["parts"][:-1])
-        rest = text(first["parts"][-1:]) + "".join(text(t["parts"]) for t in later)
-        cached = 0
-        if len(first["parts"]) > 1:
-            hit = self._prompt_cache.hit(prefix)
-            cached = len(prefix) // 4 if hit else 0
-        return len(prefix) // 4 + max(1, len(rest) // 4), cached
-
-    def _reply_body(self, payload: dict[str, Any], text: str, finish: str) -> bytes:
-        prompt, cached = self._cached_tokens(payload)
+    def _reply_body(
+        self, payload: dict[str, Any], ctx: RequestContext, text: str, finish: str
+    ) -> bytes:
+        use = self._answered(ctx, output_tokens(text)) or CacheUse(1)
         usage = {
-            "promptTokenCount": prompt,
-            "candidatesTokenCount": max(1, len(text) // 4),
-            "totalTokenCount": prompt + max(1, len(text) // 4),
+            "promptTokenCount": use.prompt_tokens,
+            "candidatesTokenCount": output_tokens(text),
+            "totalTokenCount": use.prompt_tokens + output_tokens(text),
         }
-        if cached:
-            usage["cachedContentTokenCount"] = cached
+        if use.read:
+            usage["cachedContentTokenCount"] = use.read
         candidate: dict[str, Any] = {"finishReason": finish, "index": 0}
         if text:
             candidate["content"] = {"role": "model", "parts": [{"text": text}]}
