@@ -96,3 +96,48 @@ def test_usage_adds_up_and_keeps_a_provider_s_own_cost() -> None:
     assert priced("m", one, table).cost == pytest.approx(2.0)
     assert priced("m", one.model_copy(update={"cost": 0.25}), table).cost == 0.25
     assert Usage(input=1) + Usage(input=2) == Usage(input=3)  # calls not counted: null
+
+
+def test_cache_writes_are_priced_at_their_own_rate_and_default_to_the_input_price() -> None:
+    table = PriceTable.model_validate(
+        {
+            "anthropic/claude-sonnet-4-5": {
+                "input": 3.0,
+                "cached_input": 0.3,
+                "cache_write_input": 3.75,
+                "output": 15.0,
+            },
+            "plain": {"input": 3.0, "cached_input": 0.3, "output": 15.0},
+        }
+    )
+    used = Usage(input=1_000_000, cached_input=600_000, cache_write_input=100_000, output=10_000)
+    # 300,000 fresh at 3.00, 600,000 read at 0.30, 100,000 written at 3.75, 10,000 out at 15
+    expected = (300_000 * 3.0 + 600_000 * 0.3 + 100_000 * 3.75 + 10_000 * 15.0) / 1e6
+    assert priced("anthropic/claude-sonnet-4-5", used, table).cost == pytest.approx(expected)
+    assert expected == pytest.approx(1.605)
+    written_as_input = (400_000 * 3.0 + 600_000 * 0.3 + 10_000 * 15.0) / 1e6
+    assert priced("plain", used, table).cost == pytest.approx(written_as_input)
+    assert used + used == Usage(
+        input=2_000_000, cached_input=1_200_000, cache_write_input=200_000, output=20_000
+    )
+
+
+def test_answer_usage_counts_inspects_cache_writes_in_the_input_and_apart() -> None:
+    from gamut_eval._usage import answer_usage
+    from gamut_eval.responses import ResponseRow
+
+    usage = {"input_tokens": 10, "input_tokens_cache_read": 100, "input_tokens_cache_write": 50}
+    row = ResponseRow.model_validate(
+        {
+            "question_id": "q",
+            "model": "anthropic/claude-sonnet-4-5",
+            "setting": "multimodal",
+            "response": "r",
+            "usage": {"anthropic/claude-sonnet-4-5": usage | {"output_tokens": 7}},
+        }
+    )
+    assert answer_usage([row]) == {
+        "anthropic/claude-sonnet-4-5": Usage(
+            input=160, cached_input=100, cache_write_input=50, output=7
+        )
+    }

@@ -272,3 +272,36 @@ def test_a_second_run_that_waits_for_the_store_sends_nothing_twice(
     summary = " ".join(waited.stderr.split())
     assert f"{ws.n_checks} from the store, 0 judged now" in summary
     assert recorder.pairs() == Counter(dict.fromkeys(ws.key_map(), 1))
+
+
+# -- a store written before cache writes were recorded --------------------------------------
+
+_FIRST_SCHEMA = """
+CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE verdicts (
+    key TEXT PRIMARY KEY, judge TEXT NOT NULL, prompt_version TEXT NOT NULL, verdict TEXT,
+    explanation TEXT NOT NULL, status TEXT NOT NULL, reason TEXT, attempts INTEGER NOT NULL,
+    prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+    cached_tokens INTEGER NOT NULL, latency_ms REAL NOT NULL, created_at REAL NOT NULL
+) WITHOUT ROWID;
+INSERT INTO verdicts VALUES ('a', 'j', 'gamut-judge-v1', 'meets', '', 'ok', NULL, 1,
+                             100, 20, 40, 1.0, 0.0);
+"""
+
+
+def test_a_store_from_before_cache_writes_reads_them_as_0_and_gains_the_column(
+    tmp_path: Path,
+) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:
+        db.executescript(_FIRST_SCHEMA)
+    db.close()
+    with VerdictStore(path, writer=False) as store:  # a reader changes nothing
+        assert store.get(["a"])["a"].cache_write_tokens == 0
+        assert store.usage([["a"]]) == (100, 40, 0, 20)
+    with VerdictStore(path) as store:  # a writer adds the column
+        store.put([verdict("b", prompt_tokens=300, cached_tokens=100, cache_write_tokens=150)])
+        assert store.usage([["a", "b"]]) == (400, 140, 150, 20)
+        assert store.get(["a"])["a"].prompt_tokens == 100

@@ -403,14 +403,22 @@ def test_ingest_skips_lines_of_other_runs(small: Workspace, tmp_path: Path, scal
     assert store_rows(small.store) == {}
 
 
-def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
+@pytest.mark.parametrize("judge", [None, "openai/gpt-4.1-mini"])
+def test_spliced_request_lines_are_byte_for_byte_the_serialised_body(judge: str | None) -> None:
+    """Also for a judge whose lines name their answer's prompt cache (``prompt_cache_key``,
+    computed from the shared prefix, so the same for every check of the template)."""
     from gamut_eval.judge._backend_batch import _template, request_line
-    from gamut_eval.judge._prompt import render_messages, render_response
+    from gamut_eval.judge._prompt import GUIDED, render_messages, render_response
     from gamut_eval.judge._wire_openai import initial_shape
 
-    judge_settings = settings()
+    judge_settings = settings() if judge is None else settings(judge=judge)
     response = 'Un "panda" roux\n\tmange du bambou — 竹子 🐼 \\ </script> @@gamut-key@ <<<RESPONSE'
-    rendered = render_response("Quel animal ?\u2028", response)
+    variant = GUIDED[2] if judge else None
+    rendered = (
+        render_response("Quel animal ?\u2028", response, variant=variant)
+        if variant
+        else render_response("Quel animal ?\u2028", response)
+    )
     template = _template(rendered, "fake-judge", judge_settings)
     assert template is not None
     for check in ['Mentions "bamboo".', "Names 竹子 🐼\nand\\or \u0000 things.  "]:
@@ -419,5 +427,6 @@ def test_spliced_request_lines_are_byte_for_byte_the_serialised_body() -> None:
             "fake-judge", messages, judge_settings
         )
         assert template.line("k" * 64, check) == request_line("k" * 64, body)
+        assert ("prompt_cache_key" in body) is (judge is not None)
     marked = render_response("Q?", "a response quoting @@gamut-check@@")
     assert _template(marked, "fake-judge", judge_settings) is None  # falls back to dumps
