@@ -38,6 +38,7 @@ if _typing.TYPE_CHECKING:
         SETTING_CHOICES as SETTING_CHOICES,
         gamut_task as gamut_task,
     )
+    from gamut_eval.generate._tokens import ensure_o200k_base as ensure_o200k_base
 
 if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
     __getattr__, __dir__ = _lazy_exports(globals())
