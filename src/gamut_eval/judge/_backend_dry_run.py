@@ -24,6 +24,7 @@ built into the code, which would be stale by the time anyone reads them; the tab
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass
 
@@ -106,22 +107,19 @@ def _prefix_chars(answer: Pending) -> tuple[int, int]:
     return chars, images
 
 
-def _rules(judge: str, entry: tuple[str, ModelPrice] | None) -> CacheRules:
-    """The judge's documented cache rules, with a price-table minimum put first; any
-    length, free writes and unstepped hits for a judge whose provider documents none."""
-    rules = cache_rules(judge) or CacheRules("the server", 0, 1, 1.0, 1.0, 1.0)
+def _rules(judge: str, entry: tuple[str, ModelPrice] | None) -> tuple[CacheRules, str]:
+    """The judge's documented cache rules, with a price-table minimum put first (any
+    length, free writes and unstepped hits for a judge whose provider documents none), and
+    how the report names them."""
+    documented = cache_rules(judge)
+    rules = documented or CacheRules("none documented", 0, 1, 1.0, 1.0, 1.0)
     table_minimum = entry[1].min_cached_tokens if entry else None
-    if table_minimum is None:
-        return rules
-    return CacheRules(
-        rules.provider,
-        table_minimum,
-        rules.step_tokens,
-        rules.read_rate,
-        rules.write_rate,
-        rules.margin,
-        rules.routing_key,
-    )
+    if table_minimum is not None:
+        rules = dataclasses.replace(rules, min_tokens=table_minimum)
+        return rules, f"{rules.describe()} (minimum from the price table)"
+    if documented is None:
+        return rules, "none documented: a server's own prefix cache, from any length"
+    return rules, rules.describe()
 
 
 def estimate_pass(
@@ -134,7 +132,7 @@ def estimate_pass(
     totals = Counter({"requests": 0, "responses": 0, "prompt": 0, "prefix": 0})
     totals.update({"cacheable": 0, "written": 0})
     entry = prices.lookup(settings.judge) if prices else None
-    rules = _rules(settings.judge, entry)
+    rules, described = _rules(settings.judge, entry)
     variants: Counter[str] = Counter()
     for answer in work.pending():
         chars, images = _prefix_chars(answer)
@@ -153,7 +151,7 @@ def estimate_pass(
     totals["total"] = work.stats.total
     report = _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
     report.prompt_variants = dict(sorted(variants.items()))
-    report.cache_rules = rules.describe()
+    report.cache_rules = described
     report.cache_min_tokens = rules.min_tokens
     return report
 
