@@ -194,7 +194,12 @@ class JudgePlan:
             image_sha = judge_image(image).sha256 if image else None
             checks = self._checklists[row.question_id].checks
             variant = prompt_variant(
-                settings.prompt_layout, rules, question, row.response, bool(image), len(checks)
+                settings.prompt_layout,
+                rules,
+                question,
+                row.response,
+                1 if image else 0,
+                len(checks),
             )
             digest = response_digest(keyed, question, row.response, image_sha, variant.version)
             keys = tuple(check_key(digest, c.text) for c in checks)

@@ -420,8 +420,9 @@ def split_check(content: str) -> tuple[str, str] | None:
 
 def prompt_cache_key(messages: list[ChatMessage]) -> str:
     """A name for the cache every check of one answer should reach (OpenAI's
-    ``prompt_cache_key``): a digest of the system message and the first user message
-    up to its check, so the checks of one rendered answer share it and re-asks keep it."""
+    ``prompt_cache_key``): a digest of the system message and the text of the first user
+    message up to its check, so the checks of one rendered answer share it and re-asks
+    keep it."""
     digest = hashlib.blake2b(digest_size=16)
     for message in messages:
         content = message.get("content")
@@ -431,9 +432,10 @@ def prompt_cache_key(messages: list[ChatMessage]) -> str:
             if isinstance(content, str):
                 cut = split_check(content)
                 digest.update((cut[0] if cut else content).encode())
-            elif isinstance(content, list):
-                for part in content[:-1]:
-                    digest.update(json.dumps(part, sort_keys=True).encode())
+            elif isinstance(content, list):  # an image's bytes are not hashed per request:
+                for part in content[:-1]:  # the fence's nonce already names the rendering
+                    if part.get("type") == "text":
+                        digest.update(str(part.get("text", "")).encode())
             break
     return f"gamut-{digest.hexdigest()}"
 

@@ -3,8 +3,10 @@
 Tests and benchmarks point a judge client at :class:`FakeOpenAIServer` (OpenAI-compatible),
 :class:`FakeAnthropicServer` (Anthropic's Messages API) or :class:`FakeGeminiServer`
 (Gemini's generateContent) instead of a paid API: replies come from a policy (a keyword
-stand-in judge by default), judge-output faults are injected on demand, and every request
-is logged by a hash of its canonical body. :class:`FakeHubServer` is a folder-backed
+stand-in judge by default), judge-output faults are injected on demand, every request
+is logged by a hash of its canonical body, and each fake's prompt cache follows its
+provider's documented rules (cached reads, and Anthropic's cache writes, in the usage it
+reports; ``reported_usage`` sums them). :class:`FakeHubServer` is a folder-backed
 Hugging Face Hub for offline tests of ``hf://`` datasets and ``gamut push``.
 """
 
