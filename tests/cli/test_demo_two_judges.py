@@ -235,3 +235,22 @@ def test_the_demo_fits_the_terminal_without_cutting_a_name(tmp_path: Path, width
     for name in (*MODELS, OFFLINE, REFERENCE):
         assert name in result.stdout
     assert result.stdout.count("Leaderboard (Gamut x100)") == 2
+
+
+def test_a_demo_folder_judged_under_an_earlier_prompt_is_replaced(tmp_path: Path) -> None:
+    """Its verdicts are those of the built-in judges, whose keys hold no prompt: the store
+    is kept and every verdict reused; only run.json's identity was an earlier one."""
+    out = tmp_path / "run"
+    assert CliRunner().invoke(cli, ["demo", "--out", str(out)]).exit_code == 0
+    manifest = json.loads((out / "run.json").read_text())
+    manifest["identity"]["prompt_version"] = "gamut-judge-v1"
+    for judge in manifest["identity"]["judges"]:
+        del judge["prompt_layout"]
+    (out / "run.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stderr.split())
+    assert "holds the demo of an earlier version (an earlier judge prompt)" in text
+    assert f"{OFFLINE}: 1272 verdicts (1272 reused from the store, 0 judged now)" in text
+    again = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert "earlier version" not in again.stderr  # now it is this version's demo

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
+    from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
 __all__ = [
@@ -310,9 +311,11 @@ def demo(out: Path, overwrite: bool) -> None:
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
-    if not overwrite and _one_judge_demo(out):
+    judges = [JudgeSettings(judge=OFFLINE_JUDGE), JudgeSettings(judge=REFERENCE_JUDGE)]
+    earlier = None if overwrite else _earlier_demo(out, judges)
+    if earlier is not None:
         err_console.print(
-            f"{out} holds the demo of an earlier version (the offline judge alone); "
+            f"{out} holds the demo of an earlier version ({earlier}); "
             "replacing it with this one (the verdict store is kept)",
             markup=False,
         )
@@ -321,7 +324,7 @@ def demo(out: Path, overwrite: bool) -> None:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
             out,
-            [JudgeSettings(judge=OFFLINE_JUDGE), JudgeSettings(judge=REFERENCE_JUDGE)],
+            judges,
             responses=sample_dir() / "responses.jsonl",
             on_event=progress,
             overwrite=overwrite,
@@ -330,11 +333,13 @@ def demo(out: Path, overwrite: bool) -> None:
     write_html_report(out, summary=True, where=result.out_dir)
 
 
-def _one_judge_demo(out: Path) -> bool:
-    """Whether ``out`` holds ``gamut demo``'s run as earlier versions made it: the sample's
-    dataset and answers judged by the offline judge alone. Only that run is replaced
+def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
+    """How ``out`` holds ``gamut demo``'s run as earlier versions made it, or None: the
+    sample's dataset and answers judged by the offline judge alone, or by this demo's
+    judges under an earlier judge prompt or judge settings. Only those are replaced
     without --overwrite (a rerun of the demo continues its run, as before)."""
     from gamut_eval._folder import file_sha256
+    from gamut_eval.judge import PROMPT_VERSION
     from gamut_eval.records import RunIdentity
 
     try:
@@ -342,14 +347,23 @@ def _one_judge_demo(out: Path) -> bool:
             json.loads((out / "run.json").read_text(encoding="utf-8"))["identity"]
         )
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return None
     sample = sample_dir()
-    return (
-        [judge.get("judge") for judge in recorded.judges] == [OFFLINE_JUDGE]
-        and recorded.dataset_sha256 == file_sha256(sample / "dataset.jsonl")
-        and recorded.responses_sha256 == file_sha256(sample / "responses.jsonl")
-        and not recorded.models
-    )
+    if (
+        recorded.models
+        or recorded.dataset_sha256 != file_sha256(sample / "dataset.jsonl")
+        or recorded.responses_sha256 != file_sha256(sample / "responses.jsonl")
+    ):
+        return None
+    names = [judge.get("judge") for judge in recorded.judges]
+    if names == [OFFLINE_JUDGE]:
+        return "the offline judge alone"
+    if names != [j.judge for j in judges]:
+        return None
+    current = [j.verdict_identity() for j in judges]
+    if recorded.prompt_version != PROMPT_VERSION or recorded.judges != current:
+        return "an earlier judge prompt"
+    return None
 
 
 COMMANDS = [generate, run, demo]
