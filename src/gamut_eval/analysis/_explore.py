@@ -38,6 +38,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from gamut_eval._files import read_jsonl
+from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.analysis._report import Report
 from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run_data
 from gamut_eval.dataset import Dataset, DatasetRecord
@@ -98,13 +99,6 @@ TEXT_BUDGET = 24_000_000
 THUMB_BUDGET = 16_000_000
 """Characters of embedded thumbnails at most."""
 
-_SCHEMA = pa.schema(
-    [
-        *((k, pa.string()) for k in ("question_id", "model", "setting", "judge", "check_id")),
-        ("verdict", pa.string()),
-        ("explanation", pa.string()),
-    ]
-)
 _RESPONSES = pa.schema([(k, pa.string()) for k in ("question_id", "model", "setting", "response")])
 
 
@@ -135,7 +129,7 @@ class _Explanations:
 
 
 def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | None] | None:
-    """The file's columns as categoricals, and its explanations (if it has that column)."""
+    """The answers file's columns as categoricals (and explanations, if it has them)."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
@@ -359,12 +353,16 @@ def explore_data(
     """The drill-down data of a run, or None when its folder has no verdicts.jsonl."""
     if run.run_dir is None:
         return None
-    read = _read(run.run_dir / "verdicts.jsonl", _SCHEMA)
-    if read is None:
-        return None
-    frame, explanations = read
-    if explanations is None:
-        return None
+    verdicts, texts = run.verdicts, run.explanations
+    if verdicts is None or texts is None:
+        path = run.run_dir / "verdicts.jsonl"
+        if not path.is_file():
+            return None
+        table = read_verdict_table(path, explanations=True)
+        verdicts, texts = table.frame, table.explanations
+        if texts is None:
+            return None
+    frame, explanations = verdicts, _Explanations(texts)
     cube = cube_from_scores(run.scores, run.judges)
     axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
     groups = _verdict_rows(frame, axes, explanations.codes)
@@ -395,6 +393,7 @@ def explore_json(report: Report, run: RunData | None = None) -> tuple[str | None
     """The ``gamut-data`` JSON text, or None and why not: the run folder is not at hand (a
     report re-rendered from its JSON elsewhere), has no verdicts.jsonl, or a file of it
     does not parse."""
+    run = run or report.run
     if run is None:
         folder = report.meta.run_dir
         if folder is None:

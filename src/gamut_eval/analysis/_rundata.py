@@ -34,6 +34,7 @@ import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no ty
 import pydantic
 
 from gamut_eval._files import read_jsonl, read_mapping
+from gamut_eval._verdict_table import VerdictTable, read_verdict_table
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import TIERS, pydantic_details
@@ -48,7 +49,6 @@ __all__ = [
     "cube_from_scores",
     "load_run_data",
     "read_scores",
-    "read_verdicts",
 ]
 
 
@@ -68,9 +68,6 @@ _SCORES_SCHEMA = pa.schema(
         ),
     ]
 )
-_VERDICTS_SCHEMA = pa.schema(
-    [*((k, pa.string()) for k in _KEYS), ("check_id", pa.string()), ("verdict", pa.string())]
-)
 
 
 @dataclass(frozen=True)
@@ -81,6 +78,9 @@ class RunData:
     """One row per judged response: keys, ``gamut``, tier columns, ``<tier>.<verdict>``."""
     verdicts: pd.DataFrame | None = None
     """Verdict rows (keys, ``check_id``, ``verdict``), or None when not loaded."""
+    explanations: pa.ChunkedArray | None = None
+    """The judges' explanations, row for row with ``verdicts`` (loaded for the report's
+    drill-down only), kept in Arrow."""
     params: ScoringParams = field(default_factory=ScoringParams)
     """The scoring parameters the scores were computed with."""
     dataset: Dataset | None = None
@@ -127,15 +127,6 @@ def read_scores(path: Path) -> pd.DataFrame:
         raise ValidationError(
             [ErrorDetail(missing[0], "required", "a score row has no value here").in_file(path)]
         )
-    return frame
-
-
-def read_verdicts(path: Path) -> pd.DataFrame:
-    """verdicts.jsonl's key, check and verdict fields, as categorical columns."""
-    table = _read_table(path, _VERDICTS_SCHEMA)
-    encoded = pa.table({n: table.column(n).dictionary_encode() for n in table.column_names})
-    del table
-    frame: pd.DataFrame = encoded.to_pandas()
     return frame
 
 
@@ -217,13 +208,19 @@ def _dataset(path: Path | None, explicit: bool, notes: list[str]) -> Dataset | N
 
 
 def load_run_data(
-    run_dir: str | Path, dataset: str | Path | None = None, verdicts: bool | None = None
+    run_dir: str | Path,
+    dataset: str | Path | None = None,
+    verdicts: bool | None = None,
+    *,
+    explanations: bool = False,
 ) -> RunData:
     """Load a run folder written by ``gamut run``.
 
     ``dataset`` overrides the dataset path recorded in run.json. ``verdicts``: whether to
     read verdicts.jsonl (default: only when the scores have two or more judges, the only
-    case that needs it). Bad input raises ``InputError`` naming the file.
+    case that needs it). ``explanations``: read the verdicts with the judges' explanations
+    (for the HTML report's drill-down; implies ``verdicts``), in the same single pass.
+    Bad input raises ``InputError`` naming the file.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -242,9 +239,11 @@ def load_run_data(
         raise InputError(f"{scores_path}: no scores to report on")
     judges = _judge_order(config)
     want_verdicts = verdicts if verdicts is not None else _judge_count(scores) >= 2
+    table = _verdicts(run_dir, want_verdicts or explanations, explanations, notes)
     return RunData(
         scores=scores,
-        verdicts=_verdicts(run_dir, want_verdicts, notes),
+        verdicts=None if table is None else table.frame,
+        explanations=None if table is None else table.explanations,
         params=_params(config, run_dir),
         dataset=_dataset(_dataset_path(config, dataset), dataset is not None, notes),
         judges=judges,
@@ -264,14 +263,16 @@ def _dataset_path(config: dict[str, Any], override: str | Path | None) -> Path |
     return Path(recorded) if isinstance(recorded, str) and recorded else None
 
 
-def _verdicts(run_dir: Path, wanted: bool, notes: list[str]) -> pd.DataFrame | None:
+def _verdicts(
+    run_dir: Path, wanted: bool, explanations: bool, notes: list[str]
+) -> VerdictTable | None:
     if not wanted:
         return None
     path = run_dir / "verdicts.jsonl"
     if not path.is_file():
         notes.append("verdicts.jsonl is missing: per-check agreement between judges is left out")
         return None
-    return read_verdicts(path)
+    return read_verdict_table(path, explanations=explanations)
 
 
 def question_groups(

@@ -37,7 +37,7 @@ def ensure_report(run_dir: Path) -> tuple[Path, bool]:
     from gamut_eval.analysis._export import write_report
     from gamut_eval.analysis._report import report_for_run
 
-    write_report(report_for_run(run_dir), "html", path)
+    write_report(report_for_run(run_dir, explanations=True), "html", path)
     return path, True
 
 

@@ -172,7 +172,7 @@ def report(
         raise InputError("--table selects what -o - prints; add -o - (or leave --table out)")
     if out == Path("-") and fmt == "parquet":
         raise InputError("parquet output is a folder of binary tables; give -o FOLDER")
-    result = report_for_run(run_dir, config, dataset)
+    result = report_for_run(run_dir, config, dataset, explanations=fmt == "html")
     if out == Path("-"):
         if fmt == "csv" or table_name is not None:
             text = render_table(result, fmt, table_name or "leaderboard")

@@ -452,7 +452,7 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     from gamut_eval.cli._report import print_summary
 
     path = default_output(run_dir, "html")
-    result = report_for_run(run_dir)
+    result = report_for_run(run_dir, explanations=True)
     write_report(result, "html", path)
     if summary:
         print_summary(result)

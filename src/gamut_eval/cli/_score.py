@@ -279,7 +279,7 @@ def _score_run(
     if out is not None:
         table_format(out)  # an unknown extension is refused before any work
     checklists = load_dataset(dataset_path, long_lived=True).checklists()
-    verdict_rows = read_verdict_table(path)
+    verdict_rows = read_verdict_table(path).frame
     try:
         scores = score_table(verdict_rows, checklists, params)
     except ValidationError as exc:

@@ -144,12 +144,16 @@ def synthetic_run(
     seed: int = 0,
     chunk_rows: int = 400_000,
     answers: bool = True,
+    reasoning_chars: int = 0,
 ) -> Path:
     """Write a run folder and return it. Judge k is 0.15 * k more lenient than judge 0.
 
     With ``answers`` it holds responses.jsonl too: each answer is a few sentences from a
     fixed pool, and an explanation of a met (or contradicted) check quotes the start of one
-    of that answer's sentences in double quotes, as real judges often do."""
+    of that answer's sentences in double quotes, as real judges often do. With
+    ``reasoning_chars``, each explanation goes on with about that many characters of
+    reasoning, different in every row (real judges' explanations are long and distinct:
+    about 600 characters makes a paper-scale verdicts.jsonl about 1.2 GB a judge)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -167,7 +171,10 @@ def synthetic_run(
         for j, judge in enumerate(judges):
             codes = _verdict_codes(rng, latent, 0.15 * j, len(models))
             frame = _frame(codes, settings, models, judge, tiers)
-            _write_rows(handle, frame, chunk_rows, _explanations(codes, sentences))
+            texts = _explanations(codes, sentences)
+            if reasoning_chars:
+                texts = _with_reasoning(texts, reasoning_chars, np.random.default_rng([seed, 3, j]))
+            _write_rows(handle, frame, chunk_rows, texts)
             frames.append(frame)
     scores = score_table(pd.concat(frames, ignore_index=True))
     with atomic_writer(out / "scores.jsonl") as handle:
@@ -262,6 +269,27 @@ def _explanations(
     picks = sentences[:, :, :, slot]  # (S, M, Q, C): the sentence each check would quote
     choice = np.where(codes == 1, _POOL, np.where(codes < 0, _POOL + 1, picks))
     out: npt.NDArray[np.object_] = said[choice.ravel()]
+    return out
+
+
+def _with_reasoning(
+    texts: npt.NDArray[np.object_], chars: int, rng: np.random.Generator
+) -> npt.NDArray[np.object_]:
+    """Each text followed by about ``chars`` characters of reasoning, distinct per row."""
+    clauses = [
+        f"the {a} {b} detail in the answer {verb} what the check asks"
+        for a in _WORDS
+        for b in _WORDS[::3]
+        for verb in ("matches", "partly covers", "leaves out", "goes against")
+    ]
+    per = max(1, round(chars / (len(clauses[0]) + 2)))
+    picks = rng.integers(0, len(clauses), size=(len(texts), per))
+    pool = np.array(clauses, dtype=object)
+    tail = pool[picks[:, 0]]
+    for k in range(1, per):
+        tail = tail + "; " + pool[picks[:, k]]
+    numbers = np.char.mod(" (point %d)", np.arange(len(texts))).astype(object)
+    out: npt.NDArray[np.object_] = texts + " Reasoning: " + tail + numbers
     return out
 
 
