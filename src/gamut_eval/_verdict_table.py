@@ -54,6 +54,9 @@ SCORED_FIELDS: tuple[str, ...] = (*VERDICT_KEYS, "verdict")
 _REQUIRED = ("question_id", "check_id")
 _TEXT = (*SCORED_FIELDS, "explanation")
 _LISTED = 5
+_BLOCK_BYTES = 8 << 20
+"""Bytes of JSONL parsed per block: large enough to keep pyarrow's threads busy, small
+enough that a few blocks in flight cost little beside the table."""
 
 
 @dataclass(frozen=True)
@@ -104,7 +107,9 @@ def _schema(fields: Sequence[str]) -> pa.Schema:
 
 
 def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
-    """The file through pyarrow's JSON reader, or None when it cannot read it."""
+    """The file through pyarrow's streaming JSON reader, block by block (memory bounded
+    by a few blocks, not by the file), short text fields dictionary-encoded as each block
+    arrives; None when pyarrow cannot read it."""
     import pyarrow as pa
     import pyarrow.json as pj  # type: ignore[import-untyped]
 
@@ -119,11 +124,30 @@ def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     else:
         schema = _schema(fields)
         options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
+    blocks = pj.ReadOptions(block_size=_BLOCK_BYTES)
     try:
-        table: pa.Table = pj.read_json(path, parse_options=options)
+        batches = [
+            _encoded(b) for b in pj.open_json(path, read_options=blocks, parse_options=options)
+        ]
+        if not batches:
+            return None
+        table: pa.Table = pa.Table.from_batches(batches)
     except (pa.ArrowException, OSError):
         return None
     return table
+
+
+def _encoded(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with its string fields dictionary-encoded, explanations left as text."""
+    import pyarrow as pa
+
+    columns = [
+        column.dictionary_encode()
+        if pa.types.is_string(column.type) and name != "explanation"
+        else column
+        for name, column in zip(batch.schema.names, batch.columns, strict=True)
+    ]
+    return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
 def _arrow_parquet(path: Path, fields: Sequence[str] | None) -> pa.Table | None:

@@ -87,7 +87,8 @@ def test_identical_repeats_are_kept_once_with_their_explanation(tmp_path: Path) 
     rows = [*ROWS, ROWS[0]]
     table = read_verdict_table(_write(tmp_path / "v.jsonl", rows), explanations=True)
     assert len(table) == 3
-    assert table.explanations is not None and len(table.explanations) == 3
+    assert table.explanations is not None
+    assert len(table.explanations) == 3
 
 
 def test_a_repeat_with_another_verdict_is_refused_naming_both_rows(tmp_path: Path) -> None:
