@@ -164,7 +164,11 @@ def main() -> None:
         print()
         checks = [
             ("gamut score time x baseline", results["gamut score"]["time"] / base, 2.0),
-            ("report json time x baseline", results["gamut report --format json"]["time"] / base, 2.0),
+            (
+                "report json time x baseline",
+                results["gamut report --format json"]["time"] / base,
+                2.0,
+            ),
             ("gamut score peak GB", results["gamut score"]["peak"] / GB, 1.5),
             ("report html peak GB", results["gamut report --format html"]["peak"] / GB, 3.0),
         ]
