@@ -11,12 +11,16 @@
   modules. Tests of a package (``tests/judge`` for ``judge``) may use its insides; other
   tests, benches and scripts use faces. A face re-exports only its own package's names.
   Modules are as long as the idea they hold: there is no line cap.
+* Library messages name settings, not command-line options: outside ``cli/`` no string
+  (docstrings aside) names a ``--option``; an error names its settings (``setting=``) and
+  the command line adds their options.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -448,3 +452,79 @@ def test_cli_modules_import_heavy_packages_lazily(module: str) -> None:
     assert not hits, f"{module} imports at module level: " + ", ".join(
         f"{name} (line {line})" for name, line in hits
     )
+
+
+# -- library messages name settings, the command line names options -----------------------
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+OPTION_NAME = re.compile(r"--[a-z][a-z0-9-]*=?")
+"""A string that is only an option's name declares an option (the fake server's argparse,
+a settings field's ``cli`` metadata): it is not a message."""
+COMMAND_LINE = re.compile(r"`(?:gamut|inspect) [^`]*`")
+"""A whole command line in backticks says which command to run, options and all."""
+MESSAGES_NAMING_OPTIONS = {
+    "analysis/_rundata.py": "three report warnings still name options",
+}
+"""Modules (under ``src/gamut_eval``) left to convert, with what is left in them."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that stand alone as statements (docstrings, and the
+    attribute docstrings under fields)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def options_named(source: str, name: str) -> list[str]:
+    """``name:line: option`` for each option a string of ``source`` names (docstrings,
+    option names alone and backticked command lines aside)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) in docs or OPTION_NAME.fullmatch(node.value):
+            continue
+        for match in OPTION.finditer(COMMAND_LINE.sub("", node.value)):
+            found.append((node.lineno, node.col_offset, match.start(), match.group()))
+    return [f"{name}:{line}: {option}" for line, _, _, option in sorted(found)]
+
+
+def test_library_messages_name_settings_not_options() -> None:
+    library = ROOT / PACKAGE
+    named = [
+        hit
+        for path in sorted(library.rglob("*.py"))
+        if path.relative_to(library).parts[0] != "cli"
+        and path.relative_to(library).as_posix() not in MESSAGES_NAMING_OPTIONS
+        for hit in options_named(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    ]
+    assert not named, (
+        "library strings naming command-line options (name the setting instead, and pass "
+        "setting=... to the error: the command line adds the option):\n  " + "\n  ".join(named)
+    )
+    for module in MESSAGES_NAMING_OPTIONS:
+        assert (library / module).is_file(), f"{module} is listed but does not exist"
+
+
+def test_the_option_rule_sees_options_in_messages_only() -> None:
+    source = (
+        '"""Run ``gamut run --out DIR``."""\n'
+        "def f(x):\n"
+        '    """--overwrite in a docstring is fine."""\n'
+        '    parser.add_argument("--port")\n'
+        '    raise InputError(f"{x}: pass --overwrite")\n'
+        '    raise InputError("run `gamut build draft --input F` first")\n'
+        '    raise InputError("--db " + x + ": no dialect; see `gamut annotate` and --role")\n'
+    )
+    assert options_named(source, "x.py") == [
+        "x.py:5: --overwrite",
+        "x.py:7: --db",
+        "x.py:7: --role",
+    ]

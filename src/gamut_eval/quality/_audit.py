@@ -322,7 +322,7 @@ def audit_judge(
     clean = clean_answers(dataset, responses, models, setting) if responses else []
     runnable = [p for p in probes if clean or p.kind == "null"]
     skipped = [
-        SkippedProbe(name=p.name, reason="no clean answers to perturb (pass --responses)")
+        SkippedProbe(name=p.name, reason="no clean answers to perturb (no responses given)")
         for p in probes
         if p not in runnable
     ]
