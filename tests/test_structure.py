@@ -14,6 +14,7 @@
 * Library messages name settings, not command-line options: outside ``cli/`` no string
   (docstrings aside) names a ``--option``; an error names its settings (``setting=``) and
   the command line adds their options.
+* Verdicts go through the ``Verdict`` enum: no string spells a verdict's value outside it.
 """
 
 from __future__ import annotations
@@ -527,4 +528,70 @@ def test_the_option_rule_sees_options_in_messages_only() -> None:
         "x.py:5: --overwrite",
         "x.py:7: --db",
         "x.py:7: --role",
+    ]
+
+
+# -- verdicts only through the enum -------------------------------------------------------
+
+VERDICT_MODULE = "scoring/_verdict.py"
+HOMONYMS = {
+    "rubric/_load.py": "pydantic's error type 'missing' (a required field is absent)",
+    "construct/_refine.py": "the 'missing' field of the refine reply (what an item lacks)",
+}
+"""Modules where a verdict's spelling means something else, and what."""
+VERDICTS_SPELLED_OUT = {
+    "analysis/_rundata.py": "the verdict count columns",
+    "analysis/_explore.py": "the explorer's one-letter verdict codes",
+}
+"""Modules left to convert, with what is left in them."""
+
+
+def verdict_values() -> set[str]:
+    """The values of ``Verdict``'s members, read from its module."""
+    tree = ast.parse((ROOT / PACKAGE / VERDICT_MODULE).read_text(encoding="utf-8"))
+    enum = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Verdict")
+    return {
+        node.value.value
+        for node in enum.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def verdicts_spelled(source: str, name: str, values: set[str]) -> list[str]:
+    """``name:line: value`` for each string of ``source`` that is exactly a verdict value."""
+    return sorted(
+        f"{name}:{node.lineno}: {node.value}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in values
+    )
+
+
+def test_verdicts_are_named_through_the_enum() -> None:
+    library = ROOT / PACKAGE
+    values = verdict_values()
+    assert values == {"meets", "partially_meets", "missing", "contradicts"}
+    allowed = {VERDICT_MODULE, *HOMONYMS, *VERDICTS_SPELLED_OUT}
+    spelled = [
+        hit
+        for path in sorted(library.rglob("*.py"))
+        if path.relative_to(library).as_posix() not in allowed
+        for hit in verdicts_spelled(
+            path.read_text(encoding="utf-8"), str(path.relative_to(REPO)), values
+        )
+    ]
+    assert not spelled, (
+        "verdicts spelled as strings (use Verdict.X, or Verdict.X.value where a str is "
+        "needed):\n  " + "\n  ".join(spelled)
+    )
+    for module in allowed:
+        assert (library / module).is_file(), f"{module} is listed but does not exist"
+
+
+def test_the_verdict_rule_sees_spelled_verdicts() -> None:
+    source = 'x = "meets"\ny = Verdict.MEETS\nz = f"{y} meets"\nw = ("missing", "omits")\n'
+    assert verdicts_spelled(source, "x.py", {"meets", "missing"}) == [
+        "x.py:1: meets",
+        "x.py:4: missing",
     ]
