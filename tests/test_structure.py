@@ -40,10 +40,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     # prices: the price table, read by the judge's dry run, a run and a build.
     ("dataset / responses", ["dataset", "responses", "prices", ""]),
     ("judge", ["judge"]),
-    # _registry is Inspect AI's entry point into the task and scorer of generate.
+    # _inspect_entry is Inspect AI's entry point into the task and scorer of generate.
     (
         "generate / run",
-        ["generate", "run", "records", "_folder", "_usage", "_registry", "_run_tables"],
+        ["generate", "run", "records", "_folder", "_usage", "_inspect_entry", "_run_tables"],
     ),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
