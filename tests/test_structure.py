@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -497,21 +497,28 @@ def options_named(source: str, name: str) -> list[str]:
     return [f"{name}:{line}: {option}" for line, _, _, option in sorted(found)]
 
 
-def test_library_messages_name_settings_not_options() -> None:
+def library_hits(find: Callable[[str, str], list[str]], skip: Iterable[str]) -> list[str]:
+    """What ``find(source, name)`` reports in each library module (named by its path under
+    ``src/gamut_eval``) but those in ``skip``, which must each exist."""
     library = ROOT / PACKAGE
-    named = [
+    skipped = set(skip)
+    for module in skipped:
+        assert (library / module).is_file(), f"{module} is listed but does not exist"
+    return [
         hit
         for path in sorted(library.rglob("*.py"))
-        if path.relative_to(library).parts[0] != "cli"
-        and path.relative_to(library).as_posix() not in MESSAGES_NAMING_OPTIONS
-        for hit in options_named(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+        if path.relative_to(library).as_posix() not in skipped
+        for hit in find(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
     ]
+
+
+def test_library_messages_name_settings_not_options() -> None:
+    cli = [p.relative_to(ROOT / PACKAGE).as_posix() for p in (ROOT / PACKAGE / "cli").glob("*.py")]
+    named = library_hits(options_named, [*cli, *MESSAGES_NAMING_OPTIONS])
     assert not named, (
         "library strings naming command-line options (name the setting instead, and pass "
         "setting=... to the error: the command line adds the option):\n  " + "\n  ".join(named)
     )
-    for module in MESSAGES_NAMING_OPTIONS:
-        assert (library / module).is_file(), f"{module} is listed but does not exist"
 
 
 def test_the_option_rule_sees_options_in_messages_only() -> None:
@@ -569,24 +576,16 @@ def verdicts_spelled(source: str, name: str, values: set[str]) -> list[str]:
 
 
 def test_verdicts_are_named_through_the_enum() -> None:
-    library = ROOT / PACKAGE
     values = verdict_values()
     assert values == {"meets", "partially_meets", "missing", "contradicts"}
-    allowed = {VERDICT_MODULE, *HOMONYMS, *VERDICTS_SPELLED_OUT}
-    spelled = [
-        hit
-        for path in sorted(library.rglob("*.py"))
-        if path.relative_to(library).as_posix() not in allowed
-        for hit in verdicts_spelled(
-            path.read_text(encoding="utf-8"), str(path.relative_to(REPO)), values
-        )
-    ]
+    spelled = library_hits(
+        lambda source, name: verdicts_spelled(source, name, values),
+        [VERDICT_MODULE, *HOMONYMS, *VERDICTS_SPELLED_OUT],
+    )
     assert not spelled, (
         "verdicts spelled as strings (use Verdict.X, or Verdict.X.value where a str is "
         "needed):\n  " + "\n  ".join(spelled)
     )
-    for module in allowed:
-        assert (library / module).is_file(), f"{module} is listed but does not exist"
 
 
 def test_the_verdict_rule_sees_spelled_verdicts() -> None:
