@@ -215,11 +215,12 @@ def run_benchmark(
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
         raise InputError(
-            "give the models to generate answers with (--model), or existing answers "
-            "(--responses), not both"
+            "give the models to generate answers with (models), or existing answers "
+            "(responses), not both",
+            setting=("models", "responses"),
         )
     if not judges:
-        raise InputError("give at least one --judge")
+        raise InputError("give at least one judge (judges)", setting="judges")
     generation = _check_generation(generation, responses)
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
@@ -337,8 +338,10 @@ def _check_generation(
     if responses is not None:
         if generation is not None and generation.identity():
             raise InputError(
-                "the generation options (temperature, max tokens, system message, epochs, "
-                "-M ...) apply to generated answers; with --responses they would be ignored"
+                "the generation settings (temperature, max tokens, system message, epochs, "
+                "model arguments) apply to generated answers; with responses given they would "
+                "be ignored",
+                setting="responses",
             )
         return None
     if generation is None:

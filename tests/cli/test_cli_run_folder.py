@@ -71,6 +71,7 @@ def test_missing_answers_are_refused_naming_them_and_nothing_is_written(tmp_path
     text = flat(result.output)
     assert "1 (question, model, setting) of the grid have no answer" in text
     assert f"({dropped['question_id']!r}, {dropped['model']!r}, {dropped['setting']!r})" in text
+    assert text.endswith("(option --fill-missing)")  # the command line adds its option
     assert not out.exists()
 
 
@@ -171,7 +172,7 @@ def test_a_different_run_into_a_used_folder_is_refused_and_the_folder_kept(
     assert result.exit_code == 2, result.output
     text = flat(result.output)
     assert "holds another run (it differs in: responses_sha256, fill_missing)" in text
-    assert "--overwrite" in text
+    assert text.endswith("or set overwrite to replace it (options --overwrite, --out)")
     assert snapshot(out) == before
 
 

@@ -286,10 +286,13 @@ def _leaderboard(report: Report, setting: str, name: Namer, level: int) -> Table
     from rich.markup import escape
 
     from gamut_eval.analysis import format_cell
+    from gamut_eval.scoring import Verdict
 
     judge = report.meta.primary_judge
     compact, tiers = level >= 1, level < 2
-    shares = ("omit", "contr", "unsc") if compact else ("omits", "contradicts", "unscored")
+    shares = (
+        ("omit", "contr", "unsc") if compact else ("omits", Verdict.CONTRADICTS.value, "unscored")
+    )
     columns = [("model", "name"), ("gamut", "number"), ("95% CI", "number")]
     columns = [*([] if compact else [("#", "number")]), *columns]
     columns += [(c, "number") for c in (*(("AC", "V", "C") if tiers else ()), *shares)]

@@ -208,7 +208,11 @@ def generate(
     "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
 )
 @click.option(
-    "--out", type=_dir, required=True, help="Run folder (rerun with the same folder to continue)."
+    "--out",
+    "out_dir",
+    type=_dir,
+    required=True,
+    help="Run folder (rerun with the same folder to continue).",
 )
 @click.option(
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per answering model."
@@ -245,7 +249,7 @@ def run(
     responses: Path | None,
     judges: tuple[str, ...],
     setting: str,
-    out: Path,
+    out_dir: Path,
     max_connections: int | None,
     fill_missing: bool,
     dry_run: bool,
@@ -270,13 +274,13 @@ def run(
     generation = generation_settings(options)
     settings = [judge_settings(judge, dict(options)) for judge in judges]
     if dry_run:
-        _dry_run(dataset, out, settings, responses, setting, fill_missing, prices)
+        _dry_run(dataset, out_dir, settings, responses, setting, fill_missing, prices)
         return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
     with PassProgress() as progress:
         result = run_benchmark(
             resolve_dataset_path(dataset),
-            out,
+            out_dir,
             settings,
             models=models,
             responses=responses,
@@ -294,9 +298,11 @@ def run(
 
 
 @click.command()
-@click.option("--out", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder.")
+@click.option(
+    "--out", "out_dir", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder."
+)
 @click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
-def demo(out: Path, overwrite: bool) -> None:
+def demo(out_dir: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
 
     Scores the sample's recorded answers of three illustrative systems in both settings
@@ -310,9 +316,9 @@ def demo(out: Path, overwrite: bool) -> None:
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
-    if not overwrite and _one_judge_demo(out):
+    if not overwrite and _one_judge_demo(out_dir):
         err_console.print(
-            f"{out} holds the demo of an earlier version (the offline judge alone); "
+            f"{out_dir} holds the demo of an earlier version (the offline judge alone); "
             "replacing it with this one (the verdict store is kept)",
             markup=False,
         )
@@ -320,14 +326,14 @@ def demo(out: Path, overwrite: bool) -> None:
     with PassProgress() as progress:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
-            out,
+            out_dir,
             [JudgeSettings(judge=OFFLINE_JUDGE), JudgeSettings(judge=REFERENCE_JUDGE)],
             responses=sample_dir() / "responses.jsonl",
             on_event=progress,
             overwrite=overwrite,
         )
     print_result(result, leaderboards=False, where=False)
-    write_html_report(out, summary=True, where=result.out_dir)
+    write_html_report(out_dir, summary=True, where=result.out_dir)
 
 
 def _one_judge_demo(out: Path) -> bool:

@@ -196,13 +196,25 @@ def render_response(
     return RenderedResponse({"role": "system", "content": SYSTEM_PROMPT}, tuple(parts), nonce)
 
 
+CHECK_HEADING = "# Check\n"
+"""Starts the check, the last part of a request's user message."""
+
+
+def split_at_check(text: str) -> tuple[str, str] | None:
+    """A text-only user message cut before its last check heading: the shared prefix and
+    the check (the response before it is fenced, so the last heading is the check's);
+    None without one."""
+    cut = text.rfind("\n" + CHECK_HEADING)
+    return None if cut < 0 else (text[: cut + 1], text[cut + 1 :])
+
+
 def render_messages(rendered: RenderedResponse, check_text: str) -> list[ChatMessage]:
     """The full request for one check: the shared prefix, then the check last.
 
     Text-only requests are sent as one string (what every OpenAI-compatible server accepts);
     with an image, as content parts.
     """
-    check = f"# Check\n{check_text.strip()}"
+    check = f"{CHECK_HEADING}{check_text.strip()}"
     parts = rendered.prefix_parts
     if all(p["type"] == "text" for p in parts):
         content: Any = "".join(p["text"] for p in parts) + check

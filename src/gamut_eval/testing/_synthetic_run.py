@@ -24,11 +24,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval._files import atomic_writer
-from gamut_eval.analysis import AuditReport
+from gamut_eval.analysis import VERDICT_ORDER, AuditReport
 from gamut_eval.judge import JudgeSettings
 from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
-from gamut_eval.scoring import score_table
+from gamut_eval.scoring import Verdict, score_table
 
 __all__ = ["DOMAINS", "paper_questions", "synthetic_run"]
 
@@ -38,8 +38,8 @@ DOMAINS: tuple[str, ...] = (
 )  # fmt: skip
 """The paper's ten domains of everyday life (names approximate)."""
 _POPULARITY = ("head", "torso", "tail")
-_VERDICTS = np.array(["contradicts", "missing", "partially_meets", "meets", None], dtype=object)
-"""By verdict code; code -1 (unscored) picks the last entry, null."""
+_VERDICTS = np.array([*VERDICT_ORDER, None], dtype=object)
+"""By verdict code (worst first); code -1 (unscored) picks the last entry, null."""
 _TEMPLATES = (
     "What is this {d}, where does it come from, and how is it made?",
     "What kind of {d} is this and what is it used for?",
@@ -343,7 +343,7 @@ def _audit(path: Path, judge: str) -> None:
     def probe(name: str, kind: str, **rates: float | None) -> dict[str, object]:
         return {
             "name": name, "kind": kind, "description": name, "answers": 10, "checks": 300,
-            "unscored": 0, "verdicts": {"missing": 300}, "examples": [],
+            "unscored": 0, "verdicts": {Verdict.MISSING.value: 300}, "examples": [],
             "flip_rate": rates.get("flip"), "upward_rate": rates.get("upward"),
             "null_pass_rate": rates.get("null"), "passed": name == "empty", "failures": [],
         }  # fmt: skip
@@ -358,7 +358,12 @@ def _audit(path: Path, judge: str) -> None:
             "models": ["synthetic"],
             "setting": "multimodal",
             "thresholds": {},
-            "clean": {"answers": 10, "checks": 300, "unscored": 0, "verdicts": {"meets": 300}},
+            "clean": {
+                "answers": 10,
+                "checks": 300,
+                "unscored": 0,
+                "verdicts": {Verdict.MEETS.value: 300},
+            },
             "failures": ["ignore_instructions: flip rate 10.0% is above 5.0%"],
             "probes": [
                 probe("empty", "null", null=0.0),
