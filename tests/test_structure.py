@@ -463,9 +463,7 @@ OPTION_NAME = re.compile(r"--[a-z][a-z0-9-]*=?")
 a settings field's ``cli`` metadata): it is not a message."""
 COMMAND_LINE = re.compile(r"`(?:gamut|inspect) [^`]*`")
 """A whole command line in backticks says which command to run, options and all."""
-MESSAGES_NAMING_OPTIONS = {
-    "analysis/_rundata.py": "three report warnings still name options",
-}
+MESSAGES_NAMING_OPTIONS = {}
 """Modules (under ``src/gamut_eval``) left to convert, with what is left in them."""
 
 
@@ -546,10 +544,7 @@ HOMONYMS = {
     "construct/_refine.py": "the 'missing' field of the refine reply (what an item lacks)",
 }
 """Modules where a verdict's spelling means something else, and what."""
-VERDICTS_SPELLED_OUT = {
-    "analysis/_rundata.py": "the verdict count columns",
-    "analysis/_explore.py": "the explorer's one-letter verdict codes",
-}
+VERDICTS_SPELLED_OUT = {}
 """Modules left to convert, with what is left in them."""
 
 

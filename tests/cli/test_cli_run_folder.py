@@ -266,7 +266,7 @@ def test_the_report_says_which_answers_were_filled(tmp_path: Path) -> None:
     result = invoke("report", str(out), "--format", "md")
     assert result.exit_code == 0, result.output
     text = flat((out / "report.md").read_text()).replace("\\", "")  # Markdown escapes
-    assert "1 missing answer(s) were scored as empty answers (--fill-missing)" in text
+    assert "1 missing answer(s) were scored as empty answers, as the run was told to" in text
     assert f"{dropped['question_id']} / {dropped['model']} / {dropped['setting']}" in text
 
 

@@ -43,6 +43,7 @@ from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, l
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "DATA_VERSION",
@@ -86,10 +87,10 @@ def thumbnail(path: Path) -> str | None:
 
 DATA_VERSION = 1
 VERDICT_CODES: dict[str | None, str] = {
-    "meets": "M",
-    "partially_meets": "P",
-    "missing": "O",
-    "contradicts": "C",
+    Verdict.MEETS.value: "M",
+    Verdict.PARTIALLY_MEETS.value: "P",
+    Verdict.MISSING.value: "O",
+    Verdict.CONTRADICTS.value: "C",
     None: "U",
 }
 """One character per verdict in ``questions[].verdicts``; ``U`` unscored, ``.`` not judged."""

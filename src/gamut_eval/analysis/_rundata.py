@@ -53,7 +53,7 @@ __all__ = [
 
 
 _KEYS = ("question_id", "model", "setting", "judge")
-_COUNT_VERDICTS = ("meets", "partially_meets", "missing", "contradicts", "unscored")
+_COUNT_VERDICTS = (*(verdict.value for verdict in Verdict), "unscored")
 
 _SCORES_SCHEMA = pa.schema(
     [
@@ -173,7 +173,8 @@ def _filled_notes(filled: list[Any]) -> list[str]:
     ]
     more = f" and {len(filled) - 5} more" if len(filled) > 5 else ""
     return [
-        f"{len(filled)} missing answer(s) were scored as empty answers (--fill-missing): "
+        f"{len(filled)} missing answer(s) were scored as empty answers, as the run was "
+        "told to (fill missing): "
         f"{'; '.join(named)}{more}"
     ]
 
@@ -201,7 +202,7 @@ def _dataset(path: Path | None, explicit: bool, notes: list[str]) -> Dataset | N
     if not path.is_file() and not explicit:
         notes.append(
             f"the run's dataset {path} is not there: breakdowns and question diversity "
-            "are left out (give --dataset)"
+            "are left out (name the dataset to include them)"
         )
         return None
     return load_dataset(path)
@@ -230,7 +231,7 @@ def load_run_data(
     if not scores_path.is_file():
         raise InputError(
             f"{run_dir}: no scores.jsonl, so this is not a finished run folder "
-            "(`gamut run` writes it after judging; a run over --max-unscored-rate writes none)"
+            "(`gamut run` writes it after judging; a run over its unscored-rate limit writes none)"
         )
     notes: list[str] = []
     config = _run_config(run_dir, notes)
