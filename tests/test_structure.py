@@ -11,13 +11,18 @@
   modules. Tests of a package (``tests/judge`` for ``judge``) may use its insides; other
   tests, benches and scripts use faces. A face re-exports only its own package's names.
   Modules are as long as the idea they hold: there is no line cap.
+* Library messages name settings, not command-line options: outside ``cli/`` no string
+  (docstrings aside) names a ``--option``; an error names its settings (``setting=``) and
+  the command line adds their options.
+* Verdicts go through the ``Verdict`` enum: no string spells a verdict's value outside it.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,10 +40,10 @@ LAYERS: list[tuple[str, list[str]]] = [
     # prices: the price table, read by the judge's dry run, a run and a build.
     ("dataset / responses", ["dataset", "responses", "prices", ""]),
     ("judge", ["judge"]),
-    # _registry is Inspect AI's entry point into the task and scorer of generate.
+    # _inspect_entry is Inspect AI's entry point into the task and scorer of generate.
     (
         "generate / run",
-        ["generate", "run", "records", "_folder", "_usage", "_registry", "_run_tables"],
+        ["generate", "run", "records", "_folder", "_usage", "_inspect_entry", "_run_tables"],
     ),
     ("construct / analysis", ["construct", "analysis"]),
     ("annotate / quality", ["annotate", "quality"]),
@@ -448,3 +453,139 @@ def test_cli_modules_import_heavy_packages_lazily(module: str) -> None:
     assert not hits, f"{module} imports at module level: " + ", ".join(
         f"{name} (line {line})" for name, line in hits
     )
+
+
+# -- library messages name settings, the command line names options -----------------------
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+OPTION_NAME = re.compile(r"--[a-z][a-z0-9-]*=?")
+"""A string that is only an option's name declares an option (the fake server's argparse,
+a settings field's ``cli`` metadata): it is not a message."""
+COMMAND_LINE = re.compile(r"`(?:gamut|inspect) [^`]*`")
+"""A whole command line in backticks says which command to run, options and all."""
+MESSAGES_NAMING_OPTIONS = {}
+"""Modules (under ``src/gamut_eval``) left to convert, with what is left in them."""
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    """The ids of the string constants that stand alone as statements (docstrings, and the
+    attribute docstrings under fields)."""
+    return {
+        id(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def options_named(source: str, name: str) -> list[str]:
+    """``name:line: option`` for each option a string of ``source`` names (docstrings,
+    option names alone and backticked command lines aside)."""
+    tree = ast.parse(source)
+    docs = _docstrings(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            continue
+        if id(node) in docs or OPTION_NAME.fullmatch(node.value):
+            continue
+        for match in OPTION.finditer(COMMAND_LINE.sub("", node.value)):
+            found.append((node.lineno, node.col_offset, match.start(), match.group()))
+    return [f"{name}:{line}: {option}" for line, _, _, option in sorted(found)]
+
+
+def library_hits(find: Callable[[str, str], list[str]], skip: Iterable[str]) -> list[str]:
+    """What ``find(source, name)`` reports in each library module (named by its path under
+    ``src/gamut_eval``) but those in ``skip``, which must each exist."""
+    library = ROOT / PACKAGE
+    skipped = set(skip)
+    for module in skipped:
+        assert (library / module).is_file(), f"{module} is listed but does not exist"
+    return [
+        hit
+        for path in sorted(library.rglob("*.py"))
+        if path.relative_to(library).as_posix() not in skipped
+        for hit in find(path.read_text(encoding="utf-8"), str(path.relative_to(REPO)))
+    ]
+
+
+def test_library_messages_name_settings_not_options() -> None:
+    cli = [p.relative_to(ROOT / PACKAGE).as_posix() for p in (ROOT / PACKAGE / "cli").glob("*.py")]
+    named = library_hits(options_named, [*cli, *MESSAGES_NAMING_OPTIONS])
+    assert not named, (
+        "library strings naming command-line options (name the setting instead, and pass "
+        "setting=... to the error: the command line adds the option):\n  " + "\n  ".join(named)
+    )
+
+
+def test_the_option_rule_sees_options_in_messages_only() -> None:
+    source = (
+        '"""Run ``gamut run --out DIR``."""\n'
+        "def f(x):\n"
+        '    """--overwrite in a docstring is fine."""\n'
+        '    parser.add_argument("--port")\n'
+        '    raise InputError(f"{x}: pass --overwrite")\n'
+        '    raise InputError("run `gamut build draft --input F` first")\n'
+        '    raise InputError("--db " + x + ": no dialect; see `gamut annotate` and --role")\n'
+    )
+    assert options_named(source, "x.py") == [
+        "x.py:5: --overwrite",
+        "x.py:7: --db",
+        "x.py:7: --role",
+    ]
+
+
+# -- verdicts only through the enum -------------------------------------------------------
+
+VERDICT_MODULE = "scoring/_verdict.py"
+HOMONYMS = {
+    "rubric/_load.py": "pydantic's error type 'missing' (a required field is absent)",
+    "construct/_refine.py": "the 'missing' field of the refine reply (what an item lacks)",
+}
+"""Modules where a verdict's spelling means something else, and what."""
+VERDICTS_SPELLED_OUT = {}
+"""Modules left to convert, with what is left in them."""
+
+
+def verdict_values() -> set[str]:
+    """The values of ``Verdict``'s members, read from its module."""
+    tree = ast.parse((ROOT / PACKAGE / VERDICT_MODULE).read_text(encoding="utf-8"))
+    enum = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Verdict")
+    return {
+        node.value.value
+        for node in enum.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    }
+
+
+def verdicts_spelled(source: str, name: str, values: set[str]) -> list[str]:
+    """``name:line: value`` for each string of ``source`` that is exactly a verdict value."""
+    return sorted(
+        f"{name}:{node.lineno}: {node.value}"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in values
+    )
+
+
+def test_verdicts_are_named_through_the_enum() -> None:
+    values = verdict_values()
+    assert values == {"meets", "partially_meets", "missing", "contradicts"}
+    spelled = library_hits(
+        lambda source, name: verdicts_spelled(source, name, values),
+        [VERDICT_MODULE, *HOMONYMS, *VERDICTS_SPELLED_OUT],
+    )
+    assert not spelled, (
+        "verdicts spelled as strings (use Verdict.X, or Verdict.X.value where a str is "
+        "needed):\n  " + "\n  ".join(spelled)
+    )
+
+
+def test_the_verdict_rule_sees_spelled_verdicts() -> None:
+    source = 'x = "meets"\ny = Verdict.MEETS\nz = f"{y} meets"\nw = ("missing", "omits")\n'
+    assert verdicts_spelled(source, "x.py", {"meets", "missing"}) == [
+        "x.py:1: meets",
+        "x.py:4: missing",
+    ]

@@ -64,7 +64,7 @@ def _recorded(folder: Path) -> RunIdentity | str:
 def claim_folder(folder: Path, identity: RunIdentity, *, overwrite: bool = False) -> None:
     """Make ``folder`` this run's, or raise ``InputError`` leaving it untouched."""
     if folder.exists() and not folder.is_dir():
-        raise InputError(f"{folder}: the run folder is a file; choose a folder for --out")
+        raise InputError(f"{folder}: the run folder is a file; choose a folder", setting="out_dir")
     entries = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
     if not entries:
         folder.mkdir(parents=True, exist_ok=True)
@@ -79,7 +79,8 @@ def claim_folder(folder: Path, identity: RunIdentity, *, overwrite: bool = False
             what = f"holds another run (it differs in: {', '.join(recorded.differences(identity))})"
         raise InputError(
             f"{folder} {what}; nothing was changed. Rerun with the same inputs to continue "
-            "that run, pass --overwrite to replace it, or choose another --out"
+            "that run, choose another folder, or set overwrite to replace it",
+            setting=("overwrite", "out_dir"),
         )
     for name in entries:
         if name in STORE_FILES:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -122,7 +123,10 @@ def load_run(path: str | Path) -> RunTables:
         where = folder / file
         if not where.is_file():
             raise InputError(f"{where}: missing, so {folder} is not a finished run folder")
-        tables[name] = _read_jsonl(where)
+        if name == "verdicts":
+            tables[name] = read_verdict_table(where, fields=None).frame
+        else:
+            tables[name] = _read_jsonl(where)
     manifest: dict[str, Any] = {}
     if (folder / "run.json").is_file():
         try:

@@ -11,6 +11,7 @@ Every message names the file, the path inside it, the rule and the value found.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -84,16 +85,23 @@ class ErrorDetail:
 class GamutError(Exception):
     """Base class of every error gamut-eval raises on purpose.
 
-    ``setting``: the setting whose value is at fault, when one is (a settings model's
-    field or a function's parameter, e.g. ``max_unscored_rate``). The library names the
-    setting and its value; the command line adds the option that sets it."""
+    ``setting``: the setting whose value is at fault or is the fix, when one is (a
+    settings model's field or a function's parameter, e.g. ``max_unscored_rate``), or
+    several of them, the one at fault first. The library names the settings and their
+    values; the command line adds the options that set them."""
 
-    setting: str | None = None
+    settings: tuple[str, ...] = ()
+    """Every setting the message names as at fault or as the fix."""
 
-    def __init__(self, *args: object, setting: str | None = None) -> None:
+    def __init__(self, *args: object, setting: str | Sequence[str] | None = None) -> None:
         super().__init__(*args)
         if setting is not None:
-            self.setting = setting
+            self.settings = (setting,) if isinstance(setting, str) else tuple(setting)
+
+    @property
+    def setting(self) -> str | None:
+        """The setting at fault (the first of ``settings``), if any."""
+        return self.settings[0] if self.settings else None
 
 
 class InputError(GamutError):
@@ -103,9 +111,11 @@ class InputError(GamutError):
 class ValidationError(InputError):
     """A document broke one or more rules; ``details`` lists every problem, not only the first."""
 
-    def __init__(self, details: list[ErrorDetail]) -> None:
+    def __init__(
+        self, details: list[ErrorDetail], *, setting: str | Sequence[str] | None = None
+    ) -> None:
         self.details = list(details)
-        super().__init__("\n".join(d.render() for d in self.details))
+        super().__init__("\n".join(d.render() for d in self.details), setting=setting)
 
 
 class JudgeError(GamutError):

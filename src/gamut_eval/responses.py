@@ -150,8 +150,8 @@ def _grid_errors(
                 "$",
                 "response-present",
                 f"{len(missing)} (question, model, setting) of the grid have no answer: "
-                f"{_listed(missing)}; rerun generation for them, or (gamut run) pass "
-                "--fill-missing to score them as empty answers (the model said nothing)",
+                f"{_listed(missing)}; rerun generation for them, or (in a run) set fill_missing "
+                "to score them as empty answers (the model said nothing)",
             )
         )
     if unknown:
@@ -230,7 +230,9 @@ def complete_responses(
                     f"{_listed(outside)}",
                 )
             )
-        raise ValidationError([e.in_file(source) for e in errors] if source else errors)
+        located = [e.in_file(source) for e in errors] if source else errors
+        gaps = missing and not fill_missing
+        raise ValidationError(located, setting="fill_missing" if gaps else None)
     filled = tuple(missing)
     extra = tuple(
         ResponseRow.model_validate({**k._asdict(), "response": "", "metadata": {FILLED_KEY: True}})

@@ -34,6 +34,7 @@ from gamut_eval._files import atomic_writer
 from gamut_eval._folder import DERIVED, claim_folder, file_sha256
 from gamut_eval._tables import write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
+from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge import (
@@ -68,7 +69,7 @@ if TYPE_CHECKING:
     from gamut_eval.judge import DryRunReport
     from gamut_eval.prices import PriceTable
 
-__all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows"]
+__all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows", "score_run_folder"]
 
 
 @dataclass(frozen=True)
@@ -214,11 +215,12 @@ def run_benchmark(
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
         raise InputError(
-            "give the models to generate answers with (--model), or existing answers "
-            "(--responses), not both"
+            "give the models to generate answers with (models), or existing answers "
+            "(responses), not both",
+            setting=("models", "responses"),
         )
     if not judges:
-        raise InputError("give at least one --judge")
+        raise InputError("give at least one judge (judges)", setting="judges")
     generation = _check_generation(generation, responses)
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
@@ -257,7 +259,7 @@ def run_benchmark(
         manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports = _judge_all(dataset, answers, resolved, out_dir, on_event, wait_for_store_s)
-    summary = _score(dataset, out_dir, params)
+    summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
 
     write_run_logs(dataset, given.rows, judges, out_dir, responses, params)
@@ -338,8 +340,10 @@ def _check_generation(
     if responses is not None:
         if generation is not None and generation.identity():
             raise InputError(
-                "the generation options (temperature, max tokens, system message, epochs, "
-                "-M ...) apply to generated answers; with --responses they would be ignored"
+                "the generation settings (temperature, max tokens, system message, epochs, "
+                "model arguments) apply to generated answers; with responses given they would "
+                "be ignored",
+                setting="responses",
             )
         return None
     if generation is None:
@@ -390,9 +394,10 @@ def _judge_all(
     return reports
 
 
-def _score(dataset: Dataset, out_dir: Path, params: ScoringParams) -> pd.DataFrame:
-    verdicts = pd.read_json(out_dir / "verdicts.jsonl", lines=True, dtype=False)
-    verdicts = verdicts[["question_id", "model", "setting", "judge", "check_id", "verdict"]]
+def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> pd.DataFrame:
+    """``gamut run``'s scoring step: the run folder's verdicts.jsonl (read once, the scored
+    fields only) scored into scores.jsonl and summary.json; returns the summary."""
+    verdicts = read_verdict_table(out_dir / "verdicts.jsonl").frame
     scores = score_table(verdicts, dataset.checklists(), params)
     with atomic_writer(out_dir / "scores.jsonl") as handle:
         for row in score_rows(scores):

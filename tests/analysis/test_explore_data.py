@@ -9,10 +9,18 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from gamut_eval.analysis import ReportConfig, build_report, load_run_data, render_html
+from gamut_eval.analysis import (
+    Report,
+    ReportConfig,
+    build_report,
+    load_run_data,
+    render_html,
+    report_for_run,
+)
 from gamut_eval.analysis._explore import explore_data
 from gamut_eval.testing import synthetic_run
 
@@ -112,10 +120,36 @@ def test_the_embedded_json_cannot_end_its_block(run_dir: Path) -> None:
 
 def test_a_report_without_its_run_folder_has_no_drill_down(run_dir: Path, tmp_path: Path) -> None:
     report = build_report(load_run_data(run_dir), ReportConfig(resamples=20))
-    moved = report.model_copy(update={"meta": report.meta.model_copy(update={"run_dir": None})})
+    # re-rendered elsewhere from its JSON: the loaded results do not travel with it
+    data = report.model_dump(mode="json")
+    data["meta"]["run_dir"] = None
+    moved = Report.model_validate(data)
+    assert moved.run is None
     html = render_html(moved)
     assert 'id="gamut-data"' not in html
-    assert 'id="gamut-data"' in render_html(report)  # found through meta.run_dir
+    again = Report.model_validate(report.model_dump(mode="json"))
+    assert 'id="gamut-data"' in render_html(again)  # found through meta.run_dir
+
+
+def test_the_html_report_reads_the_verdicts_once(
+    run_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gamut_eval._verdict_table as verdict_table
+
+    reads: list[bool] = []
+    real = verdict_table.read_verdict_table
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        reads.append(bool(kwargs.get("explanations")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(verdict_table, "read_verdict_table", counted)
+    for module in ("gamut_eval.analysis._rundata", "gamut_eval.analysis._explore"):
+        monkeypatch.setattr(f"{module}.read_verdict_table", counted)
+    report = report_for_run(run_dir, ReportConfig(resamples=20), explanations=True)
+    html = render_html(report)
+    assert 'id="gamut-data"' in html
+    assert reads == [True]  # one read, explanations included, shared by tables and page
 
 
 def test_demo_report_embeds_small_thumbnails(tmp_path: Path) -> None:

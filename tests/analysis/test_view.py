@@ -111,7 +111,8 @@ def test_a_given_port_is_used_and_a_busy_one_is_refused(run_dir: Path) -> None:
         assert url == f"http://127.0.0.1:{free}/"
         busy = CliRunner().invoke(cli, ["view", str(run_dir), "--port", str(free)])
         assert busy.exit_code == 2
-        assert f"--port {free}: cannot listen on 127.0.0.1:{free}" in busy.stderr
+        assert f"port {free}: cannot listen on 127.0.0.1:{free}" in busy.stderr
+        assert busy.stderr.strip().endswith("(option --port)")  # the command line adds it
     finally:
         _stop(process)
 

@@ -98,6 +98,7 @@ def test_an_unreachable_server_and_an_unknown_scheme_are_clear_errors(tmp_path: 
     result = run("annotate", "migrate", "--db", "mysqlx://db.lab/annotate")
     assert result.exit_code == 2
     assert "SQLAlchemy has no dialect for 'mysqlx'" in result.output
+    assert result.output.strip().endswith("(option --db)")  # the command line adds it
 
 
 def test_the_cli_migrates_a_postgresql_url(postgres: PostgresServer) -> None:

@@ -71,6 +71,7 @@ def test_missing_answers_are_refused_naming_them_and_nothing_is_written(tmp_path
     text = flat(result.output)
     assert "1 (question, model, setting) of the grid have no answer" in text
     assert f"({dropped['question_id']!r}, {dropped['model']!r}, {dropped['setting']!r})" in text
+    assert text.endswith("(option --fill-missing)")  # the command line adds its option
     assert not out.exists()
 
 
@@ -171,7 +172,7 @@ def test_a_different_run_into_a_used_folder_is_refused_and_the_folder_kept(
     assert result.exit_code == 2, result.output
     text = flat(result.output)
     assert "holds another run (it differs in: responses_sha256, fill_missing)" in text
-    assert "--overwrite" in text
+    assert text.endswith("or set overwrite to replace it (options --overwrite, --out)")
     assert snapshot(out) == before
 
 
@@ -265,7 +266,7 @@ def test_the_report_says_which_answers_were_filled(tmp_path: Path) -> None:
     result = invoke("report", str(out), "--format", "md")
     assert result.exit_code == 0, result.output
     text = flat((out / "report.md").read_text()).replace("\\", "")  # Markdown escapes
-    assert "1 missing answer(s) were scored as empty answers (--fill-missing)" in text
+    assert "1 missing answer(s) were scored as empty answers, as the run was told to" in text
     assert f"{dropped['question_id']} / {dropped['model']} / {dropped['setting']}" in text
 
 

@@ -238,8 +238,9 @@ def test_table_errors_name_the_choices(long_names_run: Path) -> None:
                           "--table", "nope")  # fmt: skip
     assert code == 2
     assert out == ""
-    assert "--table 'nope'" in err
+    assert "table_name 'nope': not a table of the report" in err
     assert "leaderboard" in err
+    assert err.strip().endswith("(option --table)")  # the command line adds its option
     code, _, err = _run("report", str(long_names_run), "--format", "md", "--table", "leaderboard")
     assert code == 2
     assert "-o -" in err

@@ -11,6 +11,7 @@ import inspect_ai.model
 import pytest
 from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl, write_jsonl
+from inspect_ai.model import ModelOutput
 
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
@@ -54,7 +55,7 @@ def test_build_all_stops_for_human_review_and_says_what_to_do(
     assert "stopped after review" in err
     assert "no question is accepted yet by both the LLM review and people" in out
     assert str(workdir / "review" / "to_annotate.jsonl") in out
-    assert "--decisions" in out
+    assert "(option --decisions)" in out  # the library names the setting, the CLI its option
     assert {c.kind for c in responder.calls} == {"questions", "review"}
     assert len(read_jsonl(workdir / "review" / "to_annotate.jsonl")) == 4
     assert not (workdir / "evidence").exists()
@@ -110,6 +111,26 @@ def test_stage_commands_chain_and_report_errors(
     code, _, err = run("build", "evidence", *base, "--search", "tavily")
     assert code == 2
     assert "TAVILY_API_KEY" in err
+    assert err.strip().endswith("(option --search)")
+
+
+def test_a_recorded_unit_error_shows_the_option_of_its_setting(
+    manifest: Path, workdir: Path, responder: Responder
+) -> None:
+    responder.handlers["questions"] = lambda call: ModelOutput.from_content(
+        "mockllm/model", '{"candidates": [', "max_tokens"
+    )
+    base = ("--workdir", str(workdir), "--model", "mockllm/model", "--max-tokens", "64")
+    code, _, err = run("build", "questions", "--images", str(manifest), *base)
+    assert code == 1
+    flat = " ".join(err.split())
+    assert (
+        "[truncated] the reply was cut off at 64 tokens; raise max_tokens (option --max-tokens)"
+        in flat
+    )
+    rows = read_jsonl(workdir / "questions" / "errors.jsonl")
+    assert {r["setting"] for r in rows} == {"max_tokens"}  # the file names the setting only
+    assert all("--max-tokens" not in r["message"] for r in rows)
 
 
 PRICE_TABLES = {

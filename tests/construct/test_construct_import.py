@@ -154,7 +154,7 @@ GOOD = {"query": "what is this?", "image_path": "images/bibimbap.png", "interact
         (
             [GOOD, {**GOOD, "image_path": "images/eiffel-tower.png"}],
             [],
-            ["rows 1 and 2 get the same id 'a'", "--map id=COLUMN"],
+            ["rows 1 and 2 get the same id 'a'", "(mapping id=COLUMN) (option --map)"],
         ),
         (
             [GOOD],

@@ -300,7 +300,9 @@ def test_text_only_input_takes_dataset_records_only(tmp_path: Path) -> None:
     code, out = gamut("build", "text-only", "--input", drafts, "--model", "mockllm/model",
                       "--workdir", tmp_path / "w")  # fmt: skip
     assert code == 2, out
-    assert f"{drafts}:1:$: text-only --input reads dataset records" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert f"{drafts}:1:$: the text-only stage's source holds dataset records" in flat
+    assert flat.endswith("(option --input)")  # the command line adds its option
     assert not (tmp_path / "w" / "text-only").exists()
 
 

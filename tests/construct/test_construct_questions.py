@@ -174,5 +174,6 @@ async def test_failed_and_truncated_calls_are_recorded_per_image(
     assert errors["bowl"].kind == "model-call"
     assert "RuntimeError: provider exploded" in errors["bowl"].message
     assert errors["tower"].kind == "truncated"
-    assert "raise --max-tokens" in errors["tower"].message
+    assert "raise max_tokens" in errors["tower"].message
+    assert errors["tower"].setting == "max_tokens"  # the command line adds its option
     assert len(responder.of("questions")) == 2  # neither is repaired: it cannot help

@@ -75,7 +75,8 @@ async def test_a_leading_question_fails_the_stranger_test_with_its_reason(
     assert all(Path(t["image"]).is_file() for t in tasks)
     assert read_jsonl(workdir / "review" / "accepted.jsonl") == []
     assert report.next_step is not None
-    assert "--decisions" in report.next_step
+    assert "rerun with every decision exported so far as decisions" in report.next_step
+    assert report.next_step_settings == ("decisions",)  # the command line adds its option
     assert "to_annotate.jsonl" in report.next_step
     # the reviewer saw the image and every candidate, as fenced data
     call = responder.of("review")[0]

@@ -77,8 +77,9 @@ def test_long_paragraphs_are_split_into_short_passages() -> None:
 
 
 def test_local_search_needs_a_corpus(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="--corpus"):
+    with pytest.raises(InputError, match="search 'local' needs a corpus") as caught:
         make_search_provider("local")
+    assert caught.value.setting == "corpus"  # the command line adds its option
     with pytest.raises(InputError, match="no documents found"):
         LocalSearch(tmp_path)
     with pytest.raises(InputError, match="unknown search provider"):

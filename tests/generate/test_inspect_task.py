@@ -13,7 +13,7 @@ from inspect_ai import eval as inspect_eval, score as inspect_score
 from inspect_ai.model import ModelOutput, ModelUsage, get_model
 
 from gamut_eval import load_dataset
-from gamut_eval._registry import gamut_scorer
+from gamut_eval._inspect_entry import gamut_scorer
 from gamut_eval.judge import grade_check
 from gamut_eval.testing import FakeOpenAIServer
 

@@ -96,7 +96,8 @@ def test_a_model_refusing_images_is_named_with_the_text_only_way_out(
         message = _flat(refused.output)
         assert model in message
         assert "does not take images" in message
-        assert "--setting text_only" in message
+        assert "run with setting text_only" in message
+        assert message.endswith("(options --setting, --no-probe)")  # the CLI adds them
         assert not out.exists()
         # the policy never saw them: the image probe was refused, the text probe answered
         assert len(recorder.model_probe_requests()) == 1

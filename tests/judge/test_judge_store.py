@@ -86,7 +86,8 @@ def test_a_second_writer_is_refused_with_a_clear_message(tmp_path: Path) -> None
         message = str(info.value)
         assert str(path) in message
         assert f"pid {os.getpid()}" in message
-        assert "--wait-for-store" in message
+        assert "wait_for_store" in message
+        assert info.value.settings == ("wait_for_store", "store")  # the CLI adds the options
         assert "database is locked" not in message
     with VerdictStore(path) as again:  # released on close
         assert again.count() == {}
@@ -229,6 +230,7 @@ def test_a_second_judge_process_on_a_busy_store_exits_1_with_the_message(
     assert result.returncode == 1, result.stderr
     assert "is in use by another gamut process" in result.stderr
     assert f"pid {os.getpid()}" in result.stderr
+    assert "(options --wait-for-store, --store)" in result.stderr  # the command line adds them
     assert "database is locked" not in result.stderr
     assert "Traceback" not in result.stderr
     assert server.requests == []

@@ -199,6 +199,7 @@ def test_files_about_different_answers_exit_2(files: dict[str, Path], tmp_path: 
                     "--dataset", str(files["dataset"]))  # fmt: skip
     assert result.exit_code == 2
     assert "no check has a verdict in both" in result.stderr
+    assert result.stderr.strip().endswith("(options --gold, --dataset)")
 
 
 def test_several_judges_in_one_file_are_selected_with_judge(
@@ -210,7 +211,9 @@ def test_several_judges_in_one_file_are_selected_with_judge(
             "--dataset", str(files["dataset"])]  # fmt: skip
     refused = invoke(*args)
     assert refused.exit_code == 2
-    assert "pass --judge NAME" in " ".join(refused.stderr.split())
+    flat = " ".join(refused.stderr.split())
+    assert "rows of several judges? keep one judge's rows with judge" in flat
+    assert flat.endswith("(option --judge)")  # the command line adds its option
     chosen = invoke(*args, "--judge", "b/y", "--json")
     assert chosen.exit_code == 0, chosen.output
     assert json.loads(chosen.stdout)["overall"]["accuracy"]["value"] == pytest.approx(3 / 5)

@@ -53,5 +53,6 @@ def test_the_text_model_refusing_an_image_is_named_before_anything_runs(
     assert refused.exit_code == 2, refused.output
     message = " ".join(refused.output.split())
     assert JUDGE in message
-    assert "--setting text_only" in message
+    assert "run with setting text_only" in message
+    assert "--setting" in message  # the command line adds the option
     assert not out.exists()

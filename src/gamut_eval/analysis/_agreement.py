@@ -45,6 +45,7 @@ from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
 from gamut_eval.data import HELD_OUT, TUNING, TUNING_QUESTIONS, label_part
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.judge import OFFLINE_JUDGE, REFERENCE_JUDGE
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "CheckAgreementRow",
@@ -260,8 +261,8 @@ def _all_row(
     )
 
 
-_CONTRADICTS = VERDICT_ORDER.index("contradicts")
-_MEETS = VERDICT_ORDER.index("meets")
+_CONTRADICTS = VERDICT_ORDER.index(Verdict.CONTRADICTS)
+_MEETS = VERDICT_ORDER.index(Verdict.MEETS)
 _PARTS = (HELD_OUT, TUNING)
 
 

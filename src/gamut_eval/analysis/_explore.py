@@ -34,15 +34,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
-import pyarrow.compute as pc  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
 from gamut_eval._files import read_jsonl
+from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.analysis._report import Report
 from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run_data
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "DATA_VERSION",
@@ -86,10 +87,10 @@ def thumbnail(path: Path) -> str | None:
 
 DATA_VERSION = 1
 VERDICT_CODES: dict[str | None, str] = {
-    "meets": "M",
-    "partially_meets": "P",
-    "missing": "O",
-    "contradicts": "C",
+    Verdict.MEETS.value: "M",
+    Verdict.PARTIALLY_MEETS.value: "P",
+    Verdict.MISSING.value: "O",
+    Verdict.CONTRADICTS.value: "C",
     None: "U",
 }
 """One character per verdict in ``questions[].verdicts``; ``U`` unscored, ``.`` not judged."""
@@ -98,13 +99,6 @@ TEXT_BUDGET = 24_000_000
 THUMB_BUDGET = 16_000_000
 """Characters of embedded thumbnails at most."""
 
-_SCHEMA = pa.schema(
-    [
-        *((k, pa.string()) for k in ("question_id", "model", "setting", "judge", "check_id")),
-        ("verdict", pa.string()),
-        ("explanation", pa.string()),
-    ]
-)
 _RESPONSES = pa.schema([(k, pa.string()) for k in ("question_id", "model", "setting", "response")])
 
 
@@ -117,25 +111,24 @@ class _Axes:
 
 
 class _Explanations:
-    """The distinct explanations, kept in Arrow: only those of the questions whose texts
-    fit the budget become Python strings (real judges write millions of distinct ones)."""
+    """The judges' explanations, kept in Arrow, row for row with the verdicts: only those
+    of the questions whose texts fit the budget become Python strings (real judges write
+    millions of distinct ones, so nothing is hashed or copied for the whole column)."""
 
     def __init__(self, column: pa.ChunkedArray) -> None:
-        encoded = column.dictionary_encode().unify_dictionaries()
-        combined = (
-            encoded.combine_chunks() if encoded.num_chunks else pa.array([]).dictionary_encode()
-        )
-        self.codes = np.asarray(combined.indices.fill_null(-1).to_numpy(), dtype=np.int64)
-        self.values = combined.dictionary
-        self.lengths = np.asarray(pc.utf8_length(self.values).to_numpy(), dtype=np.int64)
+        self.values = column
+        codes = np.arange(len(column), dtype=np.int64)
+        if column.null_count:
+            codes[np.asarray(column.is_null().to_numpy(zero_copy_only=False))] = -1
+        self.codes = codes
 
-    def take(self, codes: npt.NDArray[np.int64]) -> list[str]:
-        texts: list[str] = self.values.take(pa.array(codes, type=pa.int64())).to_pylist()
+    def take(self, rows: npt.NDArray[np.int64]) -> list[str]:
+        texts: list[str] = self.values.take(pa.array(rows, type=pa.int64())).to_pylist()
         return texts
 
 
 def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | None] | None:
-    """The file's columns as categoricals, and its explanations (if it has that column)."""
+    """The answers file's columns as categoricals (and explanations, if it has them)."""
     if not path.is_file() or path.stat().st_size == 0:
         return None
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
@@ -277,27 +270,8 @@ def _question(
         idx = (rows.s, rows.j, rows.m, local_check[rows.k])
         codes[idx] = rows.v
         expl[idx] = rows.e
-    used, inverse = np.unique(expl.ravel(), return_inverse=True)
-    absent = int(len(used) > 0 and used[0] < 0)
-    used = used[absent:]
-    expl_local = np.where(expl.ravel() < 0, -1, inverse - absent).tolist()
-    slots = len(axes.settings) * len(axes.models)
-    answer_slots: list[int] = []
-    answer_texts: list[str] = []
-    for slot in range(slots):
-        text = answers.get(slot)
-        answer_slots.append(-1 if text is None else len(used) + len(answer_texts))
-        if text is not None:
-            answer_texts.append(text)
-    cost = int(explanations.lengths[used].sum()) + sum(len(t) for t in answer_texts)
-    cost += 3 * len(expl_local)
-    fits = cost <= b.texts_left
-    texts = None
-    if fits:
-        b.texts_left -= cost
-        texts = explanations.take(used) + answer_texts
-    else:
-        b.texts_left = -1  # the first question that does not fit ends the texts
+    texts, expl_local, answer_slots = _texts(b, expl.ravel(), explanations, answers)
+    fits = texts is not None
     return {
         "id": qid,
         "domain": record.domain if record else None,
@@ -319,6 +293,37 @@ def _question(
         "explanations": expl_local if fits else None,
         "answers": answer_slots if fits else None,
     }
+
+
+def _texts(
+    b: _Builder, expl: npt.NDArray[np.int64], explanations: _Explanations, answers: dict[int, str]
+) -> tuple[list[str] | None, list[int], list[int]]:
+    """A question's distinct explanations and answers, if they fit what is left of the
+    text budget: (texts, each cell's text index or -1, each answer slot's text index or
+    -1). The first question that does not fit ends the texts."""
+    if b.texts_left < 0:
+        return None, [], []
+    rows, inverse = np.unique(expl, return_inverse=True)
+    absent = int(len(rows) > 0 and rows[0] < 0)
+    said = explanations.take(rows[absent:])
+    index: dict[str, int] = {}
+    local = np.array([index.setdefault(t, len(index)) for t in said], dtype=np.int64)
+    distinct = list(index)
+    expl_local = np.where(expl < 0, -1, local[np.maximum(inverse - absent, 0)]).tolist()
+    answer_slots: list[int] = []
+    answer_texts: list[str] = []
+    for slot in range(len(b.axes.settings) * len(b.axes.models)):
+        text = answers.get(slot)
+        answer_slots.append(-1 if text is None else len(distinct) + len(answer_texts))
+        if text is not None:
+            answer_texts.append(text)
+    cost = sum(len(t) for t in distinct) + sum(len(t) for t in answer_texts)
+    cost += 3 * len(expl_local)
+    if cost > b.texts_left:
+        b.texts_left = -1
+        return None, [], []
+    b.texts_left -= cost
+    return distinct + answer_texts, expl_local, answer_slots
 
 
 def _category_codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.int64]:
@@ -359,12 +364,16 @@ def explore_data(
     """The drill-down data of a run, or None when its folder has no verdicts.jsonl."""
     if run.run_dir is None:
         return None
-    read = _read(run.run_dir / "verdicts.jsonl", _SCHEMA)
-    if read is None:
-        return None
-    frame, explanations = read
-    if explanations is None:
-        return None
+    verdicts, texts = run.verdicts, run.explanations
+    if verdicts is None or texts is None:
+        path = run.run_dir / "verdicts.jsonl"
+        if not path.is_file():
+            return None
+        table = read_verdict_table(path, explanations=True)
+        verdicts, texts = table.frame, table.explanations
+        if texts is None:
+            return None
+    frame, explanations = verdicts, _Explanations(texts)
     cube = cube_from_scores(run.scores, run.judges)
     axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
     groups = _verdict_rows(frame, axes, explanations.codes)
@@ -395,6 +404,7 @@ def explore_json(report: Report, run: RunData | None = None) -> tuple[str | None
     """The ``gamut-data`` JSON text, or None and why not: the run folder is not at hand (a
     report re-rendered from its JSON elsewhere), has no verdicts.jsonl, or a file of it
     does not parse."""
+    run = run or report.run
     if run is None:
         folder = report.meta.run_dir
         if folder is None:

@@ -165,22 +165,23 @@ def _csv(spec: TableSpec, rows: list[Row]) -> str:
     return text
 
 
-def render_table(report: Report, fmt: str, name: str) -> str:
+def render_table(report: Report, fmt: str, table_name: str) -> str:
     """One table of ``report`` as ``md``, ``csv`` or ``json`` text (for standard output)."""
-    spec = next((s for s in TABLES if s.name == name), None)
+    spec = next((s for s in TABLES if s.name == table_name), None)
     if spec is None:
         raise InputError(
-            f"--table {name!r}: not a table of the report; choose one of "
-            + ", ".join(s.name for s in TABLES)
+            f"table_name {table_name!r}: not a table of the report; choose one of "
+            + ", ".join(s.name for s in TABLES),
+            setting="table_name",
         )
-    rows = report.table(name)
+    rows = report.table(table_name)
     if fmt == "csv":
         return _csv(spec, rows)
     if fmt == "md":
         return f"## {spec.title}\n\n{markdown_table(spec, rows)}\n"
     if fmt == "json":
         return json.dumps([r.model_dump(mode="json") for r in rows], indent=2) + "\n"
-    raise InputError(f"--table prints one table as md, csv or json, not {fmt}")
+    raise InputError(f"fmt {fmt!r}: one table prints as md, csv or json", setting="fmt")
 
 
 def _write_text(path: Path, text: str) -> None:

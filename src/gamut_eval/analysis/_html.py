@@ -513,7 +513,10 @@ def _audit(report: Report) -> Section:
         "must not change verdicts."
     )
     if not report.judge_audit:
-        note = "No audit in this run folder: gamut audit-judge --judge J --out RUN_DIR/audit.json"
+        note = (
+            "No audit in this run folder: run "
+            "`gamut audit-judge --judge J --out RUN_DIR/audit.json`"
+        )
         return Section("audit", "Judge audit", intro, [_note(note)])
     return Section("audit", "Judge audit", intro, [table_block("judge_audit", report.judge_audit)])
 

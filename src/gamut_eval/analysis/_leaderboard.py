@@ -21,6 +21,7 @@ import numpy.typing as npt
 from gamut_eval.analysis._rundata import VERDICT_COLUMNS, ScoreCube
 from gamut_eval.analysis._stats import Bootstrap, Means, nanmean, ranks
 from gamut_eval.analysis._tables import Count, Rate, Row, Score, number
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "POPULARITY_ORDER",
@@ -131,8 +132,8 @@ def leaderboard_rows(cube: ScoreCube, means: Means, boot: Bootstrap) -> list[Lea
     and shared with the other analyses)."""
     low, high = boot.interval(means.boot)
     shares = verdict_shares(cube)
-    missing = boot.means(shares[..., VERDICT_COLUMNS.index("missing")])
-    contra = boot.means(shares[..., VERDICT_COLUMNS.index("contradicts")])
+    missing = boot.means(shares[..., VERDICT_COLUMNS.index(Verdict.MISSING)])
+    contra = boot.means(shares[..., VERDICT_COLUMNS.index(Verdict.CONTRADICTS)])
     missing_ci, contra_ci = boot.interval(missing.boot), boot.interval(contra.boot)
     share_means = nanmean(np.moveaxis(shares, -1, 0))
     tier_means = nanmean(np.moveaxis(cube.tiers, -1, 0))

@@ -25,7 +25,7 @@ from types import ModuleType
 from typing import Annotated, Any, TypeVar
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from gamut_eval import __version__
 from gamut_eval.analysis._agreement import (
@@ -323,6 +323,14 @@ class Report(BaseModel):
     diversity_clusters: list[ClusterRow]
     judge_audit: list[AuditRow] = Field(default_factory=list)
     reference_agreement: list[ReferenceAgreementRow] = Field(default_factory=list)
+    _run: RunData | None = PrivateAttr(default=None)
+    """The stored results the report was built from, kept so the HTML page's drill-down
+    uses what is loaded instead of reading the run folder again (not serialised)."""
+
+    @property
+    def run(self) -> RunData | None:
+        """The stored results this report was built from, when built in this process."""
+        return self._run
 
     def table(self, name: str) -> list[Row]:
         """The rows of the table called ``name`` (one of ``TABLES``)."""
@@ -351,7 +359,7 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
     diversity = _diversity(run.dataset, notes, config.embeddings)
     audit = audit_rows(run.run_dir, notes)
     notes += _coverage_notes(cube)
-    return Report(
+    report = Report(
         meta=_meta(run, config, cube, notes),
         leaderboard=leaderboard_rows(cube, means, boot),
         breakdowns=breakdown_rows(cube, question_groups(run.dataset, cube.questions), boot),
@@ -372,13 +380,23 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         judge_audit=audit,
         reference_agreement=against_reference,
     )
+    report._run = run
+    return report
 
 
 def report_for_run(
-    run_dir: str | Path, config: ReportConfig | None = None, dataset: str | Path | None = None
+    run_dir: str | Path,
+    config: ReportConfig | None = None,
+    dataset: str | Path | None = None,
+    *,
+    explanations: bool = False,
 ) -> Report:
-    """``build_report`` on the run folder ``run_dir`` (see ``load_run_data``)."""
-    return build_report(load_run_data(run_dir, dataset), config)
+    """``build_report`` on the run folder ``run_dir`` (see ``load_run_data``).
+
+    ``explanations``: load the judges' explanations with the verdicts, in the same single
+    read, for the HTML page's drill-down (which then reads nothing again)."""
+    run = load_run_data(run_dir, dataset, explanations=explanations)
+    return build_report(run, config)
 
 
 def _meta(run: RunData, config: ReportConfig, cube: ScoreCube, notes: list[str]) -> ReportMeta:

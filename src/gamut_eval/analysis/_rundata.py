@@ -34,6 +34,7 @@ import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no ty
 import pydantic
 
 from gamut_eval._files import read_jsonl, read_mapping
+from gamut_eval._verdict_table import VerdictTable, read_verdict_table
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import TIERS, pydantic_details
@@ -48,12 +49,11 @@ __all__ = [
     "cube_from_scores",
     "load_run_data",
     "read_scores",
-    "read_verdicts",
 ]
 
 
 _KEYS = ("question_id", "model", "setting", "judge")
-_COUNT_VERDICTS = ("meets", "partially_meets", "missing", "contradicts", "unscored")
+_COUNT_VERDICTS = (*(verdict.value for verdict in Verdict), "unscored")
 
 _SCORES_SCHEMA = pa.schema(
     [
@@ -68,9 +68,6 @@ _SCORES_SCHEMA = pa.schema(
         ),
     ]
 )
-_VERDICTS_SCHEMA = pa.schema(
-    [*((k, pa.string()) for k in _KEYS), ("check_id", pa.string()), ("verdict", pa.string())]
-)
 
 
 @dataclass(frozen=True)
@@ -81,6 +78,9 @@ class RunData:
     """One row per judged response: keys, ``gamut``, tier columns, ``<tier>.<verdict>``."""
     verdicts: pd.DataFrame | None = None
     """Verdict rows (keys, ``check_id``, ``verdict``), or None when not loaded."""
+    explanations: pa.ChunkedArray | None = None
+    """The judges' explanations, row for row with ``verdicts`` (loaded for the report's
+    drill-down only), kept in Arrow."""
     params: ScoringParams = field(default_factory=ScoringParams)
     """The scoring parameters the scores were computed with."""
     dataset: Dataset | None = None
@@ -130,15 +130,6 @@ def read_scores(path: Path) -> pd.DataFrame:
     return frame
 
 
-def read_verdicts(path: Path) -> pd.DataFrame:
-    """verdicts.jsonl's key, check and verdict fields, as categorical columns."""
-    table = _read_table(path, _VERDICTS_SCHEMA)
-    encoded = pa.table({n: table.column(n).dictionary_encode() for n in table.column_names})
-    del table
-    frame: pd.DataFrame = encoded.to_pandas()
-    return frame
-
-
 def _run_config(run_dir: Path, notes: list[str]) -> dict[str, Any]:
     path = run_dir / "run.json"
     if not path.is_file():
@@ -182,7 +173,8 @@ def _filled_notes(filled: list[Any]) -> list[str]:
     ]
     more = f" and {len(filled) - 5} more" if len(filled) > 5 else ""
     return [
-        f"{len(filled)} missing answer(s) were scored as empty answers (--fill-missing): "
+        f"{len(filled)} missing answer(s) were scored as empty answers, as the run was "
+        "told to (fill missing): "
         f"{'; '.join(named)}{more}"
     ]
 
@@ -210,20 +202,26 @@ def _dataset(path: Path | None, explicit: bool, notes: list[str]) -> Dataset | N
     if not path.is_file() and not explicit:
         notes.append(
             f"the run's dataset {path} is not there: breakdowns and question diversity "
-            "are left out (give --dataset)"
+            "are left out (name the dataset to include them)"
         )
         return None
     return load_dataset(path)
 
 
 def load_run_data(
-    run_dir: str | Path, dataset: str | Path | None = None, verdicts: bool | None = None
+    run_dir: str | Path,
+    dataset: str | Path | None = None,
+    verdicts: bool | None = None,
+    *,
+    explanations: bool = False,
 ) -> RunData:
     """Load a run folder written by ``gamut run``.
 
     ``dataset`` overrides the dataset path recorded in run.json. ``verdicts``: whether to
     read verdicts.jsonl (default: only when the scores have two or more judges, the only
-    case that needs it). Bad input raises ``InputError`` naming the file.
+    case that needs it). ``explanations``: read the verdicts with the judges' explanations
+    (for the HTML report's drill-down; implies ``verdicts``), in the same single pass.
+    Bad input raises ``InputError`` naming the file.
     """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
@@ -233,7 +231,7 @@ def load_run_data(
     if not scores_path.is_file():
         raise InputError(
             f"{run_dir}: no scores.jsonl, so this is not a finished run folder "
-            "(`gamut run` writes it after judging; a run over --max-unscored-rate writes none)"
+            "(`gamut run` writes it after judging; a run over its unscored-rate limit writes none)"
         )
     notes: list[str] = []
     config = _run_config(run_dir, notes)
@@ -242,9 +240,11 @@ def load_run_data(
         raise InputError(f"{scores_path}: no scores to report on")
     judges = _judge_order(config)
     want_verdicts = verdicts if verdicts is not None else _judge_count(scores) >= 2
+    table = _verdicts(run_dir, want_verdicts or explanations, explanations, notes)
     return RunData(
         scores=scores,
-        verdicts=_verdicts(run_dir, want_verdicts, notes),
+        verdicts=None if table is None else table.frame,
+        explanations=None if table is None else table.explanations,
         params=_params(config, run_dir),
         dataset=_dataset(_dataset_path(config, dataset), dataset is not None, notes),
         judges=judges,
@@ -264,14 +264,16 @@ def _dataset_path(config: dict[str, Any], override: str | Path | None) -> Path |
     return Path(recorded) if isinstance(recorded, str) and recorded else None
 
 
-def _verdicts(run_dir: Path, wanted: bool, notes: list[str]) -> pd.DataFrame | None:
+def _verdicts(
+    run_dir: Path, wanted: bool, explanations: bool, notes: list[str]
+) -> VerdictTable | None:
     if not wanted:
         return None
     path = run_dir / "verdicts.jsonl"
     if not path.is_file():
         notes.append("verdicts.jsonl is missing: per-check agreement between judges is left out")
         return None
-    return read_verdicts(path)
+    return read_verdict_table(path, explanations=explanations)
 
 
 def question_groups(

@@ -36,6 +36,8 @@ import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval.scoring import Verdict
+
 __all__ = [
     "VERDICT_ORDER",
     "AgreementEstimates",
@@ -245,7 +247,9 @@ def swapped_pairs(a: Sequence[float], b: Sequence[float]) -> list[SwappedPair]:
     return out
 
 
-VERDICT_ORDER: tuple[str, ...] = ("contradicts", "missing", "partially_meets", "meets")
+VERDICT_ORDER: tuple[str, ...] = tuple(
+    v.value for v in (Verdict.CONTRADICTS, Verdict.MISSING, Verdict.PARTIALLY_MEETS, Verdict.MEETS)
+)
 """The verdicts from worst to best: the order the ordinal metric ranks them in. A
 contradiction is worse than an omission (the score penalises it more), so it ranks lowest."""
 

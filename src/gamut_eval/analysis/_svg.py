@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 
+from gamut_eval.scoring import Verdict
+
 __all__ = [
     "LINE",
     "OKABE_ITO",
@@ -594,9 +596,9 @@ def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], tit
 
 
 VERDICT_PALETTE: tuple[tuple[str, str], ...] = (
-    ("meets", OKABE_ITO["bluish green"]),
-    ("partially meets", OKABE_ITO["sky blue"]),
-    ("missing", "#CFCFCF"),
-    ("contradicts", OKABE_ITO["vermillion"]),
+    (Verdict.MEETS.words, OKABE_ITO["bluish green"]),
+    (Verdict.PARTIALLY_MEETS.words, OKABE_ITO["sky blue"]),
+    (Verdict.MISSING.words, "#CFCFCF"),
+    (Verdict.CONTRADICTS.words, OKABE_ITO["vermillion"]),
 )
 """Verdict colours: Okabe-Ito bluish green, sky blue and vermillion, and a light grey."""

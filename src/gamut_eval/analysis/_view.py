@@ -30,14 +30,14 @@ _PATHS = ("/", "/report.html", "/index.html")
 def ensure_report(run_dir: Path) -> tuple[Path, bool]:
     """RUN_DIR/report.html, written first when it is missing; returns (path, written now)."""
     if not run_dir.is_dir():
-        raise InputError(f"{run_dir}: no such run folder (give the --out folder of `gamut run`)")
+        raise InputError(f"{run_dir}: no such run folder (give a folder `gamut run` wrote)")
     path = run_dir / "report.html"
     if path.is_file():
         return path, False
     from gamut_eval.analysis._export import write_report
     from gamut_eval.analysis._report import report_for_run
 
-    write_report(report_for_run(run_dir), "html", path)
+    write_report(report_for_run(run_dir, explanations=True), "html", path)
     return path, True
 
 
@@ -103,8 +103,9 @@ class ReportServer(ThreadingHTTPServer):
             super().__init__((LOOPBACK, port), _Handler)
         except OSError as exc:
             raise InputError(
-                f"--port {port}: cannot listen on {LOOPBACK}:{port} ({exc.strerror}); "
-                "choose another port, or 0 for any free one"
+                f"port {port}: cannot listen on {LOOPBACK}:{port} ({exc.strerror}); "
+                "choose another port, or 0 for any free one",
+                setting="port",
             ) from None
 
     @property

@@ -300,19 +300,22 @@ def _engine(url: str, connect_args: dict[str, Any]) -> Engine:
         return create_engine(url, connect_args=connect_args)
     except NoSuchModuleError:
         raise InputError(
-            f"--db {shown_url(url)}: SQLAlchemy has no dialect for "
-            f"{url.split('://', 1)[0]!r}; use a SQLite file path or postgresql://..."
+            f"database {shown_url(url)}: SQLAlchemy has no dialect for "
+            f"{url.split('://', 1)[0]!r}; use a SQLite file path or postgresql://...",
+            setting="db",
         ) from None
     except ArgumentError as exc:
         raise InputError(
-            f"--db {shown_url(url)!r}: not a database URL ({exc}); give a SQLite file path "
-            "or a URL such as postgresql://user@host/dbname"
+            f"database {shown_url(url)!r}: not a database URL ({exc}); give a SQLite file "
+            "path or a URL such as postgresql://user@host/dbname",
+            setting="db",
         ) from None
     except ImportError as exc:
         name = exc.name or str(exc)
         raise InputError(
-            f"--db {shown_url(url)}: the database driver {name!r} is not installed. "
-            f"PostgreSQL needs psycopg 3: {_EXTRA} (or pip install 'psycopg[binary]')"
+            f"database {shown_url(url)}: the database driver {name!r} is not installed. "
+            f"PostgreSQL needs psycopg 3: {_EXTRA} (or pip install 'psycopg[binary]')",
+            setting="db",
         ) from None
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.markup import escape
 
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
 from gamut_eval.construct import (
     BuildSettings,
     FetchSettings,
@@ -92,7 +92,7 @@ def _common(func: F) -> F:
 def _search(func: F) -> F:
     """Options of the stages that search: provider, corpus, how much to gather."""
     options = [
-        click.option("--search", "search_name", default="local", show_default=True,
+        click.option("--search", default="local", show_default=True,
                      type=click.Choice(["local", "tavily", "brave"]),
                      help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
         click.option("--corpus", type=_dir, default=None,
@@ -151,7 +151,7 @@ def _provider(opts: dict[str, Any]) -> SearchProvider:
 
     workdir: Path = opts["workdir"]
     return make_search_provider(
-        opts["search_name"],
+        opts["search"],
         corpus=opts["corpus"],
         index_path=workdir / "search" / "local.sqlite",
     )
@@ -164,7 +164,7 @@ def _research(opts: dict[str, Any]) -> ResearchSettings:
 def _fetcher(opts: dict[str, Any]) -> Any:
     from gamut_eval.construct import Fetcher
 
-    local = opts["search_name"] == "local"
+    local = opts["search"] == "local"
     return Fetcher(FetchSettings(opts["fetch_timeout"], opts["fetch_max_bytes"], local))
 
 
@@ -184,11 +184,23 @@ def _searching(
     return _run(opts, main)
 
 
-def _finish(reports: list[StageReport], next_step: str | None, waiting: bool) -> None:
+def _running() -> click.Command | None:
+    """The command running, whose options the settings named in messages map to."""
+    ctx = click.get_current_context(silent=True)
+    return ctx.command if ctx is not None else None
+
+
+def _finish(
+    reports: list[StageReport],
+    next_step: str | None,
+    waiting: bool,
+    settings: tuple[str, ...] = (),
+) -> None:
     for report in reports:
         print_report(report)
     if next_step:
-        console.print("[bold]next:[/bold] " + escape(next_step), soft_wrap=True)
+        step = with_options(next_step, settings, _running())
+        console.print("[bold]next:[/bold] " + escape(step), soft_wrap=True)
     if any(r.failed for r in reports):
         raise SystemExit(1)
     if waiting:
@@ -240,7 +252,7 @@ def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
 
 def _done(report: StageReport) -> None:
     """Print a stage's report and exit as its outcome says (it never waits for people)."""
-    _finish([report], report.next_step, False)
+    _finish([report], report.next_step, False, report.next_step_settings)
 
 
 @build.command()
@@ -264,7 +276,7 @@ def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts:
     from gamut_eval.construct import run_review
 
     report = _run(opts, lambda s: run_review(s, decisions, max_rounds, proposals))
-    _finish([report], report.next_step, report.next_step is not None)
+    _finish([report], report.next_step, report.next_step is not None, report.next_step_settings)
 
 
 @build.command()
@@ -368,7 +380,7 @@ def all_stages(
     )
     if result.stopped_at:
         say("", f"stopped after {result.stopped_at}")
-    _finish(list(result.reports), result.next_step, result.incomplete)
+    _finish(list(result.reports), result.next_step, result.incomplete, result.next_step_settings)
 
 
 # -- what a build stage prints -------------------------------------------------------------
@@ -404,8 +416,10 @@ def print_report(report: StageReport) -> None:
     for name, path in report.outputs.items():
         if name not in ("errors", "usage"):
             say("  ", f"wrote {path}")
+    command = _running()
     for error in report.errors:
-        say("  [red]error[/red] ", f"{error.id} [{error.kind}] {error.message}")
+        message = with_options(error.message, [error.setting] if error.setting else [], command)
+        say("  [red]error[/red] ", f"{error.id} [{error.kind}] {message}")
         for detail in error.details[:5]:
             say("    - ", detail)
     if report.errors:
@@ -499,7 +513,7 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
 )
 @click.option(
     "--map",
-    "pairs",
+    "mapping",
     multiple=True,
     metavar="FIELD=COLUMN",
     help="The column of a field (question, image, id, entity, answer, domain, "
@@ -507,7 +521,7 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
     "own name. A dotted COLUMN reads nested values (turns.0.query).",
 )
 @click.option("--limit", type=int, default=None, help="Import only the first N rows.")
-def import_table(source: str, workdir: Path, pairs: tuple[str, ...], limit: int | None) -> None:
+def import_table(source: str, workdir: Path, mapping: tuple[str, ...], limit: int | None) -> None:
     """Import image + question rows from SOURCE as accepted questions.
 
     SOURCE is a .jsonl, .json, .parquet or .csv table, or a Hugging Face dataset file
@@ -525,7 +539,7 @@ def import_table(source: str, workdir: Path, pairs: tuple[str, ...], limit: int 
     """
     from gamut_eval.construct import import_questions, parse_mapping
 
-    report = import_questions(workdir, source, parse_mapping(pairs), limit=limit)
+    report = import_questions(workdir, source, parse_mapping(mapping), limit=limit)
     err_console.print(f"import: {report.summary()}", highlight=False, soft_wrap=True)
     if report.with_entity < report.rows:
         err_console.print(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,8 +22,10 @@ __all__ = [
     "console",
     "dump_json",
     "err_console",
+    "option_of",
     "print_plain",
     "rich_console",
+    "with_options",
     "write_output",
 ]
 
@@ -131,3 +135,30 @@ out_option = click.option(
 def print_plain(text: str) -> None:
     """A line with a path in it: never wrapped (it must stay copyable) nor read as markup."""
     console.print(text, markup=False, soft_wrap=True, highlight=False)
+
+
+def option_of(command: click.Command, setting: str) -> str | None:
+    """The long option of ``command`` (or of its subcommands) that sets ``setting`` (the
+    keyword argument it fills); of an on/off pair, the switch away from the default."""
+    for param in command.params:
+        if isinstance(param, click.Option) and param.name == setting:
+            away = param.secondary_opts if param.default is True else []
+            return max(away or param.opts, key=len)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            if (found := option_of(sub, setting)) is not None:
+                return found
+    return None
+
+
+def with_options(text: str, settings: Sequence[str], command: click.Command | None) -> str:
+    """``text`` followed by the options of ``command`` that set ``settings``: the library
+    names settings, the command line names options (those ``text`` names already are not
+    repeated)."""
+    found = [option_of(command, s) for s in settings] if command is not None else []
+    options = [
+        o for o in dict.fromkeys(found) if o and not re.search(rf"{re.escape(o)}(?![\w-])", text)
+    ]
+    if not options:
+        return text
+    return f"{text} (option{'s' if len(options) > 1 else ''} {', '.join(options)})"

@@ -178,26 +178,14 @@ class _Group(click.Group):
             ctx.exit(EXIT_INPUT)
 
 
-def _option_of(command: click.Command, setting: str) -> str | None:
-    """The long option of ``command`` (or of its subcommands) that sets ``setting``."""
-    for param in command.params:
-        if isinstance(param, click.Option) and param.name == setting:
-            return max(param.opts, key=len)
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            if (found := _option_of(sub, setting)) is not None:
-                return found
-    return None
-
-
 def with_option(group: click.Group, ctx: click.Context, exc: GamutError) -> str:
-    """The error's message, with the option of the running command that sets the setting
-    at fault (the library names settings, the command line names options)."""
-    text = str(exc)
+    """The error's message, with the options of the running command that set the settings
+    it names (the library names settings, the command line names options)."""
+    from gamut_eval.cli._common import with_options
+
     name = ctx.invoked_subcommand
-    command = group.get_command(ctx, name) if name and exc.setting else None
-    option = _option_of(command, exc.setting) if command and exc.setting else None
-    return f"{text} (option {option})" if option and option not in text else text
+    command = group.get_command(ctx, name) if name and exc.settings else None
+    return with_options(str(exc), exc.settings, command)
 
 
 ENV_FILE = ".env"

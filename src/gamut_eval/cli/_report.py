@@ -172,7 +172,7 @@ def report(
         raise InputError("--table selects what -o - prints; add -o - (or leave --table out)")
     if out == Path("-") and fmt == "parquet":
         raise InputError("parquet output is a folder of binary tables; give -o FOLDER")
-    result = report_for_run(run_dir, config, dataset)
+    result = report_for_run(run_dir, config, dataset, explanations=fmt == "html")
     if out == Path("-"):
         if fmt == "csv" or table_name is not None:
             text = render_table(result, fmt, table_name or "leaderboard")
@@ -286,10 +286,13 @@ def _leaderboard(report: Report, setting: str, name: Namer, level: int) -> Table
     from rich.markup import escape
 
     from gamut_eval.analysis import format_cell
+    from gamut_eval.scoring import Verdict
 
     judge = report.meta.primary_judge
     compact, tiers = level >= 1, level < 2
-    shares = ("omit", "contr", "unsc") if compact else ("omits", "contradicts", "unscored")
+    shares = (
+        ("omit", "contr", "unsc") if compact else ("omits", Verdict.CONTRADICTS.value, "unscored")
+    )
     columns = [("model", "name"), ("gamut", "number"), ("95% CI", "number")]
     columns = [*([] if compact else [("#", "number")]), *columns]
     columns += [(c, "number") for c in (*(("AC", "V", "C") if tiers else ()), *shares)]

@@ -209,7 +209,11 @@ def generate(
     "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
 )
 @click.option(
-    "--out", type=_dir, required=True, help="Run folder (rerun with the same folder to continue)."
+    "--out",
+    "out_dir",
+    type=_dir,
+    required=True,
+    help="Run folder (rerun with the same folder to continue).",
 )
 @click.option(
     "--max-connections", type=click.IntRange(min=1), help="Concurrent requests per answering model."
@@ -246,7 +250,7 @@ def run(
     responses: Path | None,
     judges: tuple[str, ...],
     setting: str,
-    out: Path,
+    out_dir: Path,
     max_connections: int | None,
     fill_missing: bool,
     dry_run: bool,
@@ -271,13 +275,13 @@ def run(
     generation = generation_settings(options)
     settings = [judge_settings(judge, dict(options)) for judge in judges]
     if dry_run:
-        _dry_run(dataset, out, settings, responses, setting, fill_missing, prices)
+        _dry_run(dataset, out_dir, settings, responses, setting, fill_missing, prices)
         return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
     with PassProgress() as progress:
         result = run_benchmark(
             resolve_dataset_path(dataset),
-            out,
+            out_dir,
             settings,
             models=models,
             responses=responses,
@@ -295,9 +299,11 @@ def run(
 
 
 @click.command()
-@click.option("--out", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder.")
+@click.option(
+    "--out", "out_dir", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder."
+)
 @click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
-def demo(out: Path, overwrite: bool) -> None:
+def demo(out_dir: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
 
     Scores the sample's recorded answers of three illustrative systems in both settings
@@ -312,10 +318,10 @@ def demo(out: Path, overwrite: bool) -> None:
     from gamut_eval.run import run_benchmark
 
     judges = [JudgeSettings(judge=OFFLINE_JUDGE), JudgeSettings(judge=REFERENCE_JUDGE)]
-    earlier = None if overwrite else _earlier_demo(out, judges)
+    earlier = None if overwrite else _earlier_demo(out_dir, judges)
     if earlier is not None:
         err_console.print(
-            f"{out} holds the demo of an earlier version ({earlier}); "
+            f"{out_dir} holds the demo of an earlier version ({earlier}); "
             "replacing it with this one (the verdict store is kept)",
             markup=False,
         )
@@ -323,14 +329,14 @@ def demo(out: Path, overwrite: bool) -> None:
     with PassProgress() as progress:
         result = run_benchmark(
             sample_dir() / "dataset.jsonl",
-            out,
+            out_dir,
             judges,
             responses=sample_dir() / "responses.jsonl",
             on_event=progress,
             overwrite=overwrite,
         )
     print_result(result, leaderboards=False, where=False)
-    write_html_report(out, summary=True, where=result.out_dir)
+    write_html_report(out_dir, summary=True, where=result.out_dir)
 
 
 def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
@@ -466,7 +472,7 @@ def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | Non
     from gamut_eval.cli._report import print_summary
 
     path = default_output(run_dir, "html")
-    result = report_for_run(run_dir)
+    result = report_for_run(run_dir, explanations=True)
     write_report(result, "html", path)
     if summary:
         print_summary(result)

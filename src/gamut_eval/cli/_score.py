@@ -94,8 +94,11 @@ def _fmt(value: float | None) -> str:
 
 
 def _card_table(card: ScoreCard) -> Table:
+    from gamut_eval.scoring import Verdict
+
     table = Table(title="Score card (x100)")
-    for column in ("tier", "score", "meets", "partial", "missing", "contradicts", "unscored"):
+    verdicts = (Verdict.MEETS.value, "partial", Verdict.MISSING.value, Verdict.CONTRADICTS.value)
+    for column in ("tier", "score", *verdicts, "unscored"):
         table.add_column(column, justify="left" if column == "tier" else "right")
     for tier, counts in card.counts.items():
         table.add_row(
@@ -279,7 +282,7 @@ def _score_run(
     if out is not None:
         table_format(out)  # an unknown extension is refused before any work
     checklists = load_dataset(dataset_path, long_lived=True).checklists()
-    verdict_rows = read_verdict_table(path)
+    verdict_rows = read_verdict_table(path).frame
     try:
         scores = score_table(verdict_rows, checklists, params)
     except ValidationError as exc:

@@ -95,13 +95,16 @@ def parse_mapping(pairs: tuple[str, ...] | list[str]) -> dict[str, str]:
         field, sep, column = pair.partition("=")
         field, column = field.strip(), column.strip()
         if not sep or not field or not column:
-            raise InputError(f"--map {pair!r}: write FIELD=COLUMN, e.g. question=query")
+            raise InputError(
+                f"mapping {pair!r}: write FIELD=COLUMN, e.g. question=query", setting="mapping"
+            )
         if field not in FIELDS:
             raise InputError(
-                f"--map {pair!r}: unknown field {field!r}; the fields are {', '.join(FIELDS)}"
+                f"mapping {pair!r}: unknown field {field!r}; the fields are {', '.join(FIELDS)}",
+                setting="mapping",
             )
         if field in mapping:
-            raise InputError(f"--map: {field!r} is mapped twice")
+            raise InputError(f"mapping: {field!r} is mapped twice", setting="mapping")
         mapping[field] = column
     return mapping
 
@@ -167,10 +170,11 @@ class _Rows:
         """A mapped or required column absent from the first row: one error for the file."""
         for field, column in self.mapping.items():
             if _get(row, column) is _MISSING and (FIELDS[field] or field in self.explicit):
-                hint = "" if field in self.explicit else f"; name it with --map {field}=COLUMN"
+                hint = "" if field in self.explicit else f"; map it to one ({field}=COLUMN)"
                 raise InputError(
                     f"{self.path}: no column {column!r} for the {field} (columns: "
-                    f"{_columns(row)}){hint}"
+                    f"{_columns(row)}){hint}",
+                    setting="mapping",
                 )
 
     def text(self, number: int, row: Mapping[str, Any], field: str) -> str | None:
@@ -291,7 +295,8 @@ def import_questions(
         if question.id in seen:
             raise InputError(
                 f"{path}: rows {seen[question.id]} and {at} get the same id {question.id!r}; "
-                "map --map id=COLUMN to a column of unique ids"
+                "map the id to a column of unique ids (mapping id=COLUMN)",
+                setting="mapping",
             )
         seen[question.id] = at
     for target, data in reader.pending.items():

@@ -382,13 +382,15 @@ class BuildModel:
             raise UnitError(
                 "too-long",
                 "the request and reply exceed the model's context window; use fewer snippets "
-                "(--max-snippets) or a model with a longer context",
+                "(max_snippets) or a model with a longer context",
+                setting="max_snippets",
             )
         if not output.empty and output.stop_reason == "max_tokens":
             # a repair would be cut off the same way
             raise UnitError(
                 "truncated",
-                f"the reply was cut off at {self.settings.max_tokens} tokens; raise --max-tokens",
+                f"the reply was cut off at {self.settings.max_tokens} tokens; raise max_tokens",
+                setting="max_tokens",
             )
         return reply_text(output)
 

@@ -65,11 +65,13 @@ class BuildError(GamutError):
 class UnitError(GamutError):
     """One unit of work (an image, a question) failed; the stage records it and goes on."""
 
-    def __init__(self, kind: str, message: str, details: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, kind: str, message: str, details: tuple[str, ...] = (), *, setting: str | None = None
+    ) -> None:
         self.kind = kind
         self.message = message
         self.details = tuple(details)
-        super().__init__(message)
+        super().__init__(message, setting=setting)
 
 
 class Invalid(Exception):
@@ -123,6 +125,8 @@ class StageError(BaseModel):
     """What went wrong, in words."""
     details: tuple[str, ...] = ()
     """The last validation errors, one per line, when the model's output was rejected."""
+    setting: str | None = None
+    """The build setting whose value is the fix, when one is (``max_tokens``)."""
     model: str | None = None
     """The model involved, if any."""
     prompt_version: str | None = None
@@ -181,6 +185,8 @@ class StageReport(BaseModel):
     """Status lines (``2 images await human review``)."""
     next_step: str | None = None
     """What to do next, when something other than the next stage is needed."""
+    next_step_settings: tuple[str, ...] = ()
+    """The settings ``next_step`` names (the command line adds their options)."""
 
 
 class ImageRecord(BaseModel):

@@ -39,6 +39,8 @@ class PipelineReport(BaseModel):
     candidates await the LLM review."""
     next_step: str | None = None
     """What to do next."""
+    next_step_settings: tuple[str, ...] = ()
+    """The settings ``next_step`` names (the command line adds their options)."""
 
     @property
     def failed(self) -> int:
@@ -70,7 +72,11 @@ async def run_all(
         then = review.next_step or "See the errors above; a rerun retries them."
         stop = f"{_NO_ACCEPTED}. {then}"
         return PipelineReport(
-            reports=tuple(reports), stopped_at="review", incomplete=waiting, next_step=stop
+            reports=tuple(reports),
+            stopped_at="review",
+            incomplete=waiting,
+            next_step=stop,
+            next_step_settings=review.next_step_settings,
         )
     reports.append(await run_evidence(session, provider, options.research))
     reports.append(await run_draft(session))
@@ -82,4 +88,9 @@ async def run_all(
             f"{review.next_step}. The accepted questions are built; rerun `gamut build all` with "
             "the decisions to build the rest (finished work is not redone)"
         )
-    return PipelineReport(reports=tuple(reports), incomplete=waiting, next_step=step)
+    return PipelineReport(
+        reports=tuple(reports),
+        incomplete=waiting,
+        next_step=step,
+        next_step_settings=review.next_step_settings if waiting else (),
+    )

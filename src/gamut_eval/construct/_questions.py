@@ -519,7 +519,7 @@ async def run_review(
     paths = out.write(workdir)
     known = {s.candidate.id for s in out.states}
     unknown = sorted(set(human) - known)
-    notes, next_step = _summary(out, unknown, paths["to_annotate"])
+    notes, next_step, next_settings = _summary(out, unknown, paths["to_annotate"])
     return run.finish(
         units=len(images),
         outputs=paths,
@@ -527,10 +527,14 @@ async def run_review(
         cached=sum(1 for s in states if s.keys and not set(s.keys) & run.fresh_keys),
         notes=notes,
         next_step=next_step,
+        next_step_settings=next_settings,
     )
 
 
-def _summary(out: _Outputs, unknown: list[str], tasks: Path) -> tuple[tuple[str, ...], str | None]:
+def _summary(
+    out: _Outputs, unknown: list[str], tasks: Path
+) -> tuple[tuple[str, ...], str | None, tuple[str, ...]]:
+    """The report's notes, its next step and the settings that step names."""
     count = {s: sum(1 for i in out.images if i.status == s) for s in _MESSAGES}
     notes = [
         f"{len(out.accepted)} image(s) accepted, {count['awaiting_human']} awaiting human "
@@ -538,16 +542,19 @@ def _summary(out: _Outputs, unknown: list[str], tasks: Path) -> tuple[tuple[str,
     ]
     if unknown:
         notes.append(f"decisions for unknown candidates were ignored: {', '.join(unknown)}")
-    steps = []
+    steps, settings = [], []
     if count["awaiting_human"]:
         steps.append(
             f"{count['awaiting_human']} image(s) need human review: import {tasks} into the "
             "annotation app (or review it by hand), have each candidate accepted, revised or "
-            "discarded, and rerun with every decision exported so far: --decisions DECISIONS.jsonl"
+            "discarded, and rerun with every decision exported so far as decisions "
+            "(DECISIONS.jsonl)"
         )
+        settings.append("decisions")
     if count["needs_candidates"]:
         steps.append(
             f"{count['needs_candidates']} image(s) have new candidates not yet reviewed: rerun "
-            "`gamut build review` (or raise --max-rounds)"
+            "`gamut build review` (or raise max_rounds)"
         )
-    return tuple(notes), "; ".join(steps) or None
+        settings.append("max_rounds")
+    return tuple(notes), "; ".join(steps) or None, tuple(settings)

@@ -152,7 +152,9 @@ def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | Non
             for d in workdir.read(
                 "drafts",
                 DraftRecord,
-                missing_hint="run `gamut build draft` first, or give --input FILE",
+                missing_hint="run `gamut build draft` first, or give the rubrics to refine as "
+                "source",
+                setting="source",
             )
         }
         return [

@@ -96,7 +96,9 @@ class BuildSession:
 
     def require_model(self, stage: str) -> BuildModel:
         if self.model is None:
-            raise InputError(f"`gamut build {stage}` needs a model: pass --model PROVIDER/MODEL")
+            raise InputError(
+                f"the {stage} stage needs a model: give model (PROVIDER/MODEL)", setting="model"
+            )
         return self.model
 
     def stage(
@@ -182,10 +184,12 @@ class StageRun:
             async with self.session.limit:
                 result = await work(call)
         except UnitError as exc:
-            self._record(unit_id, call, exc.kind, exc.message, exc.details)
+            self._record(unit_id, call, exc)
             return None
         except Invalid as exc:  # a check outside ask(), e.g. of a compiled rubric
-            self._record(unit_id, call, exc.kind, "the result was rejected", tuple(exc.errors))
+            self._record(
+                unit_id, call, UnitError(exc.kind, "the result was rejected", tuple(exc.errors))
+            )
             return None
         finally:
             self.fresh = self.fresh + call.meter.usage
@@ -205,16 +209,15 @@ class StageRun:
         except pydantic.ValidationError:
             return None  # written by an older format: redo it
 
-    def _record(
-        self, unit_id: str, call: UnitCall, kind: str, message: str, details: tuple[str, ...]
-    ) -> None:
+    def _record(self, unit_id: str, call: UnitCall, error: UnitError) -> None:
         self.errors.append(
             StageError(
                 id=unit_id,
                 stage=self.name,
-                kind=kind,
-                message=message,
-                details=details,
+                kind=error.kind,
+                message=error.message,
+                details=error.details,
+                setting=error.setting,
                 model=self.model_name,
                 prompt_version=self.prompt_version,
                 inputs=call.inputs,
@@ -235,6 +238,7 @@ class StageRun:
         cached: int | None = None,
         notes: tuple[str, ...] = (),
         next_step: str | None = None,
+        next_step_settings: tuple[str, ...] = (),
     ) -> StageReport:
         """Write ``errors.jsonl`` and ``usage.json`` and return the report."""
         workdir = self.session.workdir
@@ -260,6 +264,7 @@ class StageRun:
             errors=tuple(errors),
             notes=notes,
             next_step=next_step,
+            next_step_settings=next_step_settings,
         )
 
     def _usage(self) -> StageUsage:

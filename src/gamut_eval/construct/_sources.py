@@ -391,7 +391,9 @@ def _key(names: tuple[str, ...], provider: str) -> str:
         value = os.environ.get(name, "").strip()
         if value:
             return value
-    raise InputError(f"--search {provider} needs an API key: set {' or '.join(names)}")
+    raise InputError(
+        f"search {provider!r} needs an API key: set {' or '.join(names)}", setting="search"
+    )
 
 
 class _WebSearch:
@@ -493,11 +495,15 @@ def make_search_provider(
     web providers read their API key from the environment."""
     if name == "local":
         if corpus is None:
-            raise InputError("--search local needs --corpus DIR (a folder of .txt/.md/.html files)")
+            raise InputError(
+                "search 'local' needs a corpus (a folder of .txt/.md/.html files)",
+                setting="corpus",
+            )
         return LocalSearch(Path(corpus), None if index_path is None else Path(index_path))
     if name in ("tavily", "brave"):
         provider = TavilySearch if name == "tavily" else BraveSearch
         return provider.from_env(timeout_s=timeout_s)
     raise InputError(
-        f"unknown search provider {name!r}; choose one of {', '.join(SEARCH_PROVIDERS)}"
+        f"unknown search provider {name!r}; choose one of {', '.join(SEARCH_PROVIDERS)}",
+        setting="search",
     )

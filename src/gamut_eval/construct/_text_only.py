@@ -153,8 +153,8 @@ def _records(source: Path) -> list[tuple[RubricRow, DatasetRecord]]:
         ErrorDetail(
             "$",
             "dataset-record",
-            "text-only --input reads dataset records (the annotation app's export, "
-            "refine/rubrics.jsonl, dataset.jsonl)",
+            "the text-only stage's source holds dataset records (the annotation app's "
+            "export, refine/rubrics.jsonl, dataset.jsonl)",
             row.kind,
         ).in_file(f"{source}:{row.line}")
         for row in rows.values()
@@ -171,7 +171,8 @@ def _records(source: Path) -> list[tuple[RubricRow, DatasetRecord]]:
         if row.record is not None and not row.record.entity and needs_text_only(row.record)
     ]
     if errors:
-        raise ValidationError(errors)
+        wrong_file = any(e.rule == "dataset-record" for e in errors)
+        raise ValidationError(errors, setting="source" if wrong_file else None)
     return [(row, row.record) for row in rows.values() if row.record is not None]
 
 

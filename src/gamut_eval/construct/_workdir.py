@@ -137,11 +137,14 @@ class Workdir:
     def usage(self, stage: str) -> Path:
         return self.root / stage / "usage.json"
 
-    def read(self, name: str, model: type[M], *, missing_hint: str) -> list[M]:
-        """Every row of a stage file as ``model``; a missing file says which stage makes it."""
+    def read(
+        self, name: str, model: type[M], *, missing_hint: str, setting: str | None = None
+    ) -> list[M]:
+        """Every row of a stage file as ``model``; a missing file says which stage makes it
+        (or the ``setting`` that ``missing_hint`` names instead)."""
         path = self.file(name)
         if not path.is_file():
-            raise InputError(f"{path} does not exist: {missing_hint}")
+            raise InputError(f"{path} does not exist: {missing_hint}", setting=setting)
         return self.read_path(path, model)
 
     def read_optional(self, name: str, model: type[M]) -> list[M]:
@@ -271,7 +274,8 @@ class BuildCache:
             os.close(fd)
             raise CacheBusyError(
                 f"{self.path.parent} is in use by another gamut build (pid {holder}); wait for "
-                "it to finish or use another --workdir"
+                "it to finish or use another workdir",
+                setting="workdir",
             ) from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, str(os.getpid()).encode(), 0)

@@ -1,7 +1,7 @@
 """The Gamut scorer as registered with Inspect AI (``gamut_eval/gamut_scorer``).
 
 Importing this module imports Inspect AI: the package imports it only on demand, and
-``_registry`` (Inspect's entry point) re-exports it beside the task.
+``_inspect_entry`` (Inspect's entry point) re-exports it beside the task.
 """
 
 from __future__ import annotations

@@ -32,8 +32,8 @@ PROBE_PROMPT = "Reply with the single word: ready."
 PROBE_IMAGE_PROMPT = "What colour is this image? Reply with one word."
 """The probe's prompts (what a server's request log shows first)."""
 _PROBE_MAX_TOKENS = 8
-_NO_IMAGES = "run with --setting text_only, or use a vision model"
-_SKIP = "nothing was written (--no-probe skips this check)"
+_NO_IMAGES = "run with setting text_only, or use a vision model"
+_SKIP = "nothing was written (turning probe off skips this check)"
 
 
 def _png(width: int, height: int, rgb: tuple[int, int, int]) -> bytes:
@@ -142,7 +142,8 @@ async def _probe(name: str, image: bool, generation: GenerationSettings) -> None
                 raise refused from None
             raise ProbeFailed(
                 f"model {name} at {where} does not take images (a request with a 2x2 image "
-                f"was refused: {refused.reason}): {_NO_IMAGES}; {_SKIP}"
+                f"was refused: {refused.reason}): {_NO_IMAGES}; {_SKIP}",
+                setting=("setting", "probe"),
             ) from None
     except _Refused as refused:
         raise ProbeFailed(

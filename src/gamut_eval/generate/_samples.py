@@ -33,7 +33,8 @@ def record_sample(dataset: Dataset, record: DatasetRecord, setting: Setting) -> 
     if image is None:
         raise InputError(
             f"{dataset.path}: question {record.id!r} has no image, so it cannot be asked in the "
-            "multimodal setting; add `image` or use --setting text_only"
+            "multimodal setting; add `image` or use setting text_only",
+            setting="setting",
         )
     content = [ContentImage(image=str(image)), ContentText(text=record.question)]
     return Sample(id=record.id, input=[ChatMessageUser(content=content)], metadata=metadata)

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["VERDICT_WORDS", "ScoreParts", "score_parts"]
 
-VERDICT_WORDS = {verdict.value: verdict.value.replace("_", " ") for verdict in Verdict}
+VERDICT_WORDS = {verdict.value: verdict.words for verdict in Verdict}
 """Each verdict as the explanation writes it."""
 _TIER_WORDS = {"answer_critical": "answer-critical", "valuable": "valuable", "context": "context"}
 _NOTE_CHARS = 240
@@ -93,7 +93,7 @@ def score_parts(
     counts = dict.fromkeys((*VERDICT_WORDS, "unscored"), 0)
     for _, row in pairs:
         counts[row.verdict or "unscored"] += 1
-    failed = [(c, r) for c, r in pairs if r.verdict is not None and r.verdict != "meets"]
+    failed = [(c, r) for c, r in pairs if r.verdict is not None and r.verdict != Verdict.MEETS]
     unscored = [(c, r) for c, r in pairs if r.verdict is None]
     lines = [_headline(value, {t.value for t in card.counts}, judge), ""]
     met = ", ".join(f"{counts[v]} {VERDICT_WORDS[v]}" for v in VERDICT_WORDS)

@@ -59,7 +59,7 @@ def build_score_fn(
     backend: str = "auto",
     concurrency: int = 16,
 ) -> Callable[[TaskState, Target], Awaitable[Score]]:
-    """The scoring function behind ``gamut_eval/gamut_scorer`` (see ``_registry.py``)."""
+    """The scoring function behind ``gamut_eval/gamut_scorer`` (see ``_inspect_entry.py``)."""
     settings = JudgeSettings.model_validate(
         {"judge": judge, "judge_image": judge_image, "backend": backend, "concurrency": concurrency}
     )

@@ -1052,7 +1052,9 @@ class BatchBackend:
         work.track_settled = True  # rounds read the plan again and skip what they settled
         store = work.store
         if not isinstance(store, VerdictStore):
-            raise InputError("the batch backend needs a verdict store file (--store)")
+            raise InputError(
+                "the batch backend needs a verdict store file (store)", setting="store"
+            )
         if self.ingest:
             self.ingested = ingest_files(self.ingest, work, store)
             if self.ingested.reasks:
@@ -1084,7 +1086,10 @@ class BatchBackend:
 
 def batch_backend(judge: ResolvedJudge, options: BackendOptions) -> BatchBackend:
     if options.batch_write_only and options.batch_ingest:
-        raise InputError("--batch-write-only and --batch-ingest are separate steps: give one")
+        raise InputError(
+            "batch_write_only and batch_ingest are separate steps: give one",
+            setting=("batch_write_only", "batch_ingest"),
+        )
     return BatchBackend(
         judge, options.batch, options.batch_write_only, options.batch_ingest, options.client_factory
     )

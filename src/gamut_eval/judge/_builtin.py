@@ -60,6 +60,7 @@ from gamut_eval.judge._client import Completion
 from gamut_eval.judge._prompt import settle
 from gamut_eval.judge._registry import OFFLINE_JUDGE, REFERENCE_JUDGE
 from gamut_eval.judge._store import StoredVerdict
+from gamut_eval.scoring import Verdict
 
 if TYPE_CHECKING:
     from gamut_eval.judge._pass import JudgeWork
@@ -153,24 +154,24 @@ def _present(response: _Response, text: str) -> float:
     return response.coverage(_content(text))
 
 
-def _by_coverage(response: _Response, text: str, meets_at: float) -> tuple[str, str]:
+def _by_coverage(response: _Response, text: str, meets_at: float) -> tuple[Verdict, str]:
     key = _content(text)
     if not key:
-        return "missing", "nothing to look for"
+        return Verdict.MISSING, "nothing to look for"
     covered = response.coverage(key)
-    verdict = "meets" if covered >= meets_at else "missing"
+    verdict = Verdict.MEETS if covered >= meets_at else Verdict.MISSING
     return verdict, f"{covered:.0%} of the key words found"
 
 
 def _threshold(
     response: _Response, n: int, options: Sequence[str], meets_at: float
-) -> tuple[str, str]:
+) -> tuple[Verdict, str]:
     named = [o for o in options if _present(response, o) >= meets_at]
-    verdict = "meets" if len(named) >= n else "missing"
+    verdict = Verdict.MEETS if len(named) >= n else Verdict.MISSING
     return verdict, f"names {len(named)} listed options (needs {n})"
 
 
-def _sequence(response: _Response, steps: Sequence[str], meets_at: float) -> tuple[str, str]:
+def _sequence(response: _Response, steps: Sequence[str], meets_at: float) -> tuple[Verdict, str]:
     keys = [_content(s) for s in steps]
     # Words shared by several steps say nothing about where one step is mentioned.
     counts: dict[str, int] = {}
@@ -187,18 +188,20 @@ def _sequence(response: _Response, steps: Sequence[str], meets_at: float) -> tup
     found = [p for p in positions if p is not None]
     if len(found) < len(steps):
         if len(found) >= max(2, len(steps) // 2) and found == sorted(found):
-            return "partially_meets", f"{len(found)} of {len(steps)} steps found, in order"
-        return "missing", f"{len(found)} of {len(steps)} steps found"
+            return Verdict.PARTIALLY_MEETS, f"{len(found)} of {len(steps)} steps found, in order"
+        return Verdict.MISSING, f"{len(found)} of {len(steps)} steps found"
     if found == sorted(found):
-        return "meets", "every step found, in this order"
-    return "contradicts", "every step found, but not in this order"
+        return Verdict.MEETS, "every step found, in this order"
+    return Verdict.CONTRADICTS, "every step found, but not in this order"
 
 
 _THRESHOLDS = frozenset(("list_threshold", "coverage_threshold"))
 _SEQUENCES = frozenset(("sequence", "sequence_full"))
 
 
-def grade_check(response_text: str, check: Check, *, meets_at: float = MEETS_AT) -> tuple[str, str]:
+def grade_check(
+    response_text: str, check: Check, *, meets_at: float = MEETS_AT
+) -> tuple[Verdict, str]:
     """Verdict and explanation for one check, from its structured data; deterministic.
 
     A threshold or coverage check counts the ``options`` the response names against
@@ -210,7 +213,7 @@ def grade_check(response_text: str, check: Check, *, meets_at: float = MEETS_AT)
     """
     response = _Response.of(response_text)
     if not response.tokens:
-        return "missing", "empty response"
+        return Verdict.MISSING, "empty response"
     kind = str(check.kind)
     if kind in _THRESHOLDS and check.options and check.at_least is not None:
         return _threshold(response, check.at_least, check.options, meets_at)

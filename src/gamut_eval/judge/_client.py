@@ -16,12 +16,14 @@ failure is never scored as a model failure:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from gamut_eval.errors import GamutError, JudgeError
 
 __all__ = [
+    "EMPTY_TURN",
     "ChatMessage",
     "Completion",
     "Executor",
@@ -30,6 +32,7 @@ __all__ = [
     "JudgeRequestRejected",
     "JudgeServerGone",
     "JudgeUnavailable",
+    "content_part",
 ]
 
 ChatMessage = dict[str, Any]
@@ -101,3 +104,22 @@ class Executor(Protocol):
     async def aclose(self) -> None:
         """Release connections."""
         ...
+
+
+EMPTY_TURN = "(empty reply)"
+"""Sent for an empty assistant reply replayed in a re-ask, to the APIs that refuse empty
+text (Anthropic's, Gemini's)."""
+
+
+def content_part(part: Mapping[str, Any]) -> tuple[Literal["text", "image"], str]:
+    """One part of a ``ChatMessage``'s content as ``("text", text)`` or ``("image", url)``,
+    for the clients that translate the OpenAI format; any other part is refused."""
+    kind = part.get("type")
+    if kind == "text":
+        return "text", str(part.get("text", ""))
+    if kind == "image_url":
+        image = part.get("image_url")
+        url = image.get("url") if isinstance(image, Mapping) else image
+        if isinstance(url, str):
+            return "image", url
+    raise JudgeRequestRejected(f"unsupported message part of type {kind!r}")

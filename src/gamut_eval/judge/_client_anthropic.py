@@ -33,17 +33,25 @@ request.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from gamut_eval.judge._client import (
+    EMPTY_TURN,
     ChatMessage,
     Completion,
     JudgeRequestRejected,
+    content_part,
 )
-from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
-from gamut_eval.judge._prompt import split_check
+from gamut_eval.judge._client_http import (
+    HttpExecutor,
+    Refused,
+    Transient,
+    json_body,
+    reply_json,
+    retry_after_s,
+)
+from gamut_eval.judge._prompt import split_at_check
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import error_fields
@@ -53,8 +61,6 @@ __all__ = ["ANTHROPIC_VERSION", "AnthropicExecutor", "anthropic_body", "completi
 ANTHROPIC_VERSION = "2023-06-01"
 _USER_AGENT = "gamut-eval (fast judge executor, anthropic)"
 _EPHEMERAL = {"type": "ephemeral"}
-_EMPTY_TURN = "(empty reply)"
-"""Sent for an empty assistant reply replayed in a re-ask: the API refuses empty text."""
 _RETRYABLE_4XX = frozenset({408, 409})
 _POLICY_WORDS = ("content filtering", "content policy", "usage policy")
 
@@ -78,15 +84,8 @@ def _image(url: str) -> dict[str, Any]:
 
 
 def _block(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind = part.get("type")
-    if kind == "text":
-        return _text(str(part.get("text", "")))
-    if kind == "image_url":
-        image = part.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else image
-        if isinstance(url, str):
-            return _image(url)
-    raise JudgeRequestRejected(f"unsupported message part of type {kind!r}")
+    kind, value = content_part(part)
+    return _text(value) if kind == "text" else _image(value)
 
 
 def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
@@ -94,10 +93,11 @@ def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
     then the check. A text-only message is split before its last ``# Check`` heading (the
     response before it is fenced, so the check is always the last one)."""
     if isinstance(content, str):
-        cut = split_check(content)
-        if cut is None:
+        split = split_at_check(content)
+        if split is None:
             return [_text(content)]
-        return [_text(cut[0], cached=True), _text(cut[1])]
+        prefix, check = split
+        return [_text(prefix, cached=True), _text(check)]
     if not isinstance(content, list) or not content:
         raise JudgeRequestRejected("unsupported message content in the judge request")
     blocks = [_block(part) for part in content]
@@ -108,10 +108,10 @@ def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
 
 def _turn(content: Any) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
-        return content if content.strip() else _EMPTY_TURN
+        return content if content.strip() else EMPTY_TURN
     if isinstance(content, list):
         return [_block(part) for part in content]
-    return _EMPTY_TURN
+    return EMPTY_TURN
 
 
 def anthropic_body(
@@ -208,13 +208,10 @@ class AnthropicExecutor(HttpExecutor):
 
     def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
         body = anthropic_body(self.endpoint.model_name, messages, self.config)
-        return json.dumps(body, separators=(",", ":")).encode(), 0
+        return json_body(body), 0
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            payload = None
+        payload = reply_json(raw)
         completion = completion_from_message(
             payload, latency_s=latency_s, transport_attempts=attempt
         )

@@ -42,9 +42,22 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from gamut_eval.judge._client import ChatMessage, Completion, JudgeRequestRejected
-from gamut_eval.judge._client_http import HttpExecutor, Refused, Transient, retry_after_s
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_check
+from gamut_eval.judge._client import (
+    EMPTY_TURN,
+    ChatMessage,
+    Completion,
+    JudgeRequestRejected,
+    content_part,
+)
+from gamut_eval.judge._client_http import (
+    HttpExecutor,
+    Refused,
+    Transient,
+    json_body,
+    reply_json,
+    retry_after_s,
+)
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
@@ -57,8 +70,6 @@ __all__ = [
 ]
 
 _USER_AGENT = "gamut-eval (fast judge executor, gemini)"
-_EMPTY_TURN = "(empty reply)"
-"""Sent for an empty model reply replayed in a re-ask: the API refuses empty parts."""
 THINKING_MIN_OUTPUT_TOKENS = 4096
 THINKING_BUDGET = 1024
 _POLICY_FINISH = frozenset({"SAFETY", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII"})
@@ -118,25 +129,16 @@ def _image(url: str) -> dict[str, Any]:
 
 
 def _part(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind = part.get("type")
-    if kind == "text":
-        return {"text": str(part.get("text", ""))}
-    if kind == "image_url":
-        image = part.get("image_url")
-        url = image.get("url") if isinstance(image, Mapping) else image
-        if isinstance(url, str):
-            return _image(url)
-    raise JudgeRequestRejected(f"unsupported message part of type {kind!r}")
+    kind, value = content_part(part)
+    return {"text": value} if kind == "text" else _image(value)
 
 
 def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
     """The first user turn as parts: the shared prefix, then the check (a text-only message
     is split before its last ``# Check`` heading; the response before it is fenced)."""
     if isinstance(content, str):
-        cut = split_check(content)
-        if cut is None:
-            return [{"text": content}]
-        return [{"text": cut[0]}, {"text": cut[1]}]
+        split = split_at_check(content)
+        return [{"text": content}] if split is None else [{"text": part} for part in split]
     if not isinstance(content, list) or not content:
         raise JudgeRequestRejected("unsupported message content in the judge request")
     return [_part(part) for part in content]
@@ -144,10 +146,10 @@ def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
 
 def _turn(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
-        return [{"text": content if content.strip() else _EMPTY_TURN}]
+        return [{"text": content if content.strip() else EMPTY_TURN}]
     if isinstance(content, list) and content:
         return [_part(part) for part in content]
-    return [{"text": _EMPTY_TURN}]
+    return [{"text": EMPTY_TURN}]
 
 
 def gemini_body(
@@ -255,13 +257,10 @@ class GeminiExecutor(HttpExecutor):
 
     def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
         body = gemini_body(self.endpoint.model_name, messages, self.config, structured)
-        return json.dumps(body, separators=(",", ":")).encode(), 0
+        return json_body(body), 0
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            payload = None
+        payload = reply_json(raw)
         outcome = completion_from_gemini(payload, latency_s=latency_s, transport_attempts=attempt)
         if isinstance(outcome, Completion):
             return outcome

@@ -22,6 +22,7 @@ import asyncio
 import base64
 import contextlib
 import errno
+import json
 import math
 import random
 import time
@@ -59,6 +60,8 @@ __all__ = [
     "Transient",
     "describe",
     "env_proxy",
+    "json_body",
+    "reply_json",
     "retry_after_s",
 ]
 
@@ -154,6 +157,19 @@ class TokenBucket:
         wait = max(0.0, need - self._level) / self._rate
         self._level -= cost
         return wait
+
+
+def json_body(body: Any) -> bytes:
+    """A request body as compact JSON bytes."""
+    return json.dumps(body, separators=(",", ":")).encode()
+
+
+def reply_json(raw: bytes) -> Any:
+    """A reply body parsed, or None when it is not JSON (the wire's reader says why)."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def retry_after_s(headers: Mapping[str, str]) -> float | None:

@@ -40,7 +40,14 @@ from gamut_eval.judge._client import (
     JudgeRequestRejected,
     JudgeUnavailable,
 )
-from gamut_eval.judge._client_http import FastStats, HttpExecutor, Refused, Transient, retry_after_s
+from gamut_eval.judge._client_http import (
+    FastStats,
+    HttpExecutor,
+    Refused,
+    Transient,
+    reply_json,
+    retry_after_s,
+)
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import (
@@ -122,10 +129,7 @@ class OpenAIExecutor(HttpExecutor):
         return True
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        try:
-            payload = json.loads(raw)
-        except ValueError:
-            payload = None
+        payload = reply_json(raw)
         outcome = completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
         if isinstance(outcome, Completion):
             return outcome

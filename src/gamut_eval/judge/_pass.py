@@ -80,6 +80,7 @@ from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import ResponseRow, check_responses, iter_responses
 from gamut_eval.rubric import Check, Checklist
+from gamut_eval.scoring import Verdict
 
 if TYPE_CHECKING:
     from gamut_eval.judge._resolve import ResolvedJudge
@@ -499,8 +500,8 @@ def judge_pass(
     return asyncio.run(run_pass(plan, backend, store, on_event, label=label))
 
 
-VerdictName = Literal["meets", "partially_meets", "missing", "contradicts"]
-"""The four verdicts as they are written in files."""
+VerdictName = Literal[Verdict.MEETS, Verdict.PARTIALLY_MEETS, Verdict.MISSING, Verdict.CONTRADICTS]
+"""The four verdicts (written in files as their values: ``meets``...)."""
 Status = Literal["ok", "unscored"]
 
 

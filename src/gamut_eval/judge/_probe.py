@@ -46,7 +46,14 @@ the cluster's to check)."""
 
 
 class ProbeFailed(InputError):
-    """A judge endpoint cannot be used as configured; nothing was sent to the others."""
+    """A judge endpoint cannot be used as configured; nothing was sent to the others.
+
+    Turning the ``probe`` setting off skips the check: every message says so."""
+
+    settings = ("probe",)
+
+
+_SKIP = "nothing was written (turning probe off skips this check)"
 
 
 def _where(judge: ResolvedJudge) -> tuple[str, str]:
@@ -90,14 +97,16 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
         reason = exc.reason
+        first: tuple[str, ...] = ()  # the settings the reason names
         if reason.startswith("the request timed out"):
             wait = probe_timeout_s(settings)
-            reason = f"the request timed out: no reply in {wait:g} s (--timeout waits longer)"
-        raise ProbeFailed(_message(settings, where, reason + unset)) from None
+            reason = f"the request timed out: no reply in {wait:g} s (a longer timeout_s waits)"
+            first = ("timeout_s",)
+        raise _failed(settings, where, reason + unset, first) from None
     except JudgeError as exc:  # the client could not be made (a missing SDK, say)
-        raise ProbeFailed(f"{exc}; nothing was written (--no-probe skips this check)") from None
+        raise ProbeFailed(f"{exc}; {_SKIP}") from None
     except TimeoutError:
-        raise ProbeFailed(_message(settings, where, "no reply in time" + unset)) from None
+        raise _failed(settings, where, "no reply in time" + unset) from None
     finally:
         await client.aclose()
     if not isinstance(client, OpenAIExecutor):
@@ -105,11 +114,15 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     return dataclasses.replace(judge, shape=dataclasses.replace(client.shape))
 
 
-def _message(settings: JudgeSettings, where: str, reason: str) -> str:
-    return (
+def _failed(
+    settings: JudgeSettings, where: str, reason: str, first: tuple[str, ...] = ()
+) -> ProbeFailed:
+    """The probe's refusal; ``first``: the settings the reason names."""
+    return ProbeFailed(
         f"judge {settings.judge} at {where} cannot be used: {reason}. Check the model name, "
-        "the URL (--base-url or the provider's *_BASE_URL variable) and the key; nothing was "
-        "sent to the other judges and nothing was written (--no-probe skips this check)"
+        "the URL (base_url or the provider's *_BASE_URL variable) and the key; nothing was "
+        f"sent to the other judges and {_SKIP}",
+        setting=(*first, "base_url", "probe"),
     )
 
 

@@ -90,7 +90,6 @@ __all__ = [
     "request_messages",
     "response_digest",
     "settle",
-    "split_check",
     "variant_with_examples",
 ]
 
@@ -387,6 +386,18 @@ def prompt_variant(
     return COMPACT
 
 
+CHECK_HEADING = "# Check\n"
+"""Starts the check, the last part of a request's user message."""
+
+
+def split_at_check(text: str) -> tuple[str, str] | None:
+    """A text-only user message cut before its last check heading: the shared prefix and
+    the check (the response before it is fenced, so the last heading is the check's);
+    None without one."""
+    cut = text.rfind("\n" + CHECK_HEADING)
+    return None if cut < 0 else (text[: cut + 1], text[cut + 1 :])
+
+
 def render_messages(rendered: RenderedResponse, check_text: str) -> list[ChatMessage]:
     """The full request for one check: the shared prefix, then the check last.
 
@@ -402,22 +413,6 @@ def render_messages(rendered: RenderedResponse, check_text: str) -> list[ChatMes
     return [rendered.system, {"role": "user", "content": content}]
 
 
-CHECK_HEADING = "# Check\n"
-"""The heading ``render_messages`` puts before the check, after the shared prefix."""
-_CUT = "\n" + CHECK_HEADING
-
-
-def split_check(content: str) -> tuple[str, str] | None:
-    """A text-only first user message cut before its check: (the shared prefix, ending
-    with its newline; ``# Check`` and the check). None when it has no check heading. The
-    cut is at the last heading: the response before it is fenced, so the check is always
-    the last one."""
-    cut = content.rfind(_CUT)
-    if cut < 0:
-        return None
-    return content[: cut + 1], content[cut + 1 :]
-
-
 def prompt_cache_key(messages: list[ChatMessage]) -> str:
     """A name for the cache every check of one answer should reach (OpenAI's
     ``prompt_cache_key``): a digest of the system message and the text of the first user
@@ -430,7 +425,7 @@ def prompt_cache_key(messages: list[ChatMessage]) -> str:
             digest.update(content.encode())
         elif message.get("role") == "user":
             if isinstance(content, str):
-                cut = split_check(content)
+                cut = split_at_check(content)
                 digest.update((cut[0] if cut else content).encode())
             elif isinstance(content, list):  # an image's bytes are not hashed per request:
                 for part in content[:-1]:  # the fence's nonce already names the rendering

@@ -117,7 +117,8 @@ class VerdictStore:
             self._release()
             raise StoreError(
                 f"{self.path}: cannot be used as a verdict store ({exc}); is it a SQLite file "
-                "written by gamut? Pass another --store, or move this file away"
+                "written by gamut? Give another store, or move this file away",
+                setting="store",
             ) from None
         except BaseException:
             self._release()
@@ -171,7 +172,8 @@ class VerdictStore:
                     os.close(fd)
                     raise StoreBusyError(
                         f"{self.path} is in use by another gamut process (pid {holder}); wait "
-                        "for it to finish, pass --wait-for-store SECONDS, or use another --store"
+                        "for it to finish (wait_for_store seconds), or use another store",
+                        setting=("wait_for_store", "store"),
                     ) from None
                 time.sleep(0.1)
         os.ftruncate(fd, 0)

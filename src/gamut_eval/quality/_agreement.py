@@ -266,7 +266,8 @@ def agreement_report(
         raise InputError(
             f"no check has a verdict in both {verdicts_path} and {gold_path} ({matching.matched} "
             f"rows matched on question, model, setting and check; {matching.only_judge} only in "
-            "the verdicts): are they about the same answers? Pass the right --gold and --dataset"
+            "the verdicts): are they about the same answers? Check the gold rows and the dataset",
+            setting=("gold", "dataset"),
         )
     config = BootstrapConfig(n_resamples=n_resamples, seed=seed, confidence=confidence)
     compare = partial(_group, judge=machine, gold=gold, config=config)

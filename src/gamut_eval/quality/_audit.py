@@ -114,7 +114,7 @@ def probe_result(
     if probe.kind == "null":
         passing = [r for r, v in scored.items() if v in _PASSING]
         null_pass_rate = _fraction(len(passing), len(scored))
-        examples = [_example(r, "missing", scored[r]) for r in passing[:_EXAMPLES]]
+        examples = [_example(r, Verdict.MISSING.value, scored[r]) for r in passing[:_EXAMPLES]]
     else:
         both = [r for r in scored if clean.get(r) is not None]
         flipped = [r for r in both if scored[r] != clean[r]]
@@ -322,7 +322,7 @@ def audit_judge(
     clean = clean_answers(dataset, responses, models, setting) if responses else []
     runnable = [p for p in probes if clean or p.kind == "null"]
     skipped = [
-        SkippedProbe(name=p.name, reason="no clean answers to perturb (pass --responses)")
+        SkippedProbe(name=p.name, reason="no clean answers to perturb (no responses given)")
         for p in probes
         if p not in runnable
     ]

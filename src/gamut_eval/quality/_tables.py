@@ -20,9 +20,9 @@ __all__ = ["agreement_view", "audit_view", "stability_view"]
 
 _SHORT: dict[str, str] = {
     Verdict.CONTRADICTS: "contra.",
-    Verdict.MISSING: "missing",
+    Verdict.MISSING: Verdict.MISSING.value,
     Verdict.PARTIALLY_MEETS: "partial",
-    Verdict.MEETS: "meets",
+    Verdict.MEETS: Verdict.MEETS.value,
 }
 
 

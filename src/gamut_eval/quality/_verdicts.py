@@ -125,6 +125,7 @@ def load_verdicts(
     verdicts: Verdicts = {}
     first_line: dict[CheckRef, int] = {}
     errors: list[ErrorDetail] = []
+    several_judges = False  # a duplicate from rows naming their judge: ``judge`` picks one
     for line, data in read_jsonl(path, errors):
         where = f"{path}:{line}"
         problems = _row_problems(data, checks)
@@ -136,11 +137,12 @@ def load_verdicts(
         ref = CheckRef(*(data[k] for k in _KEYS))
         if ref in first_line:
             errors.append(_duplicate(ref, first_line[ref], data).in_file(where))
+            several_judges = several_judges or "judge" in data
             continue
         first_line[ref] = line
         verdicts[ref] = data["verdict"]
     if errors:
-        raise ValidationError(errors)
+        raise ValidationError(errors, setting="judge" if several_judges else None)
     if not verdicts:
         detail = ErrorDetail(
             "$", "non-empty", "no verdict rows" + (f" of judge {judge!r}" if judge else "")
@@ -150,7 +152,7 @@ def load_verdicts(
 
 
 def _duplicate(ref: CheckRef, line: int, data: Mapping[str, Any]) -> ErrorDetail:
-    hint = " (rows of several judges? pass --judge NAME)" if "judge" in data else ""
+    hint = " (rows of several judges? keep one judge's rows with judge)" if "judge" in data else ""
     return ErrorDetail(
         "$",
         "unique-verdict",

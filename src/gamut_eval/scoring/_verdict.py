@@ -23,6 +23,11 @@ class Verdict(StrEnum):
     CONTRADICTS = "contradicts"
     """States something incompatible with the check (a wrong identity, date or order)."""
 
+    @property
+    def words(self) -> str:
+        """The verdict in words, for people (``partially meets``)."""
+        return self.value.replace("_", " ")
+
 
 def parse_verdict(value: Verdict | str | None) -> Verdict | None:
     """A ``Verdict`` from itself, its string value, or ``None`` (unscored).

@@ -32,6 +32,7 @@ from typing import Any, Self
 from aiohttp import web
 
 from gamut_eval.errors import InputError
+from gamut_eval.scoring import Verdict
 from gamut_eval.testing._faults import (
     CONTENT_FAULTS,
     HTTP_FAULTS,
@@ -251,12 +252,12 @@ def seconds_header(seconds: float) -> str:
 
 
 def verdict_of(reply: str) -> str:
-    """The ``verdict`` of a policy's JSON reply ("missing" when there is none)."""
+    """The ``verdict`` of a policy's JSON reply (``missing`` when there is none)."""
     try:
         verdict = json.loads(reply).get("verdict")
     except (ValueError, AttributeError):
-        return "missing"
-    return verdict if isinstance(verdict, str) else "missing"
+        return Verdict.MISSING.value
+    return verdict if isinstance(verdict, str) else Verdict.MISSING.value
 
 
 async def reset_mid_body(request: web.Request, body: bytes) -> web.StreamResponse:

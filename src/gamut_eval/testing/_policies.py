@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from gamut_eval.errors import GamutError
+from gamut_eval.scoring import Verdict
 from gamut_eval.testing._requests import RequestContext, last_user_message, prompt_text
 
 __all__ = [
@@ -171,30 +172,30 @@ class KeywordPolicy:
         """Grade the fenced response against the check; JSON ``{"verdict", "explanation"}``."""
         prompt = parse_judge_prompt(request)
         if prompt is None:
-            return verdict_json("missing", "no response fence found")
+            return verdict_json(Verdict.MISSING, "no response fence found")
         if not prompt.check:
-            return verdict_json("missing", "no check found")
+            return verdict_json(Verdict.MISSING, "no check found")
         return verdict_json(*self.grade(prompt))
 
-    def grade(self, prompt: JudgePrompt) -> tuple[str, str]:
+    def grade(self, prompt: JudgePrompt) -> tuple[Verdict, str]:
         """``(verdict, explanation)`` for one response and check."""
         if not prompt.response.strip():
-            return "missing", "the response is empty"
+            return Verdict.MISSING, "the response is empty"
         keywords = _keywords(prompt.check)
         if not keywords:
-            return "missing", "the check has no keywords"
+            return Verdict.MISSING, "the check has no keywords"
         found = keywords & _words(prompt.response)
         share = len(found) / len(keywords)
         absent = ", ".join(sorted(keywords - found)) or "none"
         explanation = f"{len(found)}/{len(keywords)} check keywords found; absent: {absent}"
         return self._verdict(share), explanation
 
-    def _verdict(self, share: float) -> str:
+    def _verdict(self, share: float) -> Verdict:
         if share >= self.meets_at:
-            return "meets"
+            return Verdict.MEETS
         if share >= self.partially_meets_at:
-            return "partially_meets"
-        return "missing"
+            return Verdict.PARTIALLY_MEETS
+        return Verdict.MISSING
 
 
 @dataclass(frozen=True)
@@ -209,7 +210,7 @@ class InjectablePolicy(KeywordPolicy):
         """Reply ``meets`` when the response carries an instruction, else grade by keywords."""
         prompt = parse_judge_prompt(request)
         if prompt is not None and INJECTION_RE.search(prompt.response):
-            return verdict_json("meets", "the response says it meets the check")
+            return verdict_json(Verdict.MEETS, "the response says it meets the check")
         return super().reply(request, ctx)
 
 
@@ -262,7 +263,7 @@ class FixedPolicy:
     """Always the same valid verdict, without reading the prompt: for load benchmarks,
     where a policy's own CPU time would otherwise be measured as latency."""
 
-    def __init__(self, verdict: str = "meets") -> None:
+    def __init__(self, verdict: str = Verdict.MEETS) -> None:
         self._reply = verdict_json(verdict, "fixed")
 
     def reply(self, request: dict[str, Any], ctx: RequestContext) -> str:

@@ -24,11 +24,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval._files import atomic_writer
-from gamut_eval.analysis import AuditReport
+from gamut_eval.analysis import VERDICT_ORDER, AuditReport
 from gamut_eval.judge import JudgeSettings
 from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
-from gamut_eval.scoring import score_table
+from gamut_eval.scoring import Verdict, score_table
 
 __all__ = ["DOMAINS", "paper_questions", "synthetic_run"]
 
@@ -38,8 +38,8 @@ DOMAINS: tuple[str, ...] = (
 )  # fmt: skip
 """The paper's ten domains of everyday life (names approximate)."""
 _POPULARITY = ("head", "torso", "tail")
-_VERDICTS = np.array(["contradicts", "missing", "partially_meets", "meets", None], dtype=object)
-"""By verdict code; code -1 (unscored) picks the last entry, null."""
+_VERDICTS = np.array([*VERDICT_ORDER, None], dtype=object)
+"""By verdict code (worst first); code -1 (unscored) picks the last entry, null."""
 _TEMPLATES = (
     "What is this {d}, where does it come from, and how is it made?",
     "What kind of {d} is this and what is it used for?",
@@ -144,12 +144,16 @@ def synthetic_run(
     seed: int = 0,
     chunk_rows: int = 400_000,
     answers: bool = True,
+    reasoning_chars: int = 0,
 ) -> Path:
     """Write a run folder and return it. Judge k is 0.15 * k more lenient than judge 0.
 
     With ``answers`` it holds responses.jsonl too: each answer is a few sentences from a
     fixed pool, and an explanation of a met (or contradicted) check quotes the start of one
-    of that answer's sentences in double quotes, as real judges often do."""
+    of that answer's sentences in double quotes, as real judges often do. With
+    ``reasoning_chars``, each explanation goes on with about that many characters of
+    reasoning, different in every row (real judges' explanations are long and distinct:
+    about 600 characters makes a paper-scale verdicts.jsonl about 1.2 GB a judge)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -167,7 +171,10 @@ def synthetic_run(
         for j, judge in enumerate(judges):
             codes = _verdict_codes(rng, latent, 0.15 * j, len(models))
             frame = _frame(codes, settings, models, judge, tiers)
-            _write_rows(handle, frame, chunk_rows, _explanations(codes, sentences))
+            texts = _explanations(codes, sentences)
+            if reasoning_chars:
+                texts = _with_reasoning(texts, reasoning_chars, np.random.default_rng([seed, 3, j]))
+            _write_rows(handle, frame, chunk_rows, texts)
             frames.append(frame)
     scores = score_table(pd.concat(frames, ignore_index=True))
     with atomic_writer(out / "scores.jsonl") as handle:
@@ -265,6 +272,27 @@ def _explanations(
     return out
 
 
+def _with_reasoning(
+    texts: npt.NDArray[np.object_], chars: int, rng: np.random.Generator
+) -> npt.NDArray[np.object_]:
+    """Each text followed by about ``chars`` characters of reasoning, distinct per row."""
+    clauses = [
+        f"the {a} {b} detail in the answer {verb} what the check asks"
+        for a in _WORDS
+        for b in _WORDS[::3]
+        for verb in ("matches", "partly covers", "leaves out", "goes against")
+    ]
+    per = max(1, round(chars / (len(clauses[0]) + 2)))
+    picks = rng.integers(0, len(clauses), size=(len(texts), per))
+    pool = np.array(clauses, dtype=object)
+    tail = pool[picks[:, 0]]
+    for k in range(1, per):
+        tail = tail + "; " + pool[picks[:, k]]
+    numbers = np.char.mod(" (point %d)", np.arange(len(texts))).astype(object)
+    out: npt.NDArray[np.object_] = texts + " Reasoning: " + tail + numbers
+    return out
+
+
 def _write_rows(
     handle: IO[str],
     frame: pd.DataFrame,
@@ -315,7 +343,7 @@ def _audit(path: Path, judge: str) -> None:
     def probe(name: str, kind: str, **rates: float | None) -> dict[str, object]:
         return {
             "name": name, "kind": kind, "description": name, "answers": 10, "checks": 300,
-            "unscored": 0, "verdicts": {"missing": 300}, "examples": [],
+            "unscored": 0, "verdicts": {Verdict.MISSING.value: 300}, "examples": [],
             "flip_rate": rates.get("flip"), "upward_rate": rates.get("upward"),
             "null_pass_rate": rates.get("null"), "passed": name == "empty", "failures": [],
         }  # fmt: skip
@@ -330,7 +358,12 @@ def _audit(path: Path, judge: str) -> None:
             "models": ["synthetic"],
             "setting": "multimodal",
             "thresholds": {},
-            "clean": {"answers": 10, "checks": 300, "unscored": 0, "verdicts": {"meets": 300}},
+            "clean": {
+                "answers": 10,
+                "checks": 300,
+                "unscored": 0,
+                "verdicts": {Verdict.MEETS.value: 300},
+            },
             "failures": ["ignore_instructions: flip rate 10.0% is above 5.0%"],
             "probes": [
                 probe("empty", "null", null=0.0),
