@@ -39,6 +39,7 @@ async def test_candidates_per_image_with_provenance_and_usage(
         "calls": 1,
         "input": 100,
         "cached_input": 0,
+        "cache_write_input": 0,
         "output": 20,
         "reasoning": 0,
         "cost": None,
