@@ -15,12 +15,15 @@ verdicts ``verdicts.jsonl`` holds: nothing is judged again.
 The primary judge's score is named ``gamut_scorer`` (as ``inspect eval gamut_eval/gamut -T
 judge=J`` names it); each further judge's ``gamut_scorer:<judge>``. Missing answers filled
 as empty (``--fill-missing``) are in no log: ``scores.jsonl`` has them.
+
+The logs of given answers are written without importing Inspect AI (``_eval_file.py``);
+scoring generated answers reads and rewrites the eval set's logs with Inspect's own reader
+and writer (the run generated them through Inspect, so it is loaded already).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import math
 import mimetypes
 import re
@@ -31,14 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gamut_eval.generate._eval_file import attachment_key, message_id, write_eval_file
 from gamut_eval.generate._score_view import score_parts
 from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import FILLED_KEY
 from gamut_eval.rubric import TIERS
 
 if TYPE_CHECKING:
-    from inspect_ai.log import EvalLog, EvalSample
-    from inspect_ai.scorer import Score
+    from inspect_ai.log import EvalSample
 
     from gamut_eval.dataset import Dataset
     from gamut_eval.judge import JudgeSettings
@@ -53,6 +56,8 @@ _KEYS = ("gamut", *(t.value for t in TIERS))
 
 AnswerKey = tuple[str, str, str]
 """(question id, model, setting)."""
+ScoreDict = dict[str, Any]
+"""An Inspect ``Score`` as its JSON has it: value, answer, explanation, metadata."""
 
 
 def scorer_name(index: int, judge: str) -> str:
@@ -71,53 +76,50 @@ def _scores(
     judges: Sequence[JudgeSettings],
     store: Store,
     params: ScoringParams | None,
-) -> dict[AnswerKey, dict[str, Score]]:
+) -> dict[AnswerKey, dict[str, ScoreDict]]:
     """Every answer's scores, one per judge, from the store."""
-    from inspect_ai.scorer import Score
-
     checklists = dataset.checklists()
-    out: dict[AnswerKey, dict[str, Score]] = defaultdict(dict)
+    out: dict[AnswerKey, dict[str, ScoreDict]] = defaultdict(dict)
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
         for planned in JudgePlan(dataset, list(answers), settings, checklists=checklists):
             row = planned.row
             rows = _stored(planned.keys, store.get(planned.keys), settings.judge)
             parts = score_parts(settings.judge, checklists[row.question_id], rows, params)
-            out[(row.question_id, row.model, row.setting)][name] = Score(
-                value=parts.value,
-                answer=row.response,
-                explanation=parts.explanation,
-                metadata=parts.metadata,
-            )
+            out[(row.question_id, row.model, row.setting)][name] = {
+                "value": parts.value,
+                "answer": row.response,
+                "explanation": parts.explanation,
+                "metadata": parts.metadata,
+                "history": [],
+            }
     return out
 
 
-def _results(samples: Sequence[EvalSample], judges: Sequence[JudgeSettings]) -> Any:
-    """Inspect's results block: per score name and key, the mean over the samples that
-    have a value (``scored_mean``: NaN, nothing to score, is left out)."""
-    from inspect_ai.log import EvalMetric, EvalResults, EvalScore
-
+def _results(
+    values: Sequence[dict[str, Any]], completed: int, judges: Sequence[JudgeSettings]
+) -> dict[str, Any]:
+    """Inspect's results block (``EvalResults`` as JSON): per score name and key, the mean
+    over the samples that have a value (``scored_mean``: NaN, nothing to score, is left
+    out). ``values``: each sample's score values by score name."""
     scores = []
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
         for key in _KEYS:
-            values = [
-                float(s.scores[name].value[key]) for s in samples if s.scores and name in s.scores
-            ]
-            finite = [v for v in values if math.isfinite(v)]
+            found = [float(v[name][key]) for v in values if name in v]
+            finite = [v for v in found if math.isfinite(v)]
             mean = sum(finite) / len(finite) if finite else math.nan
             scores.append(
-                EvalScore(
-                    name=key if index == 0 else f"{key}:{settings.judge}",
-                    scorer=name,
-                    scored_samples=len(finite),
-                    unscored_samples=len(values) - len(finite),
-                    params={"judge": settings.judge},
-                    metrics={_METRIC: EvalMetric(name=_METRIC, value=mean)},
-                )
+                {
+                    "name": key if index == 0 else f"{key}:{settings.judge}",
+                    "scorer": name,
+                    "scored_samples": len(finite),
+                    "unscored_samples": len(found) - len(finite),
+                    "params": {"judge": settings.judge},
+                    "metrics": {_METRIC: {"name": _METRIC, "value": mean, "params": {}}},
+                }
             )
-    completed = sum(1 for s in samples if s.error is None)
-    return EvalResults(total_samples=len(samples), completed_samples=completed, scores=scores)
+    return {"total_samples": len(values), "completed_samples": completed, "scores": scores}
 
 
 def _key(sample: EvalSample, model: str, setting: str) -> AnswerKey:
@@ -132,11 +134,12 @@ def _key(sample: EvalSample, model: str, setting: str) -> AnswerKey:
 def _score_generated(
     log_dir: Path,
     answers: Sequence[ResponseRow],
-    scores: dict[AnswerKey, dict[str, Score]],
+    scores: dict[AnswerKey, dict[str, ScoreDict]],
     judges: Sequence[JudgeSettings],
 ) -> list[Path]:
     """Add the scores to the eval set's logs the answers were exported from."""
-    from inspect_ai.log import read_eval_log, write_eval_log
+    from inspect_ai.log import EvalResults, read_eval_log, write_eval_log
+    from inspect_ai.scorer import Score
 
     names = sorted({str(r.metadata["inspect_log"]) for r in answers if "inspect_log" in r.metadata})
     written = []
@@ -146,11 +149,14 @@ def _score_generated(
             continue
         log = read_eval_log(str(path))
         setting = str((log.eval.metadata or {}).get("gamut_setting", ""))
-        for sample in log.samples or []:
+        samples = log.samples or []
+        for sample in samples:
             found = scores.get(_key(sample, log.eval.model, setting))
             if found is not None and sample.error is None:
-                sample.scores = dict(found)
-        log.results = _results(log.samples or [], judges)
+                sample.scores = {n: Score.model_validate(score) for n, score in found.items()}
+        values = [{n: s.value for n, s in (sample.scores or {}).items()} for sample in samples]
+        completed = sum(1 for s in samples if s.error is None)
+        log.results = EvalResults.model_validate(_results(values, completed, judges))
         write_eval_log(log, str(path))
         written.append(path)
     return written
@@ -161,95 +167,122 @@ def _image_uri(path: Path) -> str:
     return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
-def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, Score]) -> EvalSample:
-    """One given answer as an Inspect sample: the question as asked, the answer, scores."""
-    from inspect_ai.log import EvalSample
-    from inspect_ai.model import (
-        ChatMessageAssistant,
-        ChatMessageUser,
-        ContentImage,
-        ContentText,
-        ModelOutput,
-        ModelUsage,
-    )
+_USAGE_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
+_USAGE_OPTIONAL = (
+    "input_tokens_cache_write",
+    "input_tokens_cache_read",
+    "reasoning_tokens",
+    "total_cost",
+)
 
+
+def _model_usage(usage: dict[str, Any]) -> dict[str, Any]:
+    """A model's usage as Inspect's ``ModelUsage`` has it (the counts default to 0)."""
+    out: dict[str, Any] = {key: int(usage.get(key) or 0) for key in _USAGE_COUNTS}
+    for key in _USAGE_OPTIONAL:
+        if usage.get(key) is not None:
+            out[key] = float(usage[key]) if key == "total_cost" else int(usage[key])
+    return out
+
+
+def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, ScoreDict]) -> dict[str, Any]:
+    """One given answer as an Inspect sample (``EvalSample`` as JSON): the question as
+    asked, the answer, the scores."""
     record = dataset.by_id()[row.question_id]
     attachments: dict[str, str] = {}
-    messages: list[Any] = []
     image = dataset.image_path(record) if row.setting == "multimodal" else None
+    content: str | list[dict[str, Any]]
     if image is None or not image.is_file():  # text-only, or an image the answers did without
-        messages.append(ChatMessageUser(content=record.question_for(row.setting)))
+        content = record.question_for(row.setting)
     else:
         uri = _image_uri(image)
-        digest = hashlib.md5(uri.encode("ascii"), usedforsecurity=False).hexdigest()
+        digest = attachment_key(uri)
         attachments[digest] = uri
-        content = [ContentImage(image=f"attachment://{digest}"), ContentText(text=record.question)]
-        messages.append(ChatMessageUser(content=content))
-    messages.append(ChatMessageAssistant(content=row.response, model=row.model))
-    usage = {m: ModelUsage.model_validate(u) for m, u in (row.usage or {}).items()}
-    return EvalSample(
-        id=row.question_id,
-        epoch=1,
-        input=list(messages[:1]),
-        target="",
-        messages=messages,
-        output=ModelOutput.from_content(model=row.model, content=row.response),
-        scores=dict(scores),
-        metadata={
-            "question_id": record.id,
-            "setting": row.setting,
-            "domain": record.domain,
-            "entity": record.entity,
+        content = [
+            {"type": "image", "image": f"attachment://{digest}", "detail": "auto"},
+            {"type": "text", "text": record.question},
+        ]
+    question = {"id": message_id(), "content": content, "role": "user"}
+    answer = {"id": message_id(), "content": row.response, "role": "assistant", "model": row.model}
+    output = {"id": message_id(), "content": row.response, "source": "generate"}
+    output |= {"role": "assistant", "model": row.model}
+    usage = {m: _model_usage(u) for m, u in (row.usage or {}).items() if isinstance(u, dict)}
+    metadata: dict[str, Any] = {"question_id": record.id, "setting": row.setting}
+    metadata |= {"domain": record.domain, "entity": record.entity}
+    return {
+        "id": row.question_id,
+        "epoch": 1,
+        "input": [question],
+        "target": "",
+        "messages": [question, answer],
+        "output": {
+            "model": row.model,
+            "choices": [{"message": output, "stop_reason": "stop"}],
+            "completion": row.response,
         },
-        attachments=attachments,
-        model_usage=usage,
-    )
+        "scores": dict(scores),
+        "metadata": metadata,
+        "store": {},
+        "events": [],
+        "model_usage": usage,
+        "role_usage": {},
+        "attachments": attachments,
+        "events_data": {"messages": [], "calls": []},
+    }
 
 
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "model"
 
 
-def _given_log(
+def _write_given_log(
+    path: Path,
     dataset: Dataset,
     model: str,
     setting: str,
     rows: Sequence[ResponseRow],
-    scores: dict[AnswerKey, dict[str, Score]],
+    scores: dict[AnswerKey, dict[str, ScoreDict]],
     judges: Sequence[JudgeSettings],
     source: Path,
-) -> EvalLog:
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSpec, EvalStats
-
+) -> None:
     samples = [_sample(dataset, r, scores.get((r.question_id, model, setting), {})) for r in rows]
     now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    spec = EvalSpec(
-        eval_id=uuid.uuid4().hex,
-        run_id=uuid.uuid4().hex,
-        created=now,
-        task=f"gamut_{setting}",
-        task_id=uuid.uuid4().hex,
-        task_registry_name="gamut_eval/gamut",
-        task_args={"dataset": str(dataset.path), "setting": setting, "judge": judges[0].judge},
-        dataset=EvalDataset(
-            location=str(dataset.path), samples=len(dataset), sample_ids=[r.id for r in dataset]
-        ),
-        model=model,
-        config=EvalConfig(),
-        metadata={
-            "gamut_dataset": str(dataset.path),
-            "gamut_setting": setting,
-            "gamut_answers": str(source),
-            "gamut_judges": [j.judge for j in judges],
+    task_args = {"dataset": str(dataset.path), "setting": setting, "judge": judges[0].judge}
+    metadata = {
+        "gamut_dataset": str(dataset.path),
+        "gamut_setting": setting,
+        "gamut_answers": str(source),
+        "gamut_judges": [j.judge for j in judges],
+    }
+    spec = {
+        "eval_id": uuid.uuid4().hex,
+        "run_id": uuid.uuid4().hex,
+        "created": now,
+        "task": f"gamut_{setting}",
+        "task_id": uuid.uuid4().hex,
+        "task_version": 0,
+        "task_registry_name": "gamut_eval/gamut",
+        "task_attribs": {},
+        "task_args": task_args,
+        "task_args_passed": dict(task_args),
+        "solver_args_passed": {},
+        "dataset": {
+            "location": str(dataset.path),
+            "samples": len(dataset),
+            "sample_ids": [r.id for r in dataset],
         },
-    )
-    return EvalLog(
-        status="success",
-        eval=spec,
-        results=_results(samples, judges),
-        stats=EvalStats(started_at=now, completed_at=now),
-        samples=samples,
-    )
+        "model": model,
+        "model_generate_config": {},
+        "model_args": {},
+        "config": {},
+        "packages": {},
+        "metadata": metadata,
+    }
+    values = [{n: score["value"] for n, score in s["scores"].items()} for s in samples]
+    results = _results(values, len(samples), judges)
+    stats = {"started_at": now, "completed_at": now, "model_usage": {}, "role_usage": {}}
+    stats["connection_limit_history"] = []
+    write_eval_file(path, spec, results, stats, samples)
 
 
 def scored_logs(
@@ -268,8 +301,6 @@ def scored_logs(
     ``answers``: the run's answers (filled ones are skipped); ``source``: the answers file
     given, recorded in each written log; ``params``: the run's scoring parameters.
     """
-    from inspect_ai.log import write_eval_log
-
     real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
     scores = _scores(dataset, real, judges, store, params)
     if generated:
@@ -280,9 +311,8 @@ def scored_logs(
     log_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for (model, setting), rows in sorted(groups.items()):
-        log = _given_log(dataset, model, setting, rows, scores, judges, source)
         path = log_dir / f"gamut-{setting}_{_slug(model)}.eval"
-        write_eval_log(log, str(path))
+        _write_given_log(path, dataset, model, setting, rows, scores, judges, source)
         written.append(path)
     return written
 
