@@ -11,17 +11,24 @@ words into ``<X>``, then stop after the first ``<X>``. "What is this dish, what 
 it?" and "What is this tower, why does it lean?" share the template ``what is this <X>``.
 
 **Near duplicates.** Pairs of questions whose vectors have a cosine similarity at or
-above a threshold (the Gram matrix of cosine similarities is a sparse matrix product).
+above a threshold (the Gram matrix of cosine similarities, summed term by term over the
+questions that share it).
 
-**Clusters.** scikit-learn's k-means on the question vectors: ten runs of greedy k-means++
-seeding and Lloyd iterations from ``random_state=seed`` (so the same seed gives the same
-clusters), keeping the run with the smallest inertia. Each cluster is described by the
-terms with the largest weight in its TF-IDF centroid.
+**Clusters.** k-means on the question vectors as scikit-learn's ``KMeans`` computes it
+(``_kmeans.py``): ten runs of greedy k-means++ seeding and Lloyd iterations from
+``random_state=seed`` (so the same seed gives the same clusters), keeping the run with the
+smallest inertia. Each cluster is described by the terms with the largest weight in its
+TF-IDF centroid.
 
-The vectors are TF-IDF by default (:func:`tfidf`, scikit-learn's ``TfidfVectorizer`` with
-sublinear tf and smooth idf, sparse throughout, so paper scale, 1,813 questions, takes well
-under a second). With ``embeddings`` they are sentence embeddings from a sentence-transformers
-model (the optional ``embeddings`` extra, imported only when asked for): the official
+The vectors are TF-IDF by default (:func:`tfidf`: scikit-learn's ``TfidfVectorizer`` with
+sublinear tf and smooth idf, the same numbers, sparse throughout, so paper scale, 1,813
+questions, takes well under a second). Everything here is NumPy: importing scikit-learn and
+SciPy cost a report about 1.5 s, several times the analysis, so their computations are
+reproduced step for step, in the order they sum (``tests/analysis/test_kmeans.py`` and
+``test_library_numerics.py`` hold the results equal to theirs).
+
+With ``embeddings`` the vectors are sentence embeddings from a sentence-transformers model
+(the optional ``embeddings`` extra, imported only when asked for): the official
 ``sentence-transformers/all-MiniLM-L6-v2`` unless another name or a local folder is given;
 sentence-transformers loads it and keeps it in its own cache (Hugging Face's,
 ``HF_HOME``), downloading it the first time only. Cluster terms still come from TF-IDF,
@@ -36,16 +43,15 @@ import importlib
 import itertools
 import math
 import re
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 from pydantic import BaseModel, ConfigDict
-from scipy import sparse
 
+from gamut_eval.analysis._kmeans import SparseRows, kmeans_labels
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 
@@ -205,38 +211,76 @@ _N_INIT = 10
 
 @dataclass(frozen=True, eq=False)
 class Tfidf:
-    """Row vectors of some texts (one L2-normalised row per text) and their column names."""
+    """Row vectors of some texts (one L2-normalised row per text) and their column names,
+    stored sparse (compressed rows)."""
 
     vocabulary: tuple[str, ...]
     """Column ``j`` is term ``vocabulary[j]`` (sorted)."""
-    matrix: Any
-    """``texts x terms``, a SciPy CSR matrix (dense rows of embeddings are stored in it too)."""
+    data: FloatArray
+    """The stored (non-zero) values, row after row."""
+    indices: IntArray
+    """The column of each stored value."""
+    indptr: IntArray
+    """Row ``i``'s values are ``data[indptr[i]:indptr[i + 1]]``."""
+    rank: IntArray
+    """The order of the columns within a row: a row stores its values by ascending rank
+    (TF-IDF: the order in which the terms first appear in the texts, as scikit-learn
+    stores them); sums over a row's values go in that order."""
 
     @property
     def shape(self) -> tuple[int, int]:
-        return int(self.matrix.shape[0]), int(self.matrix.shape[1])
+        return len(self.indptr) - 1, len(self.vocabulary)
+
+    @property
+    def nnz(self) -> int:
+        """Values stored."""
+        return len(self.data)
+
+    def rows(self) -> SparseRows:
+        return SparseRows(self.data, self.indices, self.indptr, self.shape[1])
 
     def dense(self) -> FloatArray:
         """The full matrix (for small inputs and tests)."""
-        return np.asarray(self.matrix.toarray(), dtype=np.float64)
+        out = np.zeros(self.shape, dtype=np.float64)
+        out[np.repeat(np.arange(self.shape[0]), np.diff(self.indptr)), self.indices] = self.data
+        return out
 
     def weight(self, row: int, term: str) -> float:
         """The weight of ``term`` in row ``row`` (0.0 when absent)."""
         if term not in self.vocabulary:
             return 0.0
-        return float(self.matrix[row, self.vocabulary.index(term)])
+        column = self.vocabulary.index(term)
+        start, end = self.indptr[row], self.indptr[row + 1]
+        found = np.flatnonzero(self.indices[start:end] == column)
+        return float(self.data[start + found[0]]) if found.size else 0.0
 
     @classmethod
     def from_dense(cls, matrix: FloatArray) -> Tfidf:
-        """Wrap dense row vectors (embeddings) in the same form."""
+        """Wrap dense row vectors (embeddings) in the same form (zeros not stored)."""
+        matrix = np.asarray(matrix, dtype=np.float64)
+        rows, columns = np.nonzero(matrix)
+        indptr = np.concatenate([[0], np.cumsum(np.bincount(rows, minlength=len(matrix)))])
         return cls(
             vocabulary=tuple(str(j) for j in range(matrix.shape[1])),
-            matrix=sparse.csr_matrix(np.asarray(matrix, dtype=np.float64)),
+            data=matrix[rows, columns],
+            indices=columns.astype(np.int64),
+            indptr=indptr.astype(np.int64),
+            rank=np.arange(matrix.shape[1], dtype=np.int64),
         )
 
 
+def _normalise_rows(data: FloatArray, indptr: IntArray) -> None:
+    """Divide each row by its L2 norm, in place (a row of zeros is left as it is); the
+    squares are summed in the row's order."""
+    rows = SparseRows(data, np.zeros(len(data), dtype=np.int64), indptr, 1)
+    _, values, _ = rows.padded()
+    sums = np.cumsum(values * values, axis=1)[:, -1] if values.size else np.zeros(rows.n)
+    data /= np.repeat(np.where(sums == 0.0, 1.0, np.sqrt(sums)), np.diff(indptr))
+
+
 def tfidf(texts: Sequence[str]) -> Tfidf:
-    """TF-IDF vectors of ``texts`` (scikit-learn's ``TfidfVectorizer``).
+    """TF-IDF vectors of ``texts``, as scikit-learn's ``TfidfVectorizer(analyzer=terms,
+    sublinear_tf=True, smooth_idf=True, norm="l2")`` computes them.
 
     Terms are lower-cased words less :data:`STOPWORDS`, plus the bigrams of the words that
     remain (:func:`terms`). A term's weight in a text is ``(1 + ln tf) * idf``, with ``tf``
@@ -244,21 +288,60 @@ def tfidf(texts: Sequence[str]) -> Tfidf:
     (``smooth_idf``; ``n`` texts, ``df`` of them contain the term); each row is then divided
     by its L2 norm. A text with no terms gets a row of zeros.
     """
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
-    if not any(terms(text) for text in texts):  # scikit-learn refuses an empty vocabulary
-        return Tfidf(vocabulary=(), matrix=sparse.csr_matrix((len(texts), 0)))
-    vectorizer = TfidfVectorizer(
-        analyzer=terms, sublinear_tf=True, smooth_idf=True, norm="l2", dtype=np.float64
-    )
-    matrix = vectorizer.fit_transform(list(texts)).tocsr()
-    vocabulary = tuple(str(t) for t in vectorizer.get_feature_names_out())
-    return Tfidf(vocabulary=vocabulary, matrix=matrix)
+    first_seen: dict[str, int] = {}
+    rows: list[dict[int, int]] = []
+    for text in texts:
+        counts: dict[int, int] = {}
+        for term in terms(text):
+            seen = first_seen.setdefault(term, len(first_seen))
+            counts[seen] = counts.get(seen, 0) + 1
+        rows.append(counts)
+    lengths = [len(counts) for counts in rows]
+    indptr = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).astype(np.int64)
+    if not first_seen:
+        empty = np.zeros(0, dtype=np.int64)
+        return Tfidf((), np.zeros(0), empty, indptr, empty)
+    stored = [sorted(counts.items()) for counts in rows]  # by first appearance
+    seen_ids = np.fromiter((t for row in stored for t, _ in row), dtype=np.int64)
+    data = np.fromiter((c for row in stored for _, c in row), dtype=np.float64)
+    vocabulary = tuple(sorted(first_seen))
+    column_of = np.empty(len(first_seen), dtype=np.int64)
+    column_of[[first_seen[t] for t in vocabulary]] = np.arange(len(vocabulary))
+    indices = column_of[seen_ids]
+    df = np.bincount(indices, minlength=len(vocabulary)).astype(np.float64)
+    df += 1.0
+    idf = np.full_like(df, fill_value=len(texts) + 1, dtype=np.float64)
+    idf /= df
+    np.log(idf, out=idf)
+    idf += 1.0
+    np.log(data, data)
+    data += 1.0
+    data *= idf[indices]
+    _normalise_rows(data, indptr)
+    rank = np.empty(len(vocabulary), dtype=np.int64)
+    rank[column_of] = np.arange(len(vocabulary))
+    return Tfidf(vocabulary, data, indices, indptr, rank)
 
 
 def cosine_gram(x: Tfidf) -> FloatArray:
-    """``X @ X.T``: every pair's cosine similarity (rows are unit length or zero)."""
-    return np.asarray((x.matrix @ x.matrix.T).toarray(), dtype=np.float64)
+    """``X @ X.T``: every pair's cosine similarity (rows are unit length or zero). Each
+    pair's products are summed in the order the rows store their terms, term by term
+    over the rows that have it (as a sparse matrix product sums them)."""
+    n = x.shape[0]
+    gram = np.zeros((n, n), dtype=np.float64)
+    rows = np.repeat(np.arange(n), np.diff(x.indptr))
+    order = np.lexsort((rows, x.rank[x.indices]))
+    columns, rows, values = x.indices[order], rows[order], x.data[order]
+    bounds = np.flatnonzero(np.diff(columns)) + 1
+    for start, end in zip(
+        np.concatenate([[0], bounds]), np.concatenate([bounds, [len(columns)]]), strict=True
+    ):
+        members, weights = rows[start:end], values[start:end]
+        if end - start == n:
+            gram += np.multiply.outer(weights, weights)
+        else:
+            gram[np.ix_(members, members)] += np.multiply.outer(weights, weights)
+    return gram
 
 
 def default_clusters(n: int) -> int:
@@ -267,32 +350,22 @@ def default_clusters(n: int) -> int:
 
 
 def kmeans(x: Tfidf, k: int, seed: int) -> IntArray:
-    """Cluster labels from scikit-learn's ``KMeans``: ``_N_INIT`` runs of greedy k-means++
-    seeding and Lloyd iterations from ``random_state=seed``, the run with the smallest
-    inertia kept. Fewer distinct questions than ``k`` leaves clusters empty (not listed).
-
-    It runs on one OpenMP thread: at these sizes (thousands of questions) that takes well
-    under a second, where several threads on a shared machine's cores took seconds."""
-    from sklearn.cluster import KMeans
-    from sklearn.exceptions import ConvergenceWarning
-    from threadpoolctl import threadpool_limits
-
+    """Cluster labels from k-means as scikit-learn's ``KMeans(n_clusters=k, n_init=10,
+    random_state=seed, algorithm="lloyd")`` computes them (``_kmeans.py``): ten runs of
+    greedy k-means++ seeding and Lloyd iterations, the run with the smallest inertia kept.
+    Fewer distinct questions than ``k`` leaves clusters empty (not listed)."""
     if x.shape[1] == 0:  # no terms at all: every question is the same (zero) point
         return np.zeros(x.shape[0], dtype=np.int64)
-    model = KMeans(n_clusters=k, n_init=_N_INIT, random_state=seed, algorithm="lloyd")
-    with warnings.catch_warnings(), threadpool_limits(limits=1):
-        # "Number of distinct clusters found smaller than n_clusters": duplicate questions.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        labels = model.fit_predict(x.matrix)
-    return np.asarray(labels, dtype=np.int64)
+    return kmeans_labels(x.rows(), k, seed)
 
 
 def cluster_centroids(x: Tfidf, labels: IntArray, k: int) -> FloatArray:
-    """Mean row of each cluster (zeros for an empty one), as a dense ``k x terms`` array."""
-    n = x.shape[0]
-    membership = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    """Mean row of each cluster (zeros for an empty one), as a dense ``k x terms`` array
+    (each sum taken over the cluster's rows in order)."""
+    sums = np.zeros((k, x.shape[1]), dtype=np.float64)
+    rows = np.repeat(np.arange(x.shape[0]), np.diff(x.indptr))
+    np.add.at(sums, (labels[rows], x.indices), x.data)
     sizes = np.bincount(labels, minlength=k).astype(np.float64)
-    sums = np.asarray((membership @ x.matrix).toarray(), dtype=np.float64)
     return sums / np.maximum(sizes, 1.0)[:, None]
 
 
