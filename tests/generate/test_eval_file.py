@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings, strategies as st
 from inspect_ai.log import (
     EvalLog,
     read_eval_log,
@@ -21,6 +23,8 @@ from inspect_ai.log import (
 
 from gamut_eval.cli import cli
 from gamut_eval.generate._eval_file import (
+    _indented_length,
+    _thin_text,
     attachment_key,
     message_id,
     sample_summary,
@@ -148,3 +152,32 @@ def test_message_ids_look_like_inspects(count: int) -> None:
     ids = {message_id() for _ in range(count)}
     assert len(ids) == count
     assert all(len(i) == 22 and i.isalnum() for i in ids)
+
+
+_WORDS = st.text(alphabet="ab-- \t\n\u00a0.", min_size=0, max_size=40)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.one_of(_WORDS, st.text(alphabet="xy-", min_size=900, max_size=3000)), max_size=80)
+)
+def test_thinned_text_is_textwraps_shortening(parts: list[str]) -> None:
+    # Words, hyphens, runs of whitespace (a no-break space among them) and words longer than
+    # the width, around the 1,024 and 2,050 characters where the fast path cuts.
+    text = " ".join(parts)
+    assert _thin_text(text) == textwrap.shorten(text[:8192], width=1024, placeholder="...")
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON)
+def test_indented_length_is_that_of_the_indented_json(value: Any) -> None:
+    assert _indented_length(value) == len(json.dumps(value, ensure_ascii=False, indent=2))

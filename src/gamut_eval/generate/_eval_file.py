@@ -17,9 +17,12 @@ targets are cut at 5,120 characters, score answers, explanations and string meta
 shortened to 1,024 characters (``textwrap.shorten``), and a metadata value whose JSON is
 longer than 1,024 characters is replaced by ``Key removed from summary (> 1k)``.
 
-Members are deflated (zip's standard method, which every version of Inspect reads;
-Inspect itself now writes zstd). ``tests/generate/test_eval_file.py`` checks that Inspect
-reads these files back as the log its own writer would have written.
+Members are deflated at level 1 (zip's standard method, which every version of Inspect
+reads; Inspect itself now writes zstd), except samples that carry attachments (the
+question's image, base64 in a data URI): deflate saves about a quarter of those at many
+times the cost of the rest of the log, so they are stored as they are.
+``tests/generate/test_eval_file.py`` checks that Inspect reads these files back as the log
+its own writer would have written.
 
 The dicts are Inspect's models as their JSON has them (``None`` fields left out); the
 caller builds them (``_logs.py``).
@@ -57,13 +60,18 @@ _THIN_WIDTH = 1024
 longer is left out of the summary."""
 _REMOVED = "Key removed from summary (> 1k)"
 _COMPRESS_LEVEL = 1
-"""zlib level: the sample images (base64 PNG) hardly compress at any level, and the text
-compresses about as well at 1 as at 6 in a fraction of the time."""
+"""zlib level: JSON text compresses about as well at 1 as at 6, in a fraction of the time."""
 
 
 def message_id() -> str:
-    """A random id in the form Inspect gives messages (22 characters of base 57)."""
-    return "".join(secrets.choice(_ID_ALPHABET) for _ in range(_ID_LENGTH))
+    """A random id in the form Inspect gives messages (22 characters of base 57, from 128
+    random bits)."""
+    number = secrets.randbits(128)
+    digits = []
+    for _ in range(_ID_LENGTH):
+        number, digit = divmod(number, len(_ID_ALPHABET))
+        digits.append(_ID_ALPHABET[digit])
+    return "".join(digits)
 
 
 def attachment_key(content: str) -> str:
@@ -85,7 +93,31 @@ def _truncate(text: str) -> str:
 
 
 def _thin_text(text: str) -> str:
-    return textwrap.shorten(text[: _THIN_WIDTH * 8], width=_THIN_WIDTH, placeholder="...")
+    """``textwrap.shorten(text[:8192], width=1024, placeholder="...")``, as Inspect thins a
+    summary's text. Shortening reads only the collapsed text's first line and whether more
+    follows, so past twice the width the rest is cut off before the (slow) word splitting:
+    a word that starts on the line and runs past the cut is still longer than the width,
+    and text still follows the line (``test_eval_file.py`` checks it against ``shorten``)."""
+    collapsed = " ".join(text[: _THIN_WIDTH * 8].split())
+    if len(collapsed) <= _THIN_WIDTH:
+        return collapsed
+    return textwrap.shorten(collapsed[: 2 * _THIN_WIDTH + 2], width=_THIN_WIDTH, placeholder="...")
+
+
+def _indented_length(value: Any) -> int:
+    """``len(json.dumps(value, ensure_ascii=False, indent=2))``, without the indenting
+    encoder (pure Python, and slow): the compact form with ``": "`` after keys, plus a
+    newline and the indent before each item and before each closing bracket."""
+    extra = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list | tuple) and item:
+            children = item.values() if isinstance(item, dict) else item
+            extra += len(item) * (1 + 2 * (depth + 1)) + 1 + 2 * depth
+            stack.extend((child, depth + 1) for child in children)
+    compact = json.dumps(value, ensure_ascii=False, separators=(",", ": "))
+    return len(compact) + extra
 
 
 def _thin_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
@@ -96,8 +128,7 @@ def _thin_metadata(metadata: dict[str, Any]) -> dict[str, Any]:
         elif isinstance(value, str):
             thinned[key] = _thin_text(value)
         else:  # Inspect measures the value's JSON with an indent of 2
-            size = len(json.dumps(value, ensure_ascii=False, indent=2))
-            thinned[key] = value if size <= _THIN_WIDTH else _REMOVED
+            thinned[key] = value if _indented_length(value) <= _THIN_WIDTH else _REMOVED
     return thinned
 
 
@@ -178,7 +209,9 @@ def write_eval_file(
         start = {"version": LOG_SCHEMA_VERSION, "eval": spec, "plan": plan}
         archive.writestr("_journal/start.json", _json(start))
         for sample in samples:
-            archive.writestr(f"samples/{sample['id']}_epoch_{sample['epoch']}.json", _json(sample))
+            name = f"samples/{sample['id']}_epoch_{sample['epoch']}.json"
+            method = zipfile.ZIP_STORED if sample.get("attachments") else zipfile.ZIP_DEFLATED
+            archive.writestr(name, _json(sample), compress_type=method)
         archive.writestr("_journal/summaries/1.json", _json(summaries))
         archive.writestr("summaries.json", _json(summaries))
         archive.writestr("header.json", _json(header))

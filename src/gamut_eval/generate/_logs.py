@@ -167,6 +167,20 @@ def _image_uri(path: Path) -> str:
     return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 
+class _Images:
+    """Each image as an attachment (its key and data URI), read and encoded once for all
+    the logs of a run."""
+
+    def __init__(self) -> None:
+        self._seen: dict[Path, tuple[str, str]] = {}
+
+    def attachment(self, path: Path) -> tuple[str, str]:
+        if path not in self._seen:
+            uri = _image_uri(path)
+            self._seen[path] = (attachment_key(uri), uri)
+        return self._seen[path]
+
+
 _USAGE_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
 _USAGE_OPTIONAL = (
     "input_tokens_cache_write",
@@ -185,7 +199,9 @@ def _model_usage(usage: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, ScoreDict]) -> dict[str, Any]:
+def _sample(
+    dataset: Dataset, row: ResponseRow, scores: dict[str, ScoreDict], images: _Images
+) -> dict[str, Any]:
     """One given answer as an Inspect sample (``EvalSample`` as JSON): the question as
     asked, the answer, the scores."""
     record = dataset.by_id()[row.question_id]
@@ -195,8 +211,7 @@ def _sample(dataset: Dataset, row: ResponseRow, scores: dict[str, ScoreDict]) ->
     if image is None or not image.is_file():  # text-only, or an image the answers did without
         content = record.question_for(row.setting)
     else:
-        uri = _image_uri(image)
-        digest = attachment_key(uri)
+        digest, uri = images.attachment(image)
         attachments[digest] = uri
         content = [
             {"type": "image", "image": f"attachment://{digest}", "detail": "auto"},
@@ -244,8 +259,11 @@ def _write_given_log(
     scores: dict[AnswerKey, dict[str, ScoreDict]],
     judges: Sequence[JudgeSettings],
     source: Path,
+    images: _Images,
 ) -> None:
-    samples = [_sample(dataset, r, scores.get((r.question_id, model, setting), {})) for r in rows]
+    samples = [
+        _sample(dataset, r, scores.get((r.question_id, model, setting), {}), images) for r in rows
+    ]
     now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
     task_args = {"dataset": str(dataset.path), "setting": setting, "judge": judges[0].judge}
     metadata = {
@@ -309,10 +327,11 @@ def scored_logs(
     for row in real:
         groups[(row.model, row.setting)].append(row)
     log_dir.mkdir(parents=True, exist_ok=True)
+    images = _Images()
     written = []
     for (model, setting), rows in sorted(groups.items()):
         path = log_dir / f"gamut-{setting}_{_slug(model)}.eval"
-        _write_given_log(path, dataset, model, setting, rows, scores, judges, source)
+        _write_given_log(path, dataset, model, setting, rows, scores, judges, source, images)
         written.append(path)
     return written
 
