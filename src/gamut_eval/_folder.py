@@ -14,6 +14,14 @@ scoring parameters). Before a run touches its folder:
 
 Derived files (``DERIVED``) are deleted before the verdicts they come from are rewritten,
 so none is ever older than its data.
+
+A run that finishes records what it finished for (``FINISHED``, ``.finished.json``): a
+digest of its identity, the verdict store's state after judging and this gamut-eval's code
+(its version and the names, sizes and times of its files). The record is removed when the
+next invocation starts, so it is never there for outputs a crash left half made. A rerun
+whose digest is the recorded one, with nothing judged and no file of it missing, has
+nothing to write anew: it keeps ``verdicts.jsonl``, the derived files and the logs it wrote
+as they are.
 """
 
 from __future__ import annotations
@@ -21,20 +29,34 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gamut_eval._files import atomic_writer
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
     from gamut_eval.records import RunIdentity
 
-__all__ = ["DERIVED", "STORE_FILES", "claim_folder", "file_sha256"]
+__all__ = [
+    "DERIVED",
+    "FINISHED",
+    "STORE_FILES",
+    "Finished",
+    "claim_folder",
+    "file_sha256",
+    "finished_digest",
+    "record_finished",
+    "take_finished",
+]
 
 DERIVED = ("scores.jsonl", "summary.json", "report.html", "report.md")
 """Files computed from ``verdicts.jsonl``: removed whenever it is about to change."""
 STORE_FILES = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite.lock")
 """The verdict store and its companions: a content-addressed cache, kept on overwrite."""
+FINISHED = ".finished.json"
+"""What the last invocation of the run that finished finished for (see the module)."""
 _CHUNK = 1 << 20
 
 
@@ -90,3 +112,58 @@ def claim_folder(folder: Path, identity: RunIdentity, *, overwrite: bool = False
             shutil.rmtree(path)
         else:
             path.unlink()
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A finished run's record: the digest of what it was made from, and what its verdict
+    file holds per judge (rows and unscored rows)."""
+
+    digest: str
+    verdicts: dict[str, tuple[int, int]]
+
+
+def _code() -> str:
+    """This gamut-eval's version and the names, sizes and modification times of its files:
+    outputs that other code wrote are not taken as up to date."""
+    from gamut_eval import __version__
+
+    root = Path(__file__).parent
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(root.rglob("*")):
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
+        stat = path.stat()
+        line = f"{path.relative_to(root).as_posix()}\0{stat.st_size}\0{stat.st_mtime_ns}\n"
+        digest.update(line.encode())
+    return digest.hexdigest()
+
+
+def finished_digest(identity: RunIdentity, store_state: str) -> str:
+    """The digest a finished run records: its identity, the store's state, the code."""
+    digest = hashlib.sha256(identity.model_dump_json().encode())
+    digest.update(f"\0{store_state}\0{_code()}".encode())
+    return digest.hexdigest()
+
+
+def take_finished(folder: Path) -> Finished | None:
+    """The record of the run's last finished invocation, removed from the folder (this
+    invocation is about to change what it describes); ``None`` when there is none, or it
+    cannot be read."""
+    path = folder / FINISHED
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        path.unlink()
+        verdicts = {str(k): (int(v[0]), int(v[1])) for k, v in data["verdicts"].items()}
+        return Finished(digest=str(data["digest"]), verdicts=verdicts)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        path.unlink(missing_ok=True)
+        return None
+
+
+def record_finished(folder: Path, finished: Finished) -> None:
+    """Record that the run finished (its last step)."""
+    data = {"digest": finished.digest, "verdicts": finished.verdicts}
+    with atomic_writer(folder / FINISHED) as handle:
+        json.dump(data, handle, indent=2)
+        handle.write("\n")

@@ -33,8 +33,9 @@ _URL = re.compile(
 )
 _FORM = "hf://datasets/OWNER/NAME[@REVISION]/PATH"
 _NOT_PUSHED = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite.lock",
-               "*.lock", ".gamut-tmp-*")  # fmt: skip
-"""A run folder's local verdict cache and lock files: not part of what is shared."""
+               "*.lock", ".gamut-tmp-*", ".finished.json")  # fmt: skip
+"""A run folder's local verdict cache, lock files and the record of what its last finished
+invocation made its files from (the local store's state): not part of what is shared."""
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,13 @@
     RUN_DIR/verdicts.jsonl    one row per (response, check, judge), as `gamut judge` writes
     RUN_DIR/scores.jsonl      one row per (response, judge): gamut, tiers, counts
     RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored counts
+    RUN_DIR/.finished.json    what the last invocation that finished made its files from
 
 The folder is owned by one run (``_folder.py``): rerun with the same inputs, it continues
 where it stopped (the eval set keeps finished samples, the store finished verdicts); a
-different run into it is refused unless ``overwrite``. Every expected answer must be
+different run into it is refused unless ``overwrite``. A rerun that finds nothing to judge
+after a run that finished, with the same code, rewrites neither ``verdicts.jsonl`` nor the
+logs of given answers (``RunResult.up_to_date``). Every expected answer must be
 there (questions x models x settings) unless ``fill_missing`` scores a missing one as an
 empty answer, recorded in run.json.
 """
@@ -31,7 +34,15 @@ import pandas as pd
 
 from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
-from gamut_eval._folder import DERIVED, claim_folder, file_sha256
+from gamut_eval._folder import (
+    DERIVED,
+    Finished,
+    claim_folder,
+    file_sha256,
+    finished_digest,
+    record_finished,
+    take_finished,
+)
 from gamut_eval._tables import write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval._verdict_table import read_verdict_table
@@ -81,6 +92,9 @@ class RunResult:
     """Answers that were missing and were scored as empty answers."""
     manifest: RunManifest | None = None
     """What was written to run.json, usage and cost included."""
+    up_to_date: bool = False
+    """Nothing was judged and the run had finished before with these inputs and this code:
+    its verdicts, the files derived from them and its logs were kept as they were."""
 
 
 def _settings_of(setting: str) -> list[str]:
@@ -235,6 +249,7 @@ def run_benchmark(
 
         probe_models(models, setting, generation)
     claim_folder(out_dir, identity, overwrite=overwrite)
+    finished = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
@@ -258,15 +273,18 @@ def run_benchmark(
     if filled:
         manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    reports = _judge_all(dataset, answers, resolved, out_dir, on_event, wait_for_store_s)
+    reports, finished, up_to_date = _judge_all(
+        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, finished
+    )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
 
-    write_run_logs(dataset, given.rows, judges, out_dir, responses, params)
+    write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
     manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    return RunResult(out_dir, summary, reports, filled, manifest)
+    record_finished(out_dir, finished)
+    return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
 
 def estimate_run(
@@ -367,7 +385,12 @@ def _judge_all(
     out_dir: Path,
     on_event: OnEvent | None,
     wait_s: float,
-) -> dict[str, JudgeReport]:
+    identity: RunIdentity,
+    finished: Finished | None,
+) -> tuple[dict[str, JudgeReport], Finished, bool]:
+    """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
+    the record to write when the run finishes, and whether the verdicts are those the
+    run's last finished invocation wrote (``finished``: then nothing is rewritten)."""
     # The answers are validated once, for every judge, before the store is created or locked.
     plan = JudgePlan(dataset, answers, judges[0].settings)
     plans = [plan.for_judge(judge.settings) for judge in judges]
@@ -377,12 +400,24 @@ def _judge_all(
             judge_pass(p, make_backend(judge), store, on_event)
             for p, judge in zip(plans, judges, strict=True)
         ]
-        for name in DERIVED:  # about to be older than the verdicts: never left so
-            (out_dir / name).unlink(missing_ok=True)
-        with atomic_writer(out_dir / "verdicts.jsonl") as handle:
+        digest = finished_digest(identity, store.state())
+        up_to_date = (
+            finished is not None
+            and finished.digest == digest
+            and set(finished.verdicts) == {j.judge for j in judges}
+            and (out_dir / "verdicts.jsonl").is_file()
+        )
+        if finished is not None and up_to_date:
             for judge_plan, stats in zip(plans, passes, strict=True):
-                count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
-                reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
+                rows, unscored = finished.verdicts[judge_plan.settings.judge]
+                reports[judge_plan.settings.judge] = JudgeReport(stats, rows, unscored)
+        else:
+            for name in DERIVED:  # about to be older than the verdicts: never left so
+                (out_dir / name).unlink(missing_ok=True)
+            with atomic_writer(out_dir / "verdicts.jsonl") as handle:
+                for judge_plan, stats in zip(plans, passes, strict=True):
+                    count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
+                    reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
     failures = []
     for judge in judges:
         try:
@@ -391,7 +426,8 @@ def _judge_all(
             failures.append(str(exc))
     if failures:
         raise UnscoredRateExceeded("\n".join(failures), setting="max_unscored_rate")
-    return reports
+    record = Finished(digest, {name: (r.rows, r.unscored) for name, r in reports.items()})
+    return reports, record, up_to_date
 
 
 def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> pd.DataFrame:

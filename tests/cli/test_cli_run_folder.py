@@ -5,6 +5,7 @@ say. All on the bundled sample with the offline judge: no network."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -151,9 +152,14 @@ def test_a_run_without_a_report_says_how_to_get_one(tmp_path: Path) -> None:
     assert first.exit_code == 0, first.output
     assert not (out / "report.html").exists()
     assert f"the HTML report: gamut view {out}" in flat(first.output)
-    # A report written since is stale once the run has rewritten its scores: the rerun
-    # removes it, and says how to get a new one.
+    # A report written since, from the same verdicts, stays while a rerun has nothing to
+    # judge (it rewrites no verdict); one that rewrites the verdicts (here: the last
+    # invocation did not finish) removes it, and says how to get a new one.
     (out / "report.html").write_text("<html></html>")
+    again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
+    assert again.exit_code == 0, again.output
+    assert (out / "report.html").read_text() == "<html></html>"
+    (out / ".finished.json").unlink()
     again = invoke(*run_args(out, SAMPLE / "responses.jsonl"))
     assert again.exit_code == 0, again.output
     assert not (out / "report.html").exists()
@@ -206,9 +212,13 @@ def test_rewritten_verdicts_remove_the_report_made_from_the_old_ones(tmp_path: P
     out = tmp_path / "run"
     assert invoke("demo", "--out", str(out)).exit_code == 0
     assert (out / "report.html").is_file()
-    # the demo's own inputs: the sample's answers, the offline and the reference judge
+    # the demo's own inputs (the sample's answers, the offline and the reference judge),
+    # with one verdict gone from the store: it is judged again and the verdicts rewritten
+    with sqlite3.connect(out / "store.sqlite") as db:
+        db.execute("DELETE FROM verdicts WHERE key = (SELECT key FROM verdicts LIMIT 1)")
     again = invoke(*run_args(out, SAMPLE / "responses.jsonl", "--judge", "gamut/reference"))
     assert again.exit_code == 0, again.output
+    assert "1 judged now" in flat(again.output)
     assert not (out / "report.html").exists()
 
 

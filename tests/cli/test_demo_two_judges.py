@@ -7,9 +7,11 @@ the public scoring function and a Kendall tau-b and a Cohen's kappa written out 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from collections import Counter
@@ -254,3 +256,110 @@ def test_a_demo_folder_judged_under_an_earlier_prompt_is_replaced(tmp_path: Path
     assert f"{OFFLINE}: 1272 verdicts (1272 reused from the store, 0 judged now)" in text
     again = CliRunner().invoke(cli, ["demo", "--out", str(out)])
     assert "earlier version" not in again.stderr  # now it is this version's demo
+
+
+# -- what a rerun pays for ------------------------------------------------------------------
+
+KEPT = ("verdicts.jsonl", "report.html", *(f"logs/gamut-{s}_sample-{m}.eval"
+        for s in SETTINGS for m in ("thorough", "brief", "confused")))  # fmt: skip
+"""What a rerun with nothing to judge keeps as it was: the verdicts, and what only they
+and the code decide."""
+
+
+def _stamps(out: Path) -> dict[str, tuple[int, bytes]]:
+    return {name: ((out / name).stat().st_mtime_ns, (out / name).read_bytes()) for name in KEPT}
+
+
+def _demo(out: Path) -> str:
+    result = CliRunner().invoke(cli, ["demo", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    return " ".join((result.stdout + result.stderr).split())
+
+
+def test_a_rerun_with_nothing_to_judge_writes_nothing_anew(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    _demo(out)
+    before, scores = _stamps(out), (out / "scores.jsonl").read_bytes()
+    text = _demo(out)
+    assert f"{OFFLINE}: 1272 verdicts (1272 reused from the store, 0 judged now)" in text
+    assert _stamps(out) == before  # not even rewritten with the same bytes
+    assert (out / "scores.jsonl").read_bytes() == scores
+    assert f"HTML report: {out}/report.html" in text
+
+
+def test_a_rerun_after_an_interrupted_one_writes_everything_again(tmp_path: Path) -> None:
+    # An invocation that stopped before it finished leaves no record of finishing (it
+    # removes the last one first): the next writes every file again, from the same verdicts.
+    out = tmp_path / "run"
+    _demo(out)
+    before = _stamps(out)
+    (out / ".finished.json").unlink()
+    _demo(out)
+    after = _stamps(out)
+    assert all(after[name][0] != before[name][0] for name in KEPT)
+    assert after["verdicts.jsonl"][1] == before["verdicts.jsonl"][1]
+
+
+def test_a_store_written_since_or_other_code_is_not_up_to_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gamut_eval import _folder
+    from gamut_eval.judge import VerdictStore
+
+    out = tmp_path / "run"
+    _demo(out)
+    with sqlite3.connect(out / "store.sqlite") as db:
+        (key,) = db.execute("SELECT key FROM verdicts LIMIT 1").fetchone()
+    with VerdictStore(out / "store.sqlite") as store:  # a verdict written again, by anyone
+        row = store.get([key])[key]
+        store.put([dataclasses.replace(row, created_at=row.created_at + 1.0)])
+    stamp = (out / "verdicts.jsonl").stat().st_mtime_ns
+    _demo(out)
+    assert (out / "verdicts.jsonl").stat().st_mtime_ns != stamp
+    stamp = (out / "verdicts.jsonl").stat().st_mtime_ns
+    monkeypatch.setattr(_folder, "_code", lambda: "another version")
+    _demo(out)
+    assert (out / "verdicts.jsonl").stat().st_mtime_ns != stamp
+
+
+def test_a_missing_file_is_written_again(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    _demo(out)
+    (out / "logs" / "gamut-text_only_sample-brief.eval").unlink()
+    (out / "report.html").unlink()
+    _demo(out)
+    assert (out / "logs" / "gamut-text_only_sample-brief.eval").is_file()
+    assert (out / "report.html").is_file()
+
+
+_PROBE = """
+import json, sys
+from gamut_eval.cli import main
+try:
+    main(["demo", "--out", sys.argv[1]])
+except SystemExit as exc:
+    code = exc.code
+print("\\n@@MODULES@@" + json.dumps([code, sorted(sys.modules)]))
+"""
+UNNEEDED = ("inspect_ai", "sklearn", "scipy")
+"""Libraries the demo's work does not need: its Inspect logs are written without Inspect
+AI, question diversity computes what scikit-learn and SciPy did in NumPy. Importing them
+took about three seconds of a demo that now takes less than two."""
+
+
+def test_the_demo_imports_no_library_its_work_does_not_need(tmp_path: Path) -> None:
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    out = tmp_path / "run"
+    for _ in range(2):  # the first run and a rerun
+        result = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(out)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONPATH": src, "PATH": "/usr/bin:/bin", "COLUMNS": "100"},
+        )
+        code, modules = json.loads(result.stdout.rpartition("\n@@MODULES@@")[2])
+        assert code in (0, None), result.stderr
+        assert not [m for m in modules if m.split(".")[0] in UNNEEDED]
+        assert len(list((out / "logs").glob("*.eval"))) == 6
+        assert (out / "report.html").is_file()

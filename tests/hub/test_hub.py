@@ -89,6 +89,8 @@ def test_gamut_push_uploads_a_run_without_its_store_and_load_run_reads_it_back(
     pushed = hub.repo_dir("alice/runs") / "demo"
     assert (pushed / "verdicts.jsonl").read_bytes() == (out / "verdicts.jsonl").read_bytes()
     assert not list(pushed.glob("store.sqlite*"))  # the local verdict cache stays local
+    assert (out / ".finished.json").is_file()
+    assert not (pushed / ".finished.json").exists()  # it describes that local cache
     remote = load_run("hf://datasets/alice/runs/demo")
     here = load_run(out)
     for name in ("answers", "verdicts", "scores"):

@@ -65,6 +65,20 @@ def test_only_ok_rows_are_done_and_an_unscored_row_never_replaces_one(tmp_path: 
         assert store.count() == {"ok": 2, "unscored": 1}
 
 
+def test_the_state_changes_with_every_write_and_with_nothing_else(tmp_path: Path) -> None:
+    with VerdictStore(tmp_path / "s.sqlite") as store:
+        empty = store.state()
+        assert empty == "0:0.0"
+        store.put([verdict("a", created_at=10.0), verdict("b", status="unscored", created_at=5.0)])
+        assert store.state() == "2:15.0"  # two rows, written at 10 and 5
+        store.get(["a", "b"]), store.done(["a", "b"]), store.usage([["a", "b"]])
+        assert store.state() == "2:15.0"  # reading changes nothing
+        store.put([verdict("a", created_at=11.0)])  # the same verdict written again
+        assert store.state() == "2:16.0"
+        store.put([verdict("b", created_at=7.0)])  # an unscored row judged since
+        assert store.state() == "2:18.0"
+
+
 def test_verdicts_survive_reopening_and_many_keys_are_looked_up(tmp_path: Path) -> None:
     keys = [f"k{i:05d}" for i in range(1234)]  # more than one IN (...) chunk
     with VerdictStore(tmp_path / "v.sqlite") as store:

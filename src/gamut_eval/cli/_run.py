@@ -336,7 +336,7 @@ def demo(out_dir: Path, overwrite: bool) -> None:
             overwrite=overwrite,
         )
     print_result(result, leaderboards=False, where=False)
-    write_html_report(out_dir, summary=True, where=result.out_dir)
+    write_html_report(out_dir, summary=True, where=result.out_dir, keep=result.up_to_date)
 
 
 def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
@@ -464,16 +464,22 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
         print_where(result.out_dir)
 
 
-def write_html_report(run_dir: Path, *, summary: bool = False, where: Path | None = None) -> Path:
+def write_html_report(
+    run_dir: Path, *, summary: bool = False, where: Path | None = None, keep: bool = False
+) -> Path:
     """The demo's last step: RUN_DIR/report.html with default settings; prints its path
     (after the terminal summary and the notes, with ``summary``, and the run's files,
-    with ``where``)."""
+    with ``where``). ``keep``: the run is up to date (``RunResult.up_to_date``), so a
+    report.html that is there was made from the same verdicts by the same code and is
+    kept (it is derived from the verdicts: a run that changes them removes it)."""
     from gamut_eval.analysis import default_output, report_for_run, write_report
     from gamut_eval.cli._report import print_summary
 
     path = default_output(run_dir, "html")
-    result = report_for_run(run_dir, explanations=True)
-    write_report(result, "html", path)
+    kept = keep and path.is_file()
+    result = report_for_run(run_dir, explanations=not kept)  # the page's drill-down needs them
+    if not kept:
+        write_report(result, "html", path)
     if summary:
         print_summary(result)
     if where is not None:

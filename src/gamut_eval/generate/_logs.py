@@ -323,17 +323,27 @@ def scored_logs(
     scores = _scores(dataset, real, judges, store, params)
     if generated:
         return _score_generated(log_dir, real, scores, judges)
-    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
-    for row in real:
-        groups[(row.model, row.setting)].append(row)
     log_dir.mkdir(parents=True, exist_ok=True)
     images = _Images()
     written = []
-    for (model, setting), rows in sorted(groups.items()):
-        path = log_dir / f"gamut-{setting}_{_slug(model)}.eval"
+    for (model, setting), rows in _given_groups(real).items():
+        path = _given_path(log_dir, model, setting)
         _write_given_log(path, dataset, model, setting, rows, scores, judges, source, images)
         written.append(path)
     return written
+
+
+def _given_groups(answers: Sequence[ResponseRow]) -> dict[tuple[str, str], list[ResponseRow]]:
+    """The answers that are not filled, by (model, setting): one log each, in order."""
+    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
+    for row in answers:
+        if not row.metadata.get(FILLED_KEY):
+            groups[(row.model, row.setting)].append(row)
+    return dict(sorted(groups.items()))
+
+
+def _given_path(log_dir: Path, model: str, setting: str) -> Path:
+    return log_dir / f"gamut-{setting}_{_slug(model)}.eval"
 
 
 def write_run_logs(
@@ -343,9 +353,18 @@ def write_run_logs(
     out_dir: Path,
     responses: Path | None,
     params: ScoringParams | None = None,
+    *,
+    keep: bool = False,
 ) -> list[Path]:
     """``scored_logs`` for a run folder: RUN_DIR/logs/, the verdicts of RUN_DIR's store;
-    ``responses``: the answers file given, ``None`` when the run generated them."""
+    ``responses``: the answers file given, ``None`` when the run generated them. ``keep``:
+    the run's verdicts are those its logs were written from (``RunResult.up_to_date``), so
+    the logs of given answers, when they are all there, are kept as they are (the eval
+    set's logs of generated answers get their scores again: generating may rewrite them)."""
+    if keep and responses is not None:
+        paths = [_given_path(out_dir / "logs", *key) for key in _given_groups(answers)]
+        if all(path.is_file() for path in paths):
+            return paths
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
         return scored_logs(
             dataset,

@@ -254,6 +254,14 @@ class VerdictStore:
                     totals[i] += int(row[i])
         return totals[0], totals[1], totals[2], totals[3]
 
+    def state(self) -> str:
+        """A fingerprint of what the store holds, which any write changes (the rows, and
+        the sum of the times they were written): the same state, nothing judged since."""
+        count, written = self._db.execute(
+            "SELECT COUNT(*), TOTAL(created_at) FROM verdicts"
+        ).fetchone()
+        return f"{count}:{float(written)!r}"
+
     def count(self) -> dict[str, int]:
         """Rows per status."""
         return dict(
