@@ -10,11 +10,12 @@ processes, alternating between the two trees, and the median of N rounds is comp
   (``score_table`` + ``summarise_scores``), as in ``bench_core.py``;
 - compile: 1,813 paper-sized rubrics;
 - demo: ``gamut demo`` end to end into a new folder (both judges over the bundled
-  sample, scores, Inspect logs, the HTML report), as a user runs it; ``--demo-budget``
-  sets its target (1.5 against a commit whose demo did less work, e.g. f996594's one
-  judge without logs or question diversity);
-- demo rerun: ``gamut demo`` again into the folder of a finished demo (nothing to judge):
-  it must take less than this tree's first run.
+  sample, scores, Inspect logs, the HTML report), as a user runs it;
+- demo rerun: ``gamut demo`` again into the folder of a finished demo (nothing to judge),
+  which must also take less than this tree's first run.
+
+``--demo-budget`` sets the target of both demo lines (1.5 against a commit whose demo did
+less work, e.g. f996594's: one judge, no Inspect logs, no question diversity).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def main() -> None:
         "--demo-budget",
         type=float,
         default=BUDGET,
-        help="target for the demo's first run, this tree / REV (default: %(default)s)",
+        help="target for the demo and its rerun, this tree / REV (default: %(default)s)",
     )
     args = parser.parse_args()
     if args.against is None:
@@ -130,7 +131,7 @@ def main() -> None:
                     BUDGET,
                 ),
                 "gamut demo": (_demo, args.demo_budget),
-                "gamut demo rerun": (lambda t: _demo(t, rerun=True), BUDGET),
+                "gamut demo rerun": (lambda t: _demo(t, rerun=True), args.demo_budget),
             }
             print(f"this tree ({ROOT}) against {args.against}, median of {args.rounds} rounds")
             medians: dict[str, float] = {}

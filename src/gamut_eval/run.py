@@ -249,7 +249,7 @@ def run_benchmark(
 
         probe_models(models, setting, generation)
     claim_folder(out_dir, identity, overwrite=overwrite)
-    finished = take_finished(out_dir)
+    previous = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
@@ -274,7 +274,7 @@ def run_benchmark(
         manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
-        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, finished
+        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous
     )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
@@ -386,11 +386,11 @@ def _judge_all(
     on_event: OnEvent | None,
     wait_s: float,
     identity: RunIdentity,
-    finished: Finished | None,
+    previous: Finished | None,
 ) -> tuple[dict[str, JudgeReport], Finished, bool]:
     """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
     the record to write when the run finishes, and whether the verdicts are those the
-    run's last finished invocation wrote (``finished``: then nothing is rewritten)."""
+    run's last finished invocation wrote (``previous``: then nothing is rewritten)."""
     # The answers are validated once, for every judge, before the store is created or locked.
     plan = JudgePlan(dataset, answers, judges[0].settings)
     plans = [plan.for_judge(judge.settings) for judge in judges]
@@ -402,14 +402,14 @@ def _judge_all(
         ]
         digest = finished_digest(identity, store.state())
         up_to_date = (
-            finished is not None
-            and finished.digest == digest
-            and set(finished.verdicts) == {j.judge for j in judges}
+            previous is not None
+            and previous.digest == digest
+            and set(previous.verdicts) == {j.judge for j in judges}
             and (out_dir / "verdicts.jsonl").is_file()
         )
-        if finished is not None and up_to_date:
+        if previous is not None and up_to_date:
             for judge_plan, stats in zip(plans, passes, strict=True):
-                rows, unscored = finished.verdicts[judge_plan.settings.judge]
+                rows, unscored = previous.verdicts[judge_plan.settings.judge]
                 reports[judge_plan.settings.judge] = JudgeReport(stats, rows, unscored)
         else:
             for name in DERIVED:  # about to be older than the verdicts: never left so
