@@ -6,8 +6,9 @@ concurrency, connections kept alive), the adaptive concurrency limit (``_concurr
 latency and 429s set it; a self-hosted server's own slot count, ``_server_slots.py``,
 says where it starts), the request and token buckets, the server-requested pause after
 a 429's ``Retry-After``, exponential backoff with full jitter, and the loop that sends
-one body until it succeeds, is refused or runs out of retries. A subclass says how a body is written (``_encode``), how a 200
-reply is read (``_completion``) and how an error reply is classified (``_failure``):
+one body until it succeeds, is refused or runs out of retries. A subclass says how a
+body is written (``_encode``), how a 200 reply is read (``_completion``) and how an
+error reply is classified (``_failure``):
 ``OpenAIExecutor`` for OpenAI's chat completions (``_client_openai.py``),
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
 ``generateContent``.
