@@ -15,6 +15,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from yarl import URL
 
+from judge_helpers import FakeClock
+
 from gamut_eval.judge._client import (
     ChatMessage,
     JudgeAuthError,
@@ -86,31 +88,6 @@ async def judge(server: FakeOpenAIServer) -> AsyncIterator[OpenAIExecutor]:
 
 def statuses(server: FakeOpenAIServer) -> list[int | None]:
     return [r.status for r in server.requests]
-
-
-class FakeClock:
-    """A monotonic clock that moves only when the executor sleeps on it.
-
-    Each sleep is recorded with the clock time it would end at, and returns at once, so a
-    test reads the waits the executor computed (Retry-After, rate buckets, backoff) without
-    spending them and whatever the machine's load."""
-
-    def __init__(self) -> None:
-        self.start = self.now = 1000.0
-        self.wakes: list[float] = []
-        """When each sleep ends, in seconds since ``start``."""
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.wakes.append(self.now + seconds - self.start)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    @property
-    def elapsed(self) -> float:
-        return self.now - self.start
 
 
 def on_clock(base_url: str, settings: JudgeSettings, clock: FakeClock) -> OpenAIExecutor:

@@ -14,9 +14,10 @@ prompt up to the check, so:
 - an answer's first check is sent alone, and the rest of its checks only once it has
   come back: by then a provider has cached the shared prefix (OpenAI, Anthropic, Gemini
   bill cached tokens for less) and a local server holds it in its KV cache;
-- the rest of an answer's checks go out together, before any other answer's: the
-  checks waiting are sent oldest answer first, so one answer's checks are not
-  interleaved with another's and the server's cache still holds their prefix;
+- the rest of an answer's checks go out together: answers whose first check has come
+  back wait their turn in that order, and one answer's checks are all sent before the
+  next answer's, so they are not interleaved with another's and the server's cache
+  still holds their prefix;
 - a slot with nothing ready to send starts the next answer's first check, so at scale
   the first checks of later answers travel while earlier answers' checks are answered
   (the pipeline stays full; the wait for a first check costs one round trip per answer,
@@ -31,10 +32,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import heapq
 import importlib
+from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gamut_eval.judge._client import Executor, JudgeCallError
@@ -126,13 +127,11 @@ Answer = tuple[RenderedResponse, list[tuple[str, str]]]
 """One answer's shared prefix and its checks still to judge, as (store key, check text)."""
 
 
-@dataclass(order=True, slots=True)
+@dataclass(frozen=True, slots=True)
 class _Check:
-    rank: tuple[int, int]
-    """(answer, check) in plan order: the checks waiting are sent lowest first."""
-    key: str = field(compare=False)
-    text: str = field(compare=False)
-    rendered: RenderedResponse = field(compare=False)
+    key: str
+    text: str
+    rendered: RenderedResponse
 
 
 async def judge_in_order(
@@ -149,8 +148,9 @@ async def judge_in_order(
         await limited.prepare()  # the server's slots, before the first window is read
     ceiling = settings.concurrency
     queue = enumerate(answers)
-    ready: list[_Check] = []
-    held: dict[int, list[_Check]] = {}
+    ready: deque[deque[_Check]] = deque()
+    """The answers whose first check came back, in that order, with the checks to send."""
+    held: dict[int, deque[_Check]] = {}
     """Each answer's checks waiting for its first to come back."""
     running: dict[asyncio.Task[StoredVerdict], int | None] = {}
     """Each call under way, and the answer whose checks it releases (its first)."""
@@ -167,7 +167,9 @@ async def judge_in_order(
             window = min(ceiling, limited.window) if limited is not None else ceiling
             while len(running) < window:
                 if ready:
-                    start(heapq.heappop(ready), None)
+                    start(ready[0].popleft(), None)
+                    if not ready[0]:
+                        ready.popleft()
                     continue
                 nxt = next(queue, None) if more else None
                 if nxt is None:
@@ -176,18 +178,18 @@ async def judge_in_order(
                 index, (rendered, checks) = nxt
                 if not checks:
                     continue
-                answer = [_Check((index, i), k, t, rendered) for i, (k, t) in enumerate(checks)]
-                if len(answer) > 1:
-                    held[index] = answer[1:]
-                start(answer[0], index if len(answer) > 1 else None)
+                answer = deque(_Check(key, text, rendered) for key, text in checks)
+                first = answer.popleft()
+                if answer:
+                    held[index] = answer
+                start(first, index if answer else None)
             if not running:
                 return
             task = await finished.get()
             releases = running.pop(task)
             record(task.result())
             if releases is not None:
-                for check in held.pop(releases):
-                    heapq.heappush(ready, check)
+                ready.append(held.pop(releases))
     finally:
         for task in running:
             task.cancel()
