@@ -13,11 +13,19 @@ import random
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pytest
 from judge_helpers import FakeClock
 
+from gamut_eval.judge._backend_online import judge_in_order
+from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._concurrency import ROUND_MIN, START, AdaptiveLimit
+from gamut_eval.judge._prompt import render_response
+from gamut_eval.judge._resolve import resolve_endpoint
+from gamut_eval.judge._settings import JudgeSettings
+from gamut_eval.judge._store import StoredVerdict
+from gamut_eval.testing import FakeOpenAIServer, RequestContext, verdict_json
 
 Service = Callable[[random.Random], float]
 
@@ -187,3 +195,36 @@ def test_replies_to_requests_sent_under_an_older_limit_are_not_measured() -> Non
     settling = [limit.sent() for _ in range(ROUND_MIN)]
     assert settling == [-1] * len(settling)  # the queue settles at the new limit first
     assert limit.sent() > first[0]
+
+
+# -- through the client and a fake server on the same fake clock ---------------------------
+
+
+async def test_the_client_feeds_a_server_that_queues_at_its_pace() -> None:
+    # The fake server's replies wait on the fake clock, and each wait moves it for all:
+    # n requests held at once take n seconds of it, as on a server with one slot.
+    clock = FakeClock()
+    held: list[int] = []
+
+    def policy(request: dict[str, Any], ctx: RequestContext) -> str:
+        held.append(sum(r.status is None for r in server.requests))
+        return verdict_json("meets", "ok")
+
+    settings = JudgeSettings(judge="openai-api/fake/fake-judge", max_reasks=0)  # 64
+    server = FakeOpenAIServer(policy=policy, latency_ms=1000, sleep=clock.sleep)
+    async with server:
+        endpoint = resolve_endpoint("openai/fake-judge", base_url=server.base_url, api_key="k")
+        async with OpenAIExecutor(endpoint, settings, clock=clock, sleep=clock.sleep) as judge:
+            plan = [
+                (
+                    render_response(f"Q{a}?", f"A{a}."),
+                    [(f"k{a}-{c}", f"C{a}-{c}") for c in range(20)],
+                )
+                for a in range(6)
+            ]
+            rows: list[StoredVerdict] = []
+            await judge_in_order(judge, plan, settings, rows.append)
+    assert len(rows) == 120
+    assert max(held) <= 2 * START  # never more than the start's one probe upwards
+    late = held[-30:]
+    assert max(late) <= 3 and sum(late) / len(late) <= 2  # one waiting, a probe aside
