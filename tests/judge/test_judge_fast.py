@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
-from yarl import URL
-
 from judge_helpers import FakeClock
+from yarl import URL
 
 from gamut_eval.judge._client import (
     ChatMessage,

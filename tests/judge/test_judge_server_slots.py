@@ -70,7 +70,8 @@ def test_vllm_metrics_say_whether_it_has_room() -> None:
     assert idle == ServerSlots("/metrics (vLLM)", None, 0)
     assert idle.start(64) == 64  # it batches: fed the whole --concurrency
     busy = slots_from_metrics(VLLM_METRICS % "3.0")
-    assert busy is not None and busy.waiting == 3  # the metric sharing the prefix is not it
+    assert busy is not None
+    assert busy.waiting == 3
     assert busy.start(64) is None  # others already queue there: start low
     assert ServerSlots("/props total_slots", 4).start(64) == 4
     assert ServerSlots("/props total_slots", 128).start(64) == 64
