@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 import random
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,7 +20,7 @@ from judge_helpers import FakeClock
 
 from gamut_eval.judge._backend_online import judge_in_order
 from gamut_eval.judge._client_openai import OpenAIExecutor
-from gamut_eval.judge._concurrency import ROUND_MIN, START, AdaptiveLimit
+from gamut_eval.judge._concurrency import FLOOR, ROUND_MIN, START, AdaptiveLimit
 from gamut_eval.judge._prompt import render_response
 from gamut_eval.judge._resolve import resolve_endpoint
 from gamut_eval.judge._settings import JudgeSettings
@@ -54,6 +54,11 @@ class Run:
     @property
     def rate(self) -> float:
         return len(self.latencies) / self.elapsed_s
+
+    @property
+    def held(self) -> int:
+        """The limit most replies came back under (probes aside)."""
+        return Counter(self.limits).most_common(1)[0][0]
 
     def tail(self, share: float = 0.25) -> Run:
         """The last ``share`` of the replies."""
@@ -103,31 +108,34 @@ def mean(values: list[float]) -> float:
     return sum(values) / len(values)
 
 
-def test_a_one_slot_server_is_fed_one_or_two_at_a_time() -> None:
-    # llama.cpp with one slot: anything past one in flight only waits.
+def test_a_one_slot_server_is_fed_two_at_a_time() -> None:
+    # llama.cpp with one slot: past two in flight (one served, one waiting, so the slot
+    # never idles while a reply travels) requests only wait.
     run = simulate(AdaptiveLimit(64, latency_cap_s=60), around(1.0), 400, slots=1)
-    assert max(run.in_flight) <= 2 * START  # the start's one probe upwards, no further
+    assert max(run.in_flight) <= 2 * START  # the start's one doubling, no further
     late = run.tail()
-    assert max(late.limits) <= 2
-    assert mean(late.latencies) <= 2.0  # at most one request waiting behind the served one
+    assert late.held == FLOOR == 2
+    assert max(late.limits) <= 2 * FLOOR  # a probe upwards now and then
+    assert mean(late.latencies) <= 3.0
     assert run.rate >= 0.95  # the server was never left idle: 1 reply a second
 
 
 @pytest.mark.parametrize("start", [16, 64])
 def test_the_limit_comes_down_to_a_one_slot_server_from_any_start(start: int) -> None:
-    # A server that names more slots than it serves, or one fed the whole --concurrency.
+    # A server that names more slots than it serves, or one fed the whole --concurrency
+    # (brought down by its latency nearing half the timeout).
     limit = AdaptiveLimit(64, start=start, latency_cap_s=60)
     run = simulate(limit, around(1.0), 600, slots=1)
     late = run.tail()
-    assert max(late.limits) <= 2
-    assert mean(late.latencies) <= 2.0
+    assert late.held == 2
+    assert mean(late.latencies) <= 3.0
 
 
 def test_a_four_slot_server_is_fed_about_four() -> None:
     run = simulate(AdaptiveLimit(64, latency_cap_s=60), around(1.0), 1000, slots=4)
     late = run.tail()
-    assert min(late.limits) >= 4
-    assert max(late.limits) <= 6
+    assert late.held == 4
+    assert max(late.limits) <= 8
     assert run.rate >= 0.9 * 4  # four replies a second when all four slots are busy
 
 
@@ -152,8 +160,7 @@ def test_a_server_that_batches_is_fed_until_it_stops_gaining() -> None:
     # Sixteen slots: throughput grows up to sixteen in flight, then only latency does.
     run = simulate(AdaptiveLimit(64, latency_cap_s=60), around(1.0), 3000, slots=16)
     late = run.tail()
-    assert min(late.limits) >= 16
-    assert max(late.limits) <= 24
+    assert late.held == 16
     assert run.rate >= 0.9 * 16
 
 
@@ -228,7 +235,7 @@ async def test_the_client_feeds_a_server_that_queues_at_its_pace() -> None:
             rows: list[StoredVerdict] = []
             await judge_in_order(judge, plan, settings, rows.append)
     assert len(rows) == 120
-    assert max(held) <= 2 * START  # never more than the start's one probe upwards
-    late = held[-30:]
-    assert max(late) <= 3
-    assert sum(late) / len(late) <= 2
+    assert max(held) <= 2 * START  # never more than the start's one doubling
+    late = held[-40:]
+    assert Counter(late).most_common(1)[0][0] <= 2  # one served, one waiting
+    assert sum(late) / len(late) <= 2.5  # a probe upwards aside

@@ -17,7 +17,7 @@ for the slowest.) Two rounds at different limits give the *elasticity* of throug
 share of the added (or removed) concurrency that came back as throughput. A server whose
 latency stays flat has elasticity 1; one that only queues has 0.
 
-The controller (docs/decisions.md, adaptive concurrency):
+The controller (docs/decisions.md, feeding a server at its own pace):
 
 - **Start** at ``START`` in flight (at the ceiling for a hosted API; where the server's
   slots say when it names them: ``hint``) and double each round while the elasticity
@@ -25,13 +25,16 @@ The controller (docs/decisions.md, adaptive concurrency):
   (``--concurrency``) in a few round trips, a one-slot server stops at once.
 - A higher limit that bought less than ``KEEP`` is given back; one that bought less than
   ``QUEUEING`` only queued, so half the limit is **probed**: kept when it loses at most
-  ``QUEUEING`` of the concurrency it removes, and probed lower again. So the limit comes
-  down to the server's slots from any start; a lower probe that lost throughput is not
-  tried again from the same limit until the server changes.
-- **Hold** the limit; every ``HOLD_ROUNDS`` rounds probe a higher one (x ``STEP``) to
-  follow a server that got room; when the latency at the same limit grows past ``DRIFT``
-  times its level (the server slowed down, or others share it), or past
-  ``latency_cap_s``, probe a lower one.
+  ``QUEUEING`` of the concurrency it removes, and probed lower again, down to ``FLOOR``
+  (one request served and one waiting: a slot never idles while a reply travels). A
+  lower probe that lost throughput is not tried again from the same limit until the
+  server changes.
+- **Hold** the limit; every ``HOLD_ROUNDS`` rounds probe ``STEP`` times higher, kept only
+  for a gain beyond ``MARGIN`` times its noise (how far held rounds stray from their
+  level, which at a queueing server is more than one round's own spread says); when
+  the latency at the same limit grows past ``DRIFT`` times its level (the server slowed
+  down, or others share it), or past ``latency_cap_s``, probe a lower one (below
+  ``FLOOR`` too when near the cap).
 - A probe never goes where the latency it is expected to bring (from the last elasticity
   measured; pure queueing before any is) would pass ``latency_cap_s``, half the request
   timeout, so probing does not run requests into their timeouts.
@@ -48,6 +51,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import math
 from collections import deque
 from dataclasses import dataclass
@@ -55,8 +59,10 @@ from typing import Literal
 
 __all__ = [
     "DRIFT",
+    "FLOOR",
     "HOLD_ROUNDS",
     "KEEP",
+    "MARGIN",
     "QUEUEING",
     "ROUND_MIN",
     "START",
@@ -75,10 +81,17 @@ concurrency."""
 QUEUEING = 0.25
 """Below this share the added concurrency only queued: a lower limit is probed, and kept
 when it loses at most this share of the concurrency it removes."""
-STEP = 1.5
-"""A probe after the start multiplies the limit by this (at least +1)."""
+STEP = 2.0
+"""A probe after the start multiplies the limit by this (a step small enough to be
+cheap would be lost in the noise of the rounds that measure it)."""
+MARGIN = 0.5
+"""After the start, a higher limit is kept when its elasticity, less this many times
+its standard error, is at least ``KEEP``."""
 HOLD_ROUNDS = 4
 """Rounds at a limit before a higher one is probed again."""
+FLOOR = 2
+"""The lowest limit latency alone probes (a limit near the timeout, a 429 or a timeout
+go lower): one request served and one waiting keep a one-slot server busy."""
 DRIFT = 2.0
 """Latency at the same limit this many times its level's starts a lower probe."""
 _CHANGED = 0.2
@@ -138,6 +151,7 @@ class AdaptiveLimit:
         "_knee",
         "_lost",
         "_n_sum",
+        "_noise",
         "_probe",
         "_replies",
         "_round",
@@ -188,6 +202,9 @@ class AdaptiveLimit:
         self._knee: int | None = None
         """A limit whose lower probe lost throughput: not probed below again until the
         server changes."""
+        self._noise = 0.0
+        """How far a held round's rate strays from its level's (root mean square share):
+        rounds at a server that queues vary together, more than one round's spread says."""
         self._new_round()
 
     # -- the semaphore ------------------------------------------------------------------
@@ -307,6 +324,9 @@ class AdaptiveLimit:
         if probe is None:
             self._hold(base, level)
             return
+        if self._noise > max(base.error, level.error):
+            base = dataclasses.replace(base, error=max(base.error, self._noise))
+            level = dataclasses.replace(level, error=max(level.error, self._noise))
         measured = elasticity(base, level)
         self._probe = None
         if measured is None:  # the limit was not filled: nothing learned
@@ -316,7 +336,7 @@ class AdaptiveLimit:
         if probe == "up":
             # While starting, growth goes on unless the round says clearly that it bought
             # nothing; later a higher limit is kept only for a gain beyond the noise.
-            if gain + (error if self._startup else 0.0) >= KEEP:
+            if gain + (error if self._startup else -MARGIN * error) >= KEEP:
                 self._base, self._gain = level, min(1.0, gain)
                 self._probe_up(level)
                 return
@@ -334,11 +354,14 @@ class AdaptiveLimit:
     def _hold(self, base: Level, level: Level) -> None:
         self._held += 1
         slowed = level.latency_s * (1 - 2 * level.error) > DRIFT * base.latency_s
-        if (slowed or level.latency_s > self.latency_cap_s) and self.limit > 1:
+        capped = level.latency_s > self.latency_cap_s
+        if slowed or capped:
             # the server slowed at this limit (or nears the timeout): measure from here
             self._base, self._knee = level, None
-            self._probe_down(level)
+            self._probe_down(level, 1 if capped else FLOOR)
             return
+        stray = level.rate / base.rate - 1
+        self._noise = math.sqrt(0.8 * self._noise**2 + 0.2 * stray**2)
         # follow the server slowly: the level a probe is measured against
         self._base = Level(
             base.limit,
@@ -367,12 +390,15 @@ class AdaptiveLimit:
         self._probe = "up"
         self._set(target)
 
-    def _probe_down(self, base: Level) -> None:
+    def _probe_down(self, base: Level, floor: int = FLOOR) -> None:
+        """Probe half the limit, not below ``floor``: with fewer requests than slots in
+        flight a slot idles while each reply travels back and the next request comes."""
         self._held = 0
-        if base.limit <= 1:
+        target = max(min(floor, self.ceiling), base.limit // 2)
+        if target >= base.limit:
             return
         self._probe = "down"
-        self._set(max(1, base.limit // 2))
+        self._set(target)
 
     def _revert(self, base: Level) -> None:
         self._held = 0
