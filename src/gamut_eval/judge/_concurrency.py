@@ -21,8 +21,9 @@ The controller (docs/decisions.md, feeding a server at its own pace):
 
 - **Start** at ``START`` in flight (at the ceiling for a hosted API; where the server's
   slots say when it names them: ``hint``) and double each round while the elasticity
-  (plus its noise) stays at least ``KEEP``: a server with room reaches the ceiling
-  (``--concurrency``) in a few round trips, a one-slot server stops at once.
+  (plus its noise) stays at least ``KEEP``, quadruple once it has stayed ``FLAT``: a
+  server with room reaches the ceiling (``--concurrency``) in a few round trips, a
+  one-slot server stops at once.
 - A higher limit that bought less than ``KEEP`` is given back; one that bought less than
   ``QUEUEING`` only queued, so half the limit is **probed**: kept when it loses at most
   ``QUEUEING`` of the concurrency it removes, and probed lower again, down to ``FLOOR``
@@ -59,6 +60,7 @@ from typing import Literal
 
 __all__ = [
     "DRIFT",
+    "FLAT",
     "FLOOR",
     "HOLD_ROUNDS",
     "KEEP",
@@ -89,6 +91,9 @@ MARGIN = 0.5
 its standard error, is at least ``KEEP``."""
 HOLD_ROUNDS = 4
 """Rounds at a limit before a higher one is probed again."""
+FLAT = 0.9
+"""An elasticity this high while starting says the latency stays flat (a hosted API, a
+big batch): the start quadruples instead of doubling."""
 FLOOR = 2
 """The lowest limit latency alone probes (a limit near the timeout, a 429 or a timeout
 go lower): one request served and one waiting keep a one-slot server busy."""
@@ -372,11 +377,14 @@ class AdaptiveLimit:
             self._probe_up(self._base)
 
     def _probe_up(self, base: Level) -> None:
-        """Probe a higher limit: x2 while starting, else x ``STEP``; never where the
-        latency expected from the last elasticity (pure queueing before any is measured)
-        would pass ``latency_cap_s``."""
+        """Probe a higher limit: x2 while starting (x4 on a flat latency), else x
+        ``STEP``; never where the latency expected from the last elasticity (pure
+        queueing before any is measured) would pass ``latency_cap_s``."""
         self._held = 0
-        factor = 2.0 if self._startup else STEP
+        if self._startup:  # x4 once the latency has stayed flat from 2 to 4 and beyond
+            factor = 4.0 if self._gain >= FLAT and base.limit > START else 2.0
+        else:
+            factor = STEP
         target = min(self.ceiling, max(base.limit + 1, math.ceil(base.limit * factor)))
         queued = 1.0 - self._gain  # the share of added concurrency expected to queue
         while target > base.limit and queued > 0:
@@ -407,7 +415,7 @@ class AdaptiveLimit:
     def _set(self, limit: int) -> None:
         self.limit = limit
         self._new_round()
-        self._settle = self._round_size
+        self._settle = self._round_size  # the queue settles at the new limit first
         self._wake()
 
     def _new_round(self) -> None:
