@@ -4,6 +4,7 @@ the pipeline across answers kept full (``_backend_online.judge_in_order``)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from typing import Any
 
@@ -11,7 +12,9 @@ import pytest
 
 from gamut_eval.judge._backend_online import Answer, judge_in_order
 from gamut_eval.judge._client import ChatMessage, Completion
+from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._prompt import render_response
+from gamut_eval.judge._resolve import resolve_endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.testing import verdict_json
@@ -130,3 +133,49 @@ async def test_at_scale_the_pipeline_stays_full() -> None:
     assert len(rows) == 500
     assert len(server.together) <= 500 // 16 + 3
     assert max(len(group) for group in server.together) == 16
+
+
+# -- leaving ---------------------------------------------------------------------------------
+
+
+async def test_a_stopped_pass_closes_every_connection_it_had_open() -> None:
+    # A server holds every request; the pass is stopped (the user's Ctrl-C, a fatal error
+    # elsewhere). Each request's connection is closed at once, so a server that checks
+    # (vLLM; llama-cpp-python for requests it has not started) can drop the work.
+    arrived: list[int] = []
+    left: list[int] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")  # a request, held unanswered
+        arrived.append(len(arrived))
+        while await reader.read(65536):  # its body, then nothing until the client leaves
+            pass
+        left.append(len(left))
+        writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    endpoint = resolve_endpoint(
+        "openai/local-judge", base_url=f"http://127.0.0.1:{port}/v1", api_key="none"
+    )
+    settings = JudgeSettings(
+        judge="openai/local-judge", concurrency=3, adaptive_concurrency=False, max_retries=0
+    )
+    try:
+        async with OpenAIExecutor(endpoint, settings) as client:
+            task = asyncio.ensure_future(
+                judge_in_order(client, answers(4, 3), settings, lambda row: None)
+            )
+            while len(arrived) < 3:  # the first checks of three answers
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            # still inside the client's session: the calls' own cancellation closed them
+            async with asyncio.timeout(30):
+                while len(left) < len(arrived):
+                    await asyncio.sleep(0.01)
+        assert len(arrived) == len(left) == 3
+    finally:
+        server.close()
+        await server.wait_closed()

@@ -71,6 +71,7 @@ __all__ = [
     "STEP",
     "AdaptiveLimit",
     "Level",
+    "elasticity",
 ]
 
 START = 2
