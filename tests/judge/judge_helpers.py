@@ -6,6 +6,7 @@ import mode puts the directory on ``sys.path``); fixtures live in ``conftest.py`
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import sqlite3
@@ -329,3 +330,31 @@ class Recorder:
     def clear(self) -> None:
         with self._lock:
             self.calls.clear()
+
+
+# -- time ---------------------------------------------------------------------------------
+
+
+class FakeClock:
+    """A monotonic clock that moves only when the executor sleeps on it.
+
+    Each sleep is recorded with the clock time it would end at, and returns at once, so a
+    test reads the waits the executor computed (Retry-After, rate buckets, backoff) without
+    spending them and whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.start = self.now = 1000.0
+        self.wakes: list[float] = []
+        """When each sleep ends, in seconds since ``start``."""
+
+    def __call__(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.wakes.append(self.now + seconds - self.start)
+        self.now += seconds
+        await asyncio.sleep(0)
+
+    @property
+    def elapsed(self) -> float:
+        return self.now - self.start

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestServer
+from judge_helpers import FakeClock
 from yarl import URL
 
 from gamut_eval.judge._client import (
@@ -22,11 +23,11 @@ from gamut_eval.judge._client import (
     JudgeUnavailable,
 )
 from gamut_eval.judge._client_http import (
-    AdaptiveLimit as _AdaptiveLimit,
     TokenBucket as _TokenBucket,
     env_proxy as _env_proxy,
 )
 from gamut_eval.judge._client_openai import OpenAIExecutor
+from gamut_eval.judge._concurrency import AdaptiveLimit as _AdaptiveLimit
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
     JudgeImage,
@@ -86,31 +87,6 @@ async def judge(server: FakeOpenAIServer) -> AsyncIterator[OpenAIExecutor]:
 
 def statuses(server: FakeOpenAIServer) -> list[int | None]:
     return [r.status for r in server.requests]
-
-
-class FakeClock:
-    """A monotonic clock that moves only when the executor sleeps on it.
-
-    Each sleep is recorded with the clock time it would end at, and returns at once, so a
-    test reads the waits the executor computed (Retry-After, rate buckets, backoff) without
-    spending them and whatever the machine's load."""
-
-    def __init__(self) -> None:
-        self.start = self.now = 1000.0
-        self.wakes: list[float] = []
-        """When each sleep ends, in seconds since ``start``."""
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.wakes.append(self.now + seconds - self.start)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-    @property
-    def elapsed(self) -> float:
-        return self.now - self.start
 
 
 def on_clock(base_url: str, settings: JudgeSettings, clock: FakeClock) -> OpenAIExecutor:
@@ -259,10 +235,10 @@ async def test_retry_after_as_an_http_date_is_honoured() -> None:
     assert 50 <= clock.elapsed <= 60 + QUICK.backoff_base_s
 
 
-async def test_429s_lower_the_concurrency_limit(
-    server: FakeOpenAIServer, judge: OpenAIExecutor
-) -> None:
+async def test_429s_lower_the_concurrency_limit(server: FakeOpenAIServer) -> None:
     server.set_faults([FaultRule("http_429", first_n=3, retry_after_s=0)])
+    fixed = QUICK.model_copy(update={"adaptive_concurrency": False})  # AIMD alone
+    judge = OpenAIExecutor(endpoint_for(server.base_url), fixed)
     await judge.complete(MESSAGES, None)
     # 8 -> 4 -> 2 -> 1 on three 429s, then +1 for the first success (a window of one).
     assert judge.stats.concurrency_limit == 2
@@ -270,10 +246,11 @@ async def test_429s_lower_the_concurrency_limit(
     for _ in range(2 + 3 + 4 + 5 + 6 + 7):  # one window of successes per step back up
         await judge.complete(MESSAGES, None)
     assert judge.stats.concurrency_limit == 8
+    await judge.aclose()
 
 
 def test_a_burst_of_429s_halves_the_limit_once() -> None:
-    limit = _AdaptiveLimit(8)
+    limit = _AdaptiveLimit(8, start=8)
     epoch = limit.epoch  # all eight were sent before any 429 came back
     for _ in range(8):
         limit.on_throttle(epoch)

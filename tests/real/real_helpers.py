@@ -4,11 +4,18 @@ one process)."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
+import threading
 from pathlib import Path
+from types import TracebackType
+from typing import Self
 
-__all__ = ["JUDGE", "MODEL_ALIAS", "SLOW_SERVER", "LlamaServer"]
+import aiohttp
+from aiohttp import web
+
+__all__ = ["JUDGE", "MODEL_ALIAS", "SLOW_SERVER", "CountingProxy", "LlamaServer"]
 
 MODEL_ALIAS = "smollm2"
 JUDGE = f"openai-api/llama/{MODEL_ALIAS}"
@@ -42,3 +49,74 @@ class LlamaServer:
         lines = self.log.read_text(errors="replace").splitlines()[-_LOG_LINES:]
         tail = "\n".join("    " + line for line in lines)
         return f"llama_cpp.server {how}; the last lines of its log ({self.log}):\n{tail}"
+
+
+class CountingProxy:
+    """A loopback proxy in front of the server that counts the chat requests it holds at
+    once: what the server is asked to hold, whatever the client believes it sends.
+
+    ``with CountingProxy(server_url) as proxy``: point the client at ``proxy.url``; after,
+    ``proxy.most`` is the largest number of chat requests in flight at one time and
+    ``proxy.chats`` how many there were."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target.removesuffix("/v1")
+        self.url = ""
+        self.most = self.chats = self._now = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._runner: web.AppRunner | None = None
+        self._session: aiohttp.ClientSession | None = None
+
+    async def _forward(self, request: web.Request) -> web.Response:
+        chat = request.path.endswith("/chat/completions")
+        if chat:
+            self.chats += 1
+            self._now += 1
+            self.most = max(self.most, self._now)
+        try:
+            assert self._session is not None
+            async with self._session.request(
+                request.method,
+                self.target + request.path_qs,
+                data=await request.read(),
+                headers={"Content-Type": request.headers.get("Content-Type", "")},
+            ) as reply:
+                body = await reply.read()
+                return web.Response(status=reply.status, body=body, content_type=reply.content_type)
+        finally:
+            if chat:
+                self._now -= 1
+
+    async def _start(self) -> None:
+        self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=600))
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._forward)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = self._runner.addresses[0][1]
+        self.url = f"http://127.0.0.1:{port}/v1"
+
+    async def _stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self._session is not None:
+            await self._session.close()
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(30)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

@@ -3,11 +3,29 @@
 ``fast`` (aiohttp: OpenAI-compatible, Anthropic's Messages API for ``anthropic/``
 judges, Gemini's generateContent for ``google/`` judges) and ``inspect`` (Inspect AI's
 model API) differ only in the client, which the resolved judge names (``open_client``,
-by the registry: ``_registry.CLIENTS``); the loop is this module's: a bounded queue feeds
-``concurrency`` workers, each asks one check at a time (``ask``), re-asking a malformed
-reply at once with the conversation so far, and records the settled row. A client is
-made inside the pass's event loop (clients hold connections bound to one loop) and closed
-at the end.
+by the registry: ``_registry.CLIENTS``); the loop is this module's (``judge_in_order``):
+each check is asked to the end (``ask``, re-asking a malformed reply at once with the
+conversation so far) and its settled row recorded. A client is made inside the pass's
+event loop (clients hold connections bound to one loop) and closed at the end.
+
+The send order serves the server's prefix cache. All checks of one answer share their
+prompt up to the check, so:
+
+- an answer's first check is sent alone, and the rest of its checks only once it has
+  come back: by then a provider has cached the shared prefix (OpenAI, Anthropic, Gemini
+  bill cached tokens for less) and a local server holds it in its KV cache;
+- the rest of an answer's checks go out together: answers whose first check has come
+  back wait their turn in that order, and one answer's checks are all sent before the
+  next answer's, so they are not interleaved with another's and the server's cache
+  still holds their prefix;
+- a slot with nothing ready to send starts the next answer's first check, so at scale
+  the first checks of later answers travel while earlier answers' checks are answered
+  (the pipeline stays full; the wait for a first check costs one round trip per answer,
+  hidden behind the others).
+
+Only as many asks are started as the client's limit lets in (``HttpExecutor.window``,
+``--concurrency`` for other clients): those waiting are kept here, in this order, not
+in the client's queue, where they would be served in arrival order.
 """
 
 from __future__ import annotations
@@ -15,11 +33,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import importlib
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gamut_eval.judge._client import Executor, JudgeCallError
+from gamut_eval.judge._client_http import HttpExecutor
 from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._prompt import (
     RESPONSE_FORMAT,
@@ -38,7 +58,15 @@ from gamut_eval.judge._store import StoredVerdict
 if TYPE_CHECKING:
     from gamut_eval.judge._pass import JudgeWork, Pending
 
-__all__ = ["OnlineBackend", "ask", "make_client", "online_backend", "open_client"]
+__all__ = [
+    "Answer",
+    "OnlineBackend",
+    "ask",
+    "judge_in_order",
+    "make_client",
+    "online_backend",
+    "open_client",
+]
 
 ClientFactory = Callable[[JudgeSettings], Executor]
 
@@ -95,32 +123,87 @@ class OnlineBackend:
             await client.aclose()
 
 
-async def _drive(client: Executor, work: JudgeWork) -> None:
-    settings = work.settings
-    queue: asyncio.Queue[tuple[str, str, RenderedResponse] | None] = asyncio.Queue(
-        maxsize=settings.concurrency * 2
-    )
+Answer = tuple[RenderedResponse, list[tuple[str, str]]]
+"""One answer's shared prefix and its checks still to judge, as (store key, check text)."""
 
-    async def produce() -> None:
+
+@dataclass(frozen=True, slots=True)
+class _Check:
+    key: str
+    text: str
+    rendered: RenderedResponse
+
+
+async def judge_in_order(
+    client: Executor,
+    answers: Iterable[Answer],
+    settings: JudgeSettings,
+    record: Callable[[StoredVerdict], object],
+) -> None:
+    """Judge every check of ``answers`` in the send order above, recording each settled
+    row; a ``JudgeAuthError`` or ``JudgeServerGone`` stops it, cancelling the calls
+    under way (their connections close at once)."""
+    limited = client if isinstance(client, HttpExecutor) else None
+    if limited is not None:
+        await limited.prepare()  # the server's slots, before the first window is read
+    ceiling = settings.concurrency
+    queue = enumerate(answers)
+    ready: deque[deque[_Check]] = deque()
+    """The answers whose first check came back, in that order, with the checks to send."""
+    held: dict[int, deque[_Check]] = {}
+    """Each answer's checks waiting for its first to come back."""
+    running: dict[asyncio.Task[StoredVerdict], int | None] = {}
+    """Each call under way, and the answer whose checks it releases (its first)."""
+    finished: asyncio.Queue[asyncio.Task[StoredVerdict]] = asyncio.Queue()
+
+    def start(check: _Check, releases: int | None) -> None:
+        task = asyncio.ensure_future(ask(client, check.key, check.text, check.rendered, settings))
+        running[task] = releases
+        task.add_done_callback(finished.put_nowait)
+
+    more = True
+    try:
+        while True:
+            window = min(ceiling, limited.window) if limited is not None else ceiling
+            while len(running) < window:
+                if ready:
+                    start(ready[0].popleft(), None)
+                    if not ready[0]:
+                        ready.popleft()
+                    continue
+                nxt = next(queue, None) if more else None
+                if nxt is None:
+                    more = False
+                    break
+                index, (rendered, checks) = nxt
+                if not checks:
+                    continue
+                answer = deque(_Check(key, text, rendered) for key, text in checks)
+                first = answer.popleft()
+                if answer:
+                    held[index] = answer
+                start(first, index if answer else None)
+            if not running:
+                return
+            task = await finished.get()
+            releases = running.pop(task)
+            record(task.result())
+            if releases is not None:
+                ready.append(held.pop(releases))
+    finally:
+        for task in running:
+            task.cancel()
+        if running:
+            await asyncio.gather(*running, return_exceptions=True)
+
+
+async def _drive(client: Executor, work: JudgeWork) -> None:
+    def answers() -> Iterable[Answer]:
         pending: Pending
         for pending in work.pending():
-            rendered = pending.rendered
-            for key, check in pending.checks:
-                await queue.put((key, check.text, rendered))
-        for _ in range(settings.concurrency):
-            await queue.put(None)
+            yield pending.rendered, [(key, check.text) for key, check in pending.checks]
 
-    async def consume() -> None:
-        while (item := await queue.get()) is not None:
-            work.record(await ask(client, *item, settings))
-
-    try:
-        async with asyncio.TaskGroup() as group:
-            group.create_task(produce())
-            for _ in range(settings.concurrency):
-                group.create_task(consume())
-    except BaseExceptionGroup as group_error:  # the first failure, as itself (exit codes)
-        raise group_error.exceptions[0] from None
+    await judge_in_order(client, answers(), work.settings, work.record)
 
 
 def open_client(judge: ResolvedJudge, settings: JudgeSettings | None = None) -> Executor:

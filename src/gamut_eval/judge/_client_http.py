@@ -2,18 +2,25 @@
 
 ``HttpExecutor`` owns everything that does not depend on the provider's wire format: the
 ``ClientSession`` (created lazily inside the running loop, its connector sized to the
-concurrency, connections kept alive), the adaptive concurrency limit (AIMD), the request
-and token buckets, the server-requested pause after a 429's ``Retry-After``, exponential
-backoff with full jitter, and the loop that sends one body until it succeeds, is refused
-or runs out of retries. A subclass says how a body is written (``_encode``), how a 200
-reply is read (``_completion``) and how an error reply is classified (``_failure``):
+concurrency, connections kept alive), the adaptive concurrency limit (``_concurrency.py``:
+latency and 429s set it; a self-hosted server's own slot count, ``_server_slots.py``,
+says where it starts), the request and token buckets, the server-requested pause after
+a 429's ``Retry-After``, exponential backoff with full jitter, and the loop that sends
+one body until it succeeds, is refused or runs out of retries. A subclass says how a
+body is written (``_encode``), how a 200 reply is read (``_completion``) and how an
+error reply is classified (``_failure``):
 ``OpenAIExecutor`` for OpenAI's chat completions (``_client_openai.py``),
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
 ``generateContent``.
 
-Flow control (docs/reliability.md, judge output faults): each 429 halves the adaptive
-concurrency limit, a window of successes raises it by one; a ``Retry-After`` holds every
-request back until then, with jitter.
+Flow control (docs/reliability.md, judge output faults): each 429 (and each timeout)
+halves the adaptive concurrency limit, which latency then moves (``_concurrency.py``); a
+``Retry-After`` holds every request back until then, with jitter.
+
+Leaving kindly: a call that is cancelled (the run stops, or the user interrupts it) or
+times out closes its connection at once, which is all a client can say to a server that
+a reply is no longer wanted; what the server does then is its own (docs/scaling.md, what
+an abandoned request costs).
 """
 
 from __future__ import annotations
@@ -27,7 +34,6 @@ import math
 import random
 import time
 import urllib.request
-from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -47,12 +53,13 @@ from gamut_eval.judge._client import (
     JudgeServerGone,
     JudgeUnavailable,
 )
+from gamut_eval.judge._concurrency import START, AdaptiveLimit
 from gamut_eval.judge._prompt import estimated_tokens
 from gamut_eval.judge._resolve import Endpoint
+from gamut_eval.judge._server_slots import ServerSlots, hosted_api
 from gamut_eval.judge._settings import JudgeSettings
 
 __all__ = [
-    "AdaptiveLimit",
     "FastStats",
     "HttpExecutor",
     "Refused",
@@ -64,70 +71,6 @@ __all__ = [
     "reply_json",
     "retry_after_s",
 ]
-
-
-class AdaptiveLimit:
-    """A semaphore whose size follows AIMD: halve on 429, +1 per window of successes.
-
-    Only a 429 to a request sent under the current limit halves it: when one overload sends
-    back a burst of 429s, all in flight at once, the limit halves once per burst instead of
-    collapsing to 1. The limit grows by one after ``limit`` consecutive successes (one
-    "window", as in TCP congestion avoidance), up to the configured concurrency.
-    """
-
-    __slots__ = ("_successes", "_waiters", "ceiling", "epoch", "in_flight", "limit")
-
-    def __init__(self, ceiling: int) -> None:
-        self.ceiling = ceiling
-        self.limit = ceiling
-        self.in_flight = 0
-        self.epoch = 0
-        """Bumped on every decrease; requests remember the epoch they were sent in."""
-        self._successes = 0
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    async def acquire(self) -> None:
-        if self.in_flight < self.limit and not self._waiters:
-            self.in_flight += 1  # fast path: no future, no await
-            return
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        except asyncio.CancelledError:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # granted just before the cancel: pass the slot on
-            else:
-                with contextlib.suppress(ValueError):
-                    self._waiters.remove(waiter)
-            raise
-
-    def release(self) -> None:
-        self.in_flight -= 1
-        self._wake()
-
-    def _wake(self) -> None:
-        while self._waiters and self.in_flight < self.limit:
-            waiter = self._waiters.popleft()
-            if not waiter.done():
-                self.in_flight += 1
-                waiter.set_result(None)
-
-    def on_success(self) -> None:
-        if self.limit >= self.ceiling:
-            return
-        self._successes += 1
-        if self._successes >= self.limit:
-            self._successes = 0
-            self.limit += 1
-            self._wake()
-
-    def on_throttle(self, sent_in_epoch: int) -> None:
-        if sent_in_epoch != self.epoch:
-            return  # sent before the last decrease: that decrease already answered it
-        self.epoch += 1
-        self.limit = max(1, self.limit // 2)
-        self._successes = 0
 
 
 class TokenBucket:
@@ -235,9 +178,11 @@ class Transient:
     """A failed attempt that may succeed if retried (allocated only on failure).
 
     ``lost``: the server closed the connection without a reply or refused a new one (no
-    HTTP reply at all), the signs of a server that crashed or was stopped."""
+    HTTP reply at all), the signs of a server that crashed or was stopped. ``timed_out``:
+    no reply within the timeout, the sign of a server that holds more than it can
+    answer in time."""
 
-    __slots__ = ("lost", "reason", "retry_after_s", "throttled")
+    __slots__ = ("lost", "reason", "retry_after_s", "throttled", "timed_out")
 
     def __init__(
         self,
@@ -246,11 +191,13 @@ class Transient:
         throttled: bool = False,
         retry_after_s: float | None = None,
         lost: bool = False,
+        timed_out: bool = False,
     ) -> None:
         self.reason = reason
         self.throttled = throttled
         self.retry_after_s = retry_after_s
         self.lost = lost
+        self.timed_out = timed_out
 
 
 class Refused:
@@ -329,7 +276,15 @@ class HttpExecutor:
         self._closed = False
         self._clock = clock
         self._sleep = sleep
-        self._limit = AdaptiveLimit(config.concurrency)
+        self._limit = AdaptiveLimit(
+            config.concurrency,
+            adaptive=config.adaptive_concurrency,
+            # a hosted API's latency stays flat: fed in full from the start
+            start=config.concurrency if hosted_api(endpoint.base_url) else START,
+            latency_cap_s=config.timeout_s / 2,
+        )
+        self._prepared = False
+        self._preparing = asyncio.Lock()
         self._rpm = TokenBucket(config.rpm, clock) if config.rpm else None
         self._tpm = TokenBucket(config.tpm, clock) if config.tpm else None
         self._resume_at = 0.0
@@ -359,6 +314,10 @@ class HttpExecutor:
         """Whether a refused request can be sent again in another shape (default: no)."""
         return False
 
+    async def _server_slots(self, session: aiohttp.ClientSession) -> ServerSlots | None:
+        """What the server says about its slots (default: nothing is asked)."""
+        return None
+
     # -- lifecycle ----------------------------------------------------------------------
 
     def _open(self) -> aiohttp.ClientSession:
@@ -372,6 +331,35 @@ class HttpExecutor:
             timeout=self._timeout,
         )
         return self._session
+
+    async def prepare(self) -> None:
+        """Ask the server, once, what it says about its slots, and start the limit there
+        (``_server_slots.py``); calls wait for the first. ``complete`` calls it."""
+        if self._prepared:
+            return
+        async with self._preparing:
+            if self._prepared:
+                return
+            try:
+                found = await self._server_slots(self._session or self._open())
+            finally:
+                self._prepared = True
+            start = found.start(self._limit.ceiling) if found else None
+            if found is not None and start is not None:
+                self._limit.hint(start)
+                self._noted(
+                    f"{self.judge_id} at {self.endpoint.base_url}: the server's "
+                    f"{found.source} says {_capacity(found)}; starting at {start} in flight"
+                )
+
+    def _noted(self, message: str) -> None:
+        """A message for the user (the OpenAI client shows it; others keep it quiet)."""
+
+    @property
+    def window(self) -> int:
+        """Calls that may hold a slot now (the adaptive limit): a caller that keeps this
+        many in flight never waits in the limit's queue, so it decides their order."""
+        return self._limit.limit
 
     async def aclose(self) -> None:
         """Close the connection pool; later calls raise ``RuntimeError``."""
@@ -413,6 +401,8 @@ class HttpExecutor:
 
         ``response_format`` None sends no structured output; otherwise the verdict schema
         is asked for in the form the endpoint takes, where it takes one."""
+        if not self._prepared:
+            await self.prepare()
         cost = estimated_tokens(messages, self.config.max_tokens) if self._tpm else 0.0
         # The slot is held across retries and their backoff: a call that is backing off
         # still counts against the limit, so 429s really do lower the request rate.
@@ -440,12 +430,14 @@ class HttpExecutor:
                 self._retries += 1
                 await self._sleep(self._backoff_s(attempt - 1, failure))
             await self._admit(cost)
-            epoch = self._limit.epoch
+            limit = self._limit
+            epoch, ticket = limit.epoch, limit.sent()
             self._sent += 1
             outcome = await self._attempt(session, body, attempt)
             if isinstance(outcome, Completion):
-                self._limit.on_success()
+                limit.on_reply(ticket, outcome.latency_s)
                 return outcome
+            limit.on_lost(ticket)
             if isinstance(outcome, Refused):
                 if corrections < _MAX_CORRECTIONS and self._adapt(outcome, version):
                     # the request itself changes: not a retry, and no backoff
@@ -458,6 +450,8 @@ class HttpExecutor:
             lost = lost and failure.lost
             if failure.throttled:
                 self._on_throttle(failure, epoch)
+            elif failure.timed_out:
+                limit.on_throttle(epoch)  # it held more than it could answer in time
         assert failure is not None
         if lost:
             raise JudgeServerGone(
@@ -504,7 +498,7 @@ class HttpExecutor:
     async def _attempt(
         self, session: aiohttp.ClientSession, body: bytes, attempt: int
     ) -> Completion | Transient | Refused:
-        started = time.perf_counter()
+        started = self._clock()
         try:
             async with session.post(
                 self._url, data=body, proxy=self._proxy, proxy_headers=self._proxy_headers
@@ -514,10 +508,11 @@ class HttpExecutor:
                 raw = await response.read()
                 status = response.status
         except (aiohttp.ClientError, TimeoutError) as exc:
-            return Transient(describe(exc), lost=_lost(exc))
+            timed_out = isinstance(exc, TimeoutError)
+            return Transient(describe(exc), lost=_lost(exc), timed_out=timed_out)
         self._replied = True
         if status == 200:
-            return self._completion(raw, time.perf_counter() - started, attempt)
+            return self._completion(raw, self._clock() - started, attempt)
         return self._failure(status, raw, response.headers, attempt)
 
     def _auth_error(self, status: int, message: str) -> JudgeAuthError:
@@ -527,3 +522,9 @@ class HttpExecutor:
         else:
             what = f"the judge endpoint wants an API key (HTTP {status}); set {env}"
         return JudgeAuthError(f"{what} [{self.judge_id} at {self.endpoint.base_url}: {message}]")
+
+
+def _capacity(found: ServerSlots) -> str:
+    if found.slots is not None:
+        return f"it serves {found.slots} request{'s' * (found.slots != 1)} at once"
+    return "it batches requests and has none waiting"

@@ -16,7 +16,10 @@ docs/reliability.md B6-B8):
 
 - 429: wait at least ``Retry-After`` (or ``retry-after-ms``) plus jitter, and hold back
   every other request until then; without the header, exponential backoff with full
-  jitter. Each 429 also halves the adaptive concurrency limit (AIMD).
+  jitter. Each 429 also halves the adaptive concurrency limit (``_concurrency.py``).
+- Before the first request to a self-hosted server, what it says about its slots
+  (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_server_slots.py``) sets where the
+  adaptive limit starts.
 - 5xx, 408, 409, timeouts, connection errors, bodies cut off mid-way and 200 replies that
   are not a chat completion: retried with exponential backoff and full jitter. A partial
   body is never parsed as a reply.
@@ -34,6 +37,8 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
 
+import aiohttp
+
 from gamut_eval.judge._client import (
     ChatMessage,
     Completion,
@@ -49,6 +54,7 @@ from gamut_eval.judge._client_http import (
     retry_after_s,
 )
 from gamut_eval.judge._resolve import Endpoint
+from gamut_eval.judge._server_slots import ServerSlots, hosted_api, read_server_slots
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import (
     FILTERED,
@@ -113,6 +119,20 @@ class OpenAIExecutor(HttpExecutor):
         settings = self.config if structured else self._unstructured
         body = self.shape.body(self.endpoint.model_name, messages, settings)
         return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
+
+    async def _server_slots(self, session: aiohttp.ClientSession) -> ServerSlots | None:
+        """A self-hosted server's slots, when the limit adapts and has room to start
+        anywhere (``--concurrency`` above 1: the probe's client asks nothing)."""
+        limit = self._limit
+        if not limit.adaptive or limit.ceiling == 1 or hosted_api(self.endpoint.base_url):
+            return None
+        return await read_server_slots(
+            session, self.endpoint.base_url, (self._proxy, self._proxy_headers)
+        )
+
+    def _noted(self, message: str) -> None:
+        if self.on_note is not None:
+            self.on_note(message)
 
     def _adapt(self, refused: Refused, version: int) -> bool:
         """Whether the request can be sent again in another shape (corrected now, or by

@@ -67,7 +67,12 @@ class JudgeSettings(BaseModel):
     base_url: str | None = None
     """Override the judge endpoint's base URL (fast and batch backends)."""
     concurrency: Annotated[int, Field(ge=1, le=4096)] = 64
-    """Judge requests in flight."""
+    """Judge requests in flight, at most."""
+    adaptive_concurrency: bool = True
+    """Fast backend: let latency lower the requests in flight below --concurrency where
+    the server only queues them (a self-hosted server starts at 2, or at the slots it
+    reports, and finds its pace; a hosted API starts at --concurrency). 429s and timeouts
+    lower it either way."""
     rpm: Annotated[int, Field(ge=1)] | None = None
     """Requests-per-minute limit (fast backend)."""
     tpm: Annotated[int, Field(ge=1)] | None = None
