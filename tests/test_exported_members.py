@@ -15,6 +15,7 @@ PACKAGES = [
     "gamut_eval.judge",
     "gamut_eval.generate",
     "gamut_eval.analysis",
+    "gamut_eval.calibration",
     "gamut_eval.testing",
     "gamut_eval.quality",
     "gamut_eval.construct",

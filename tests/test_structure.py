@@ -45,7 +45,7 @@ LAYERS: list[tuple[str, list[str]]] = [
         "generate / run",
         ["generate", "run", "records", "_folder", "_usage", "_inspect_entry", "_run_tables"],
     ),
-    ("construct / analysis", ["construct", "analysis"]),
+    ("construct / analysis", ["construct", "analysis", "calibration"]),
     ("annotate / quality", ["annotate", "quality"]),
     # What the package ships for tests and benches (fake servers, a synthetic run folder):
     # nothing in the library imports it.

@@ -1,0 +1,27 @@
+"""Calibrated scores: a cheap judge on every answer, corrected by a strong judge (or people)
+on a random sample of questions, with intervals that stay valid however wrong the cheap
+judge is (prediction-powered inference, power-tuned; docs/method.md, calibrated scores).
+"""
+
+from __future__ import annotations
+
+import typing as _typing
+
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.calibration._ppi import (
+        MeanEstimate as MeanEstimate,
+        Population as Population,
+        normal_cdf as normal_cdf,
+        ppi_mean as ppi_mean,
+        t_value as t_value,
+        z_value as z_value,
+    )
+    from gamut_eval.calibration._sample import (
+        sample_questions as sample_questions,
+        write_sample as write_sample,
+    )
+
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())
