@@ -10,6 +10,14 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
+    from gamut_eval.calibration._calibrated import (
+        CALIBRATED_FILE as CALIBRATED_FILE,
+        RANDOM_NOTE as RANDOM_NOTE,
+        Calibration as Calibration,
+        calibrate_run as calibrate_run,
+        calibrate_scores as calibrate_scores,
+        write_calibration as write_calibration,
+    )
     from gamut_eval.calibration._ppi import (
         MeanEstimate as MeanEstimate,
         Population as Population,
