@@ -81,6 +81,16 @@ COMMANDS: dict[str, LazyCommand] = {
         "score",
         "Score verdicts: one response against a checklist, or every response of a run.",
     ),
+    "calibrate": LazyCommand(
+        _CLI + "_calibrate",
+        "calibrate",
+        "Calibrated scores of a finished run: a cheap judge corrected by a strong one.",
+    ),
+    "calibration-sample": LazyCommand(
+        _CLI + "_calibrate",
+        "calibration_sample",
+        "Draw the random list of questions for people (or a strong judge) to label.",
+    ),
     "report": LazyCommand(
         _CLI + "_report",
         "report",

@@ -1,0 +1,228 @@
+"""``gamut calibrate`` and ``gamut calibration-sample``: calibrated scores of a finished run,
+and the random list of questions for people to label.
+
+Kept cheap to import (``gamut --help`` loads every command module): pandas, NumPy and the
+calibration code are imported inside the commands.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from gamut_eval.cli._common import (
+    DATASET_PATH,
+    HUB_RUN,
+    RUN_FOLDER,
+    console,
+    dump_json,
+    err_console,
+    write_output,
+)
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from gamut_eval.calibration import Calibration
+
+_FRACTION = click.FloatRange(0.0, 1.0, min_open=True)
+
+
+def _number(value: object, spec: str) -> str:
+    if not isinstance(value, float) or math.isnan(value):
+        return "—"
+    return spec.format(value)
+
+
+def _pct(value: object) -> str:
+    return _number(value * 100 if isinstance(value, float) else value, "{:.1f}")
+
+
+def _interval(low: object, high: object) -> str:
+    return f"[{_pct(low)}, {_pct(high)}]"
+
+
+def _rows_table(result: Calibration) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    level = round(100 * result.confidence)
+    table = Table(
+        title="Calibrated Gamut score (x100)",
+        caption="cheap: the cheap judge alone; strong: the strong judge's sample alone; "
+        "n: answers; k: answers in the sample; width: the interval's over the strong sample's",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
+    for column in ("model", "setting"):
+        table.add_column(column, no_wrap=True)
+    for column in ("gamut", f"{level}% CI", "cheap", "strong", "n", "k", "width"):
+        table.add_column(column, justify="right", no_wrap=True)
+    rows = result.rows.sort_values(["setting", "gamut"], ascending=[True, False])
+    for row in rows.itertuples():
+        table.add_row(
+            str(row.model),
+            str(row.setting),
+            _pct(row.gamut),
+            _interval(row.ci_low, row.ci_high),
+            _pct(row.naive_judge),
+            _pct(row.naive_calibrated_with),
+            str(row.n_answers),
+            str(row.n_calibration),
+            _number(row.width_ratio, "{:.2f}"),
+        )
+    return table
+
+
+def _differences_table(result: Calibration) -> Table:
+    from rich import box
+    from rich.table import Table
+
+    level = round(100 * result.confidence)
+    table = Table(
+        title="Paired differences (x100, same questions)", box=box.SIMPLE_HEAD, pad_edge=False
+    )
+    for column in ("setting", "a", "b", "a - b", f"{level}% CI", "P(sign right)"):
+        table.add_column(column, justify="left" if column in ("setting", "a", "b") else "right")
+    for row in result.differences.itertuples():
+        table.add_row(
+            str(row.setting),
+            str(row.model_a),
+            str(row.model_b),
+            _pct(row.difference),
+            _interval(row.ci_low, row.ci_high),
+            _number(row.p_sign_right, "{:.3f}"),
+        )
+    return table
+
+
+@click.command(name="calibrate")
+@click.argument("run_dir", type=RUN_FOLDER)
+@click.option(
+    "--with",
+    "strong",
+    required=True,
+    metavar="JUDGE|FILE",
+    help="The strong judge: another judge of the run, or a verdict file (people's labels, "
+    "reference labels; .jsonl, .json or .parquet).",
+)
+@click.option("--judge", help="The cheap judge to calibrate (when the run has several others).")
+@click.option(
+    "--fraction",
+    type=_FRACTION,
+    help="Share of the questions in the sample (0 < F <= 1). Without it, a verdict file "
+    "that covers only some questions is the sample.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option(
+    "--confidence",
+    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Confidence level of the intervals.",
+)
+@click.option(
+    "--population",
+    type=click.Choice(["finite", "infinite"]),
+    default="finite",
+    show_default=True,
+    help="finite: the target is the strong judge's score on this run's questions; "
+    "infinite: on the larger pool they were drawn from.",
+)
+@click.option(
+    "--dataset",
+    type=DATASET_PATH,
+    help="The run's dataset: its checklists score a verdict file given to --with.",
+)
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Where to write the JSON (default: RUN_DIR/calibrated.json).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON instead of tables.")
+def calibrate(
+    run_dir: Path,
+    strong: str,
+    judge: str | None,
+    fraction: float | None,
+    seed: int,
+    confidence: float,
+    population: str,
+    dataset: Path | None,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """Calibrated scores of a finished run: a cheap judge corrected by a strong one.
+
+    \b
+    With a judge of the run:  gamut calibrate RUN_DIR --with STRONG --judge CHEAP --fraction 0.25
+    With people's labels:     gamut calibrate RUN_DIR --with labels.jsonl --dataset D.jsonl
+    The questions of the sample are drawn from --seed before any verdict is read (the same
+    list `gamut calibration-sample` writes); the cheap judge's scores of every answer are
+    corrected by its error on them (power-tuned prediction-powered inference), so each
+    interval holds however wrong the cheap judge is. Writes RUN_DIR/calibrated.json:
+    one row per model and setting, and every paired difference of two models.
+    """
+    from gamut_eval.calibration import CALIBRATED_FILE, calibrate_run, write_calibration
+
+    result = calibrate_run(
+        run_dir,
+        strong,
+        judge=judge,
+        fraction=fraction,
+        seed=seed,
+        confidence=confidence,
+        population="finite" if population == "finite" else "infinite",
+        dataset=dataset,
+    )
+    if out is None:
+        here = Path.cwd() if click.get_current_context().meta.get(HUB_RUN) else run_dir
+        out = here / CALIBRATED_FILE
+    written = write_calibration(result, out)
+    for note in result.notes:
+        err_console.print(f"note: {note}")
+    if as_json:
+        write_output(dump_json(result.to_json()), None)
+        return
+    console.print(
+        f"{result.judge} calibrated with {result.calibrated_with} on {len(result.sample)} of "
+        f"{result.n_questions} questions",
+        soft_wrap=True,
+    )
+    console.print(_rows_table(result))
+    if len(result.differences):
+        console.print(_differences_table(result))
+    err_console.print(f"wrote {written}")
+
+
+@click.command(name="calibration-sample")
+@click.option("--dataset", type=DATASET_PATH, required=True, help="The dataset to sample.")
+@click.option("--fraction", type=_FRACTION, required=True, help="Share of the questions.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The list to write: one question id a line, in draw order.",
+)
+def calibration_sample(dataset: Path, fraction: float, seed: int, out: Path) -> None:
+    """Draw the random list of questions for people (or a strong judge) to label.
+
+    The draw depends on the seed and the question ids only, and is nested: a larger
+    --fraction keeps every question of a smaller one. `gamut calibrate --with LABELS
+    --fraction F --seed N` checks the labels cover the list.
+    """
+    from gamut_eval.calibration import write_sample
+    from gamut_eval.dataset import load_dataset
+
+    questions = list(load_dataset(dataset).by_id())
+    drawn = write_sample(out, questions, fraction, seed)
+    err_console.print(f"wrote {out}: {len(drawn)} of {len(questions)} questions")
+
+
+COMMANDS = [calibrate, calibration_sample]
