@@ -15,6 +15,7 @@ from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.calibration import (
     RANDOM_NOTE,
     calibrate_run,
+    calibrate_scores,
     normal_cdf,
     ppi_mean,
     sample_questions,
@@ -147,3 +148,11 @@ def test_bad_choices_are_refused(run: Path) -> None:
         calibrate_run(run, "strong", fraction=0.25, confidence=95)
     with pytest.raises(InputError, match="covers every question"):
         calibrate_run(run, "strong")
+
+
+def test_two_scores_for_one_answer_are_refused(run: Path) -> None:
+    scores = load_run(run).scores
+    cheap = scores[scores["judge"] == "cheap"]
+    twice = pd.concat([cheap, cheap.iloc[:1]])
+    with pytest.raises(InputError, match="two scores for one answer"):
+        calibrate_scores(twice, cheap, ["q-00000"], judge="cheap", calibrated_with="x")

@@ -126,10 +126,18 @@ def _matrix(
     return out
 
 
-def _check_columns(scores: pd.DataFrame, what: str) -> None:
+def _check_columns(scores: pd.DataFrame, what: str, *, unique: bool = True) -> None:
+    """The columns needed and (``unique``) one score per question, model and setting."""
     missing = [c for c in ("question_id", *_KEYS, "gamut") if c not in scores.columns]
     if missing:
         raise InputError(f"{what}: the score table has no column {', '.join(missing)}")
+    if not unique:
+        return
+    keys = ["question_id", *_KEYS]
+    repeated = scores[keys].astype(str).duplicated()
+    if repeated.any():
+        first = scores.loc[repeated.to_numpy(), keys].astype(str).iloc[0].to_dict()
+        raise InputError(f"{what}: two scores for one answer ({first})")
 
 
 def calibrate_scores(
@@ -320,7 +328,7 @@ def calibrate_run(
     # load_run's flattening can repeat a tier's name (an all-NaN column from the counts of
     # answers without that tier); the first is the tier score.
     scores = tables.scores.loc[:, ~tables.scores.columns.duplicated()]
-    _check_columns(scores, str(tables.path / "scores.jsonl"))
+    _check_columns(scores, str(tables.path / "scores.jsonl"), unique=False)
     judges = sorted(scores["judge"].astype(str).unique()) if "judge" in scores.columns else []
     name = str(calibrated_with)
     if name in judges:
