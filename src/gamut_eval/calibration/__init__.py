@@ -18,6 +18,11 @@ if _typing.TYPE_CHECKING:
         calibrate_scores as calibrate_scores,
         write_calibration as write_calibration,
     )
+    from gamut_eval.calibration._plan import (
+        FRACTIONS as FRACTIONS,
+        PlannedWidth as PlannedWidth,
+        plan_widths as plan_widths,
+    )
     from gamut_eval.calibration._ppi import (
         MeanEstimate as MeanEstimate,
         Population as Population,
