@@ -164,8 +164,11 @@ def calibrate_scores(
     keys = cheap[list(_KEYS)].astype(str).drop_duplicates().sort_values(list(_KEYS))
     rows = pd.MultiIndex.from_frame(keys)
     sampled = questions.isin([str(q) for q in sample])
+    known = set(questions)
 
-    def estimate(column: str) -> tuple[MeanEstimate, npt.NDArray[np.float64], Any]:
+    def estimate(
+        column: str,
+    ) -> tuple[MeanEstimate, npt.NDArray[np.float64], npt.NDArray[np.float64]]:
         c = _matrix(cheap, column, rows, questions)
         s = _matrix(strong, column, rows, questions)
         result = ppi_mean(
@@ -203,7 +206,7 @@ def calibrate_scores(
         calibrated_with=calibrated_with,
         confidence=confidence,
         population=population,
-        sample=[str(q) for q in sample if str(q) in set(questions)],
+        sample=[str(q) for q in sample if str(q) in known],
         n_questions=len(questions),
     )
 
