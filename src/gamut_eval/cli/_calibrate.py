@@ -24,6 +24,8 @@ from gamut_eval.cli._common import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from rich.table import Table
 
     from gamut_eval.calibration import Calibration
@@ -45,53 +47,64 @@ def _interval(low: object, high: object) -> str:
     return f"[{_pct(low)}, {_pct(high)}]"
 
 
-def _rows_table(result: Calibration) -> Table:
+def _rows_table(result: Calibration, name: Callable[[str], str] = str, level: int = 0) -> Table:
+    """The calibrated leaderboard; ``level`` 2 leaves out the counts and the width."""
     from rich import box
     from rich.table import Table
 
-    level = round(100 * result.confidence)
+    percent = round(100 * result.confidence)
     table = Table(
         title="Calibrated Gamut score (x100)",
         caption="cheap: the cheap judge alone; strong: the strong judge's sample alone; "
-        "n: answers; k: answers in the sample; width: the interval's over the strong sample's",
+        + (
+            "n: answers; k: answers in the sample; width: the interval's over the strong sample's"
+            if level < 2
+            else "answer counts and widths left out (in calibrated.json)"
+        ),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
     for column in ("model", "setting"):
         table.add_column(column, no_wrap=True)
-    for column in ("gamut", f"{level}% CI", "cheap", "strong", "n", "k", "width"):
+    numbers = ["gamut", f"{percent}% CI", "cheap", "strong"]
+    numbers += ["n", "k", "width"] if level < 2 else []
+    for column in numbers:
         table.add_column(column, justify="right", no_wrap=True)
     rows = result.rows.sort_values(["setting", "gamut"], ascending=[True, False])
     for row in rows.itertuples():
-        table.add_row(
-            str(row.model),
+        cells = [
+            name(str(row.model)),
             str(row.setting),
             _pct(row.gamut),
             _interval(row.ci_low, row.ci_high),
             _pct(row.naive_judge),
             _pct(row.naive_calibrated_with),
-            str(row.n_answers),
-            str(row.n_calibration),
-            _number(row.width_ratio, "{:.2f}"),
-        )
+        ]
+        if level < 2:
+            cells += [str(row.n_answers), str(row.n_calibration)]
+            cells.append(_number(row.width_ratio, "{:.2f}"))
+        table.add_row(*cells)
     return table
 
 
-def _differences_table(result: Calibration) -> Table:
+def _differences_table(
+    result: Calibration, name: Callable[[str], str] = str, level: int = 0
+) -> Table:
+    """Every paired difference; ``level`` is the fitting level (the columns do not change)."""
     from rich import box
     from rich.table import Table
 
-    level = round(100 * result.confidence)
+    percent = round(100 * result.confidence)
     table = Table(
         title="Paired differences (x100, same questions)", box=box.SIMPLE_HEAD, pad_edge=False
     )
-    for column in ("setting", "a", "b", "a - b", f"{level}% CI", "P(sign right)"):
+    for column in ("setting", "a", "b", "a - b", f"{percent}% CI", "P(sign right)"):
         table.add_column(column, justify="left" if column in ("setting", "a", "b") else "right")
     for row in result.differences.itertuples():
         table.add_row(
             str(row.setting),
-            str(row.model_a),
-            str(row.model_b),
+            name(str(row.model_a)),
+            name(str(row.model_b)),
             _pct(row.difference),
             _interval(row.ci_low, row.ci_high),
             _number(row.p_sign_right, "{:.3f}"),
@@ -193,9 +206,12 @@ def calibrate(
         f"{result.n_questions} questions",
         soft_wrap=True,
     )
-    console.print(_rows_table(result))
+    from gamut_eval.cli._terminal import fitted, print_fitted
+
+    print_fitted(console, fitted(lambda name, level: _rows_table(result, name, level), console))
     if len(result.differences):
-        console.print(_differences_table(result))
+        parts = fitted(lambda name, level: _differences_table(result, name, level), console)
+        print_fitted(console, parts)
     err_console.print(f"wrote {written}")
 
 
