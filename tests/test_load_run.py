@@ -79,3 +79,21 @@ def test_polars_tables_on_request(run_dir: Path, monkeypatch: pytest.MonkeyPatch
     frames = tables.to_polars()
     assert isinstance(frames.scores, pl.DataFrame)
     assert frames.scores.height == len(tables.scores)
+
+
+def test_scores_of_a_tier_no_answer_has_come_out_once_each(tmp_path: Path) -> None:
+    """A tier with no checks in any answer: null score and zero counts, one column each."""
+    run = tmp_path / "run"
+    run.mkdir()
+    for name in ("responses.jsonl", "verdicts.jsonl"):
+        (run / name).write_text('{"question_id": "q", "check_id": "c", "verdict": "meets"}\n')
+    row = {"question_id": "q", "model": "m", "setting": "multimodal", "judge": "j",
+           "gamut": 1.0, "tiers": {"answer_critical": 1.0, "valuable": None, "context": None},
+           "counts": {"answer_critical": {"meets": 2, "missing": 0}, "context": None}}  # fmt: skip
+    (run / "scores.jsonl").write_text(json.dumps(row) + "\n")
+    scores = load_run(run).scores
+    assert len(set(scores.columns)) == len(scores.columns)
+    assert scores["answer_critical"].tolist() == [1.0]
+    assert scores["context"].isna().tolist() == [True]
+    assert scores["answer_critical.meets"].tolist() == [2]
+    assert scores["context.meets"].tolist() == [0]

@@ -86,20 +86,26 @@ def _read_jsonl(path: Path) -> pd.DataFrame:
 
 
 def _flat_scores(frame: pd.DataFrame) -> pd.DataFrame:
-    import pandas as pd
+    """Score rows with ``tiers`` and ``counts`` spread into ``score_table``'s columns: one
+    per tier (null where a row has no score for it) and one per ``<tier>.<verdict>`` count
+    (0 where a row has none), whatever the rows leave out."""
+    from gamut_eval.rubric import TIERS
+    from gamut_eval.scoring import COUNT_COLUMNS
 
     nested = [c for c in ("tiers", "counts") if c in frame.columns]
     if not nested or frame.empty:
         return frame
-    parts = [frame.drop(columns=nested)]
-    for column in nested:
-        flat = pd.json_normalize(frame[column].tolist())
-        flat.index = frame.index
-        parts.append(flat)
-    out = pd.concat(parts, axis=1)
-    for column in out.columns:
-        if "." in str(column):
-            out[column] = out[column].fillna(0).astype("int64")
+    out = frame.drop(columns=nested)
+    if "tiers" in nested:
+        tiers = [row if isinstance(row, dict) else {} for row in frame["tiers"]]
+        for tier in TIERS:
+            out[tier.value] = [row.get(tier.value) for row in tiers]
+            out[tier.value] = out[tier.value].astype("float64")
+    if "counts" in nested:
+        counts = [row if isinstance(row, dict) else {} for row in frame["counts"]]
+        for name in COUNT_COLUMNS:
+            tier, verdict = name.split(".")
+            out[name] = [int((row.get(tier) or {}).get(verdict) or 0) for row in counts]
     return out
 
 
