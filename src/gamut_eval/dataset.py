@@ -24,7 +24,16 @@ from gamut_eval.rubric import (
     validate_meta_rubric,
 )
 
-__all__ = ["Dataset", "DatasetRecord", "load_dataset"]
+__all__ = ["IMAGE_MAX_BYTES", "Dataset", "DatasetRecord", "image_kind", "load_dataset"]
+
+IMAGE_MAX_BYTES = 20 * 1024 * 1024
+"""The largest image a record may name (the providers' own limit for one image)."""
+_IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\xff\xd8\xff", "jpeg"),
+    (b"\x89PNG\r\n\x1a\n", "png"),
+    (b"GIF87a", "gif"),
+    (b"GIF89a", "gif"),
+)
 
 
 class DatasetRecord(BaseModel):
@@ -82,6 +91,8 @@ class Dataset(BaseModel):
 
     path: Path
     records: tuple[DatasetRecord, ...]
+    image_root: Path | None = None
+    """The folder images must lie in (None: the dataset file's folder)."""
     _checklists: dict[str, Checklist] | None = PrivateAttr(default=None)
     """The default-config checklists, compiled once (a run asks for them several times)."""
 
@@ -95,7 +106,11 @@ class Dataset(BaseModel):
         return {r.id: r for r in self.records}
 
     def image_path(self, record: DatasetRecord) -> Path | None:
-        return None if record.image is None else self.path.parent / record.image
+        """The record's image, which loading checked lies in the image root."""
+        if record.image is None:
+            return None
+        root = self.image_root or self.path.parent
+        return root / record.image
 
     def checklists(self, config: CompileConfig | None = None) -> dict[str, Checklist]:
         """Each record's checklist (its revised one, else its meta-rubric compiled with
@@ -160,16 +175,64 @@ def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
                 record.checklist.rubric_id,
             )
         )
-    if record.image is not None and not (base / record.image).is_file():
-        errors.append(
-            ErrorDetail("image", "image-exists", f"no such file relative to {base}", record.image)
-        )
+    if record.image is not None:
+        problem = _image_problem(base, record.image)
+        if problem is not None:
+            errors.append(ErrorDetail("image", problem[0], problem[1], record.image))
     return errors
 
 
-def load_dataset(path: str | Path, *, long_lived: bool = False) -> Dataset:
+def image_kind(head: bytes) -> str | None:
+    """The image format the first bytes of a file announce (jpeg, png, gif, webp), or None."""
+    for magic, kind in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return kind
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "webp"
+    return None
+
+
+def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
+    """Why ``name`` is not an image inside ``root`` (rule, message), or None when it is.
+
+    The path is relative and stays inside the root once resolved (``..`` and symbolic
+    links that lead out are refused: a dataset from elsewhere must not send other local
+    files to a judge or into a log), the file is an image by its content, and no larger
+    than ``IMAGE_MAX_BYTES``."""
+    if Path(name).is_absolute() or Path(name).drive:
+        return "image-relative", f"must be a path relative to {root}"
+    target = root / name
+    try:
+        resolved = target.resolve()
+        inside = resolved.is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        inside = False
+    if not inside:
+        return "image-inside", f"leads outside {root}; images must lie in the dataset's folder"
+    if not target.is_file():
+        return "image-exists", f"no such file relative to {root}"
+    try:
+        size = target.stat().st_size
+        with target.open("rb") as handle:
+            head = handle.read(16)
+    except OSError as exc:
+        return "image-readable", f"cannot be read ({exc.strerror})"
+    if image_kind(head) is None:
+        return "image-content", "is not a JPEG, PNG, GIF or WebP image (by its first bytes)"
+    if size > IMAGE_MAX_BYTES:
+        return "image-size", f"is {size:,} bytes; an image may have at most {IMAGE_MAX_BYTES:,}"
+    return None
+
+
+def load_dataset(
+    path: str | Path, *, long_lived: bool = False, image_root: str | Path | None = None
+) -> Dataset:
     """Load and validate a dataset (``.jsonl``, ``.json`` or ``.parquet``); every problem of
     every row is reported.
+
+    Image paths are relative to ``image_root`` (default: the dataset file's folder) and
+    must stay inside it and name an image file (JPEG, PNG, GIF or WebP by content, at most
+    ``IMAGE_MAX_BYTES``).
 
     ``long_lived``: the caller keeps the dataset until the process ends (a command does).
     Its objects are then moved out of the cyclic garbage collector's way (``gc.freeze``):
@@ -178,11 +241,12 @@ def load_dataset(path: str | Path, *, long_lived: bool = False) -> Dataset:
     leave it off.
     """
     path = Path(path)
+    root = Path(image_root) if image_root is not None else path.parent
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
     first_line: dict[str, int] = {}
     for line, data in read_rows(path, what="dataset", errors=errors):
-        record, problems = _record(data, path.parent)
+        record, problems = _record(data, root)
         errors += [p.in_file(f"{path}:{line}") for p in problems]
         if record is None:
             continue
@@ -203,7 +267,9 @@ def load_dataset(path: str | Path, *, long_lived: bool = False) -> Dataset:
         raise ValidationError(
             [ErrorDetail("$", "non-empty", "the dataset has no records").in_file(path)]
         )
-    dataset = Dataset(path=path, records=tuple(records))
+    dataset = Dataset(
+        path=path, records=tuple(records), image_root=Path(image_root) if image_root else None
+    )
     if long_lived:
         gc.freeze()
     return dataset

@@ -87,7 +87,7 @@ def details_of(path: Path) -> list[ErrorDetail]:
 
 def test_good_dataset_loads(tmp_path: Path) -> None:
     (tmp_path / "img").mkdir()
-    (tmp_path / "img" / "q1.jpg").write_bytes(b"\xff\xd8")
+    (tmp_path / "img" / "q1.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(12))
     path = write(
         tmp_path,
         record("q1", image="img/q1.jpg", domain="food", popularity="head", entity="Bibimbap"),
@@ -305,3 +305,56 @@ def test_syntax_errors_do_not_hide_other_bad_lines(tmp_path: Path) -> None:
     assert (f"{path}:1", "popularity", "allowed-value") in found
     assert (str(path), "line 2", "json-syntax") in found
     assert (str(path), "line 4", "torn-line") in found
+
+
+JPEG = b"\xff\xd8\xff\xe0" + bytes(12)
+
+
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        ("../secret.txt", "image-inside"),
+        ("img/../../secret.txt", "image-inside"),
+        ("img/link.jpg", "image-inside"),
+        ("/etc/passwd", "image-relative"),
+        ("img/notes.jpg", "image-content"),
+        ("img/none.jpg", "image-exists"),
+    ],
+)
+def test_an_image_outside_the_dataset_folder_or_not_an_image_is_refused(
+    tmp_path: Path, name: str, rule: str
+) -> None:
+    root = tmp_path / "data"
+    (root / "img").mkdir(parents=True)
+    (tmp_path / "secret.txt").write_text("the key is 42", encoding="utf-8")
+    (tmp_path / "outside.jpg").write_bytes(JPEG)
+    (root / "img" / "link.jpg").symlink_to(tmp_path / "outside.jpg")
+    (root / "img" / "notes.jpg").write_text("not a picture", encoding="utf-8")
+    path = write(root, record("q1", image=name))
+    details = details_of(path)
+    assert [(d.path, d.rule, d.value) for d in details] == [("image", rule, name)]
+    assert str(path) in str(details[0].file)
+
+
+def test_an_image_root_widens_where_images_may_lie(tmp_path: Path) -> None:
+    root = tmp_path / "data"
+    root.mkdir()
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "q1.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(8))
+    path = write(root, record("q1", image="q1.png"))
+    assert details_of(path)[0].rule == "image-exists"
+    dataset = load_dataset(path, image_root=tmp_path / "shared")
+    assert dataset.image_path(dataset.records[0]) == tmp_path / "shared" / "q1.png"
+
+
+def test_an_image_larger_than_the_limit_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gamut_eval.dataset as dataset_module
+
+    monkeypatch.setattr(dataset_module, "IMAGE_MAX_BYTES", 100)
+    (tmp_path / "big.jpg").write_bytes(JPEG + bytes(200))
+    (tmp_path / "ok.jpg").write_bytes(JPEG)
+    path = write(tmp_path, record("q1", image="big.jpg"), record("q2", image="ok.jpg"))
+    details = details_of(path)
+    assert [(d.rule, d.value) for d in details] == [("image-size", "big.jpg")]
