@@ -4,6 +4,7 @@ meta-rubric and optional revised checklist."""
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
@@ -192,6 +193,19 @@ def image_kind(head: bytes) -> str | None:
     return None
 
 
+def _image_homes(root: Path) -> list[Path]:
+    """Where an image under ``root`` may really be: the root itself, and for a dataset in
+    the Hugging Face Hub's cache (``.../datasets--OWNER--NAME/snapshots/REV/...``, whose
+    files are links into the repository's ``blobs``), that repository's blobs."""
+    real = root.resolve()
+    homes = [real]
+    for folder in (real, *real.parents):
+        if folder.parent.name == "snapshots" and folder.parent.parent.name.startswith("datasets--"):
+            homes.append(folder.parent.parent / "blobs")
+            break
+    return homes
+
+
 def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
     """Why ``name`` is not an image inside ``root`` (rule, message), or None when it is.
 
@@ -202,9 +216,10 @@ def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
     if Path(name).is_absolute() or Path(name).drive:
         return "image-relative", f"must be a path relative to {root}"
     target = root / name
+    lexical = Path(os.path.normpath(target)).is_relative_to(os.path.normpath(root))
     try:
         resolved = target.resolve()
-        inside = resolved.is_relative_to(root.resolve())
+        inside = lexical and any(resolved.is_relative_to(r) for r in _image_homes(root))
     except (OSError, RuntimeError):
         inside = False
     if not inside:

@@ -134,9 +134,11 @@ def test_export_holds_exactly_the_decisions_with_provenance(
     assert record.checklist == expected_checklist()
     assert record.entity == record.meta_rubric.entity == "Dolsot bibimbap"
     assert record.meta_rubric.items == MetaRubric.model_validate(RUBRIC).items
-    assert (workspace.root / "out" / record.image).resolve() == (
+    # the image lay outside the export's folder: it is brought into its images/, same file
+    assert record.image == "images/sample-bibimbap.png"
+    assert (workspace.root / "out" / record.image).read_bytes() == (
         workspace.root / "images" / "sample-bibimbap.png"
-    ).resolve()
+    ).read_bytes()
     meta = record.metadata
     assert meta["drafted_by"] == "mockllm/model"
     assert meta["candidate_id"] == "c-dish-1"
@@ -357,3 +359,18 @@ def test_public_api_is_exactly_all() -> None:
         and name != "annotations"  # from __future__
     }
     assert set(annotate.__all__) == public
+
+
+def test_images_brought_into_an_export_keep_distinct_names(tmp_path: Path) -> None:
+    from gamut_eval.annotate._exporter import _bring_in
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n first")
+    (tmp_path / "b" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n second")
+    into = tmp_path / "out" / "images"
+    first = _bring_in(tmp_path / "a" / "x.png", into)
+    second = _bring_in(tmp_path / "b" / "x.png", into)
+    again = _bring_in(tmp_path / "a" / "x.png", into)
+    assert (first.name, second.name, again.name) == ("x.png", "x-2.png", "x.png")
+    assert second.read_bytes().endswith(b"second")
