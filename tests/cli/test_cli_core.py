@@ -274,3 +274,19 @@ def test_a_library_error_names_the_setting_and_the_command_line_adds_its_option(
     assert result.exit_code == 2
     assert "per_query must be at least 1 (found: 0) (option --per-query)" in result.stderr
     assert not (tmp_path / "w").exists()
+
+
+def test_validate_refuses_a_dataset_whose_image_leads_outside_its_folder(tmp_path: Path) -> None:
+    from gamut_eval.data import sample_dir
+
+    record = json.loads((sample_dir() / "dataset.jsonl").read_text().splitlines()[0])
+    (tmp_path / "secret.txt").write_text("the key is 42")
+    folder = tmp_path / "data"
+    folder.mkdir()
+    record["image"] = "../secret.txt"
+    dataset = folder / "dataset.jsonl"
+    dataset.write_text(json.dumps(record) + "\n")
+    code, out, err = run("validate", str(dataset))
+    assert code == 2
+    assert f"{dataset}:1:image: leads outside {folder}" in out + err
+    assert '"../secret.txt"' in out + err
