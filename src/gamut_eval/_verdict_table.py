@@ -95,6 +95,9 @@ def read_verdict_table(
         table = _arrow_jsonl(path, wanted)
     elif fmt == "parquet":
         table = _arrow_parquet(path, wanted)
+    if table is None and fmt == "jsonl":
+        for _ in read_rows(path, what="verdicts"):  # a line that does not parse is named
+            pass  # here, streaming, before anything is held in memory
     if table is None or not _fits(table):
         table = _checked_rows(path, wanted)  # the strict reader: raises naming the row
     return _verdict_table(path, table, explanations)
