@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ import yaml
 
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = ["atomic_writer", "read_document", "read_jsonl", "read_mapping"]
+__all__ = ["atomic_writer", "image_inside", "read_document", "read_jsonl", "read_mapping"]
 
 
 class _StrictLoader(yaml.SafeLoader):
@@ -167,3 +168,32 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def image_inside(image: str | Path, folder: Path) -> str:
+    """``image``'s path relative to ``folder``, the folder of a dataset being written. An
+    image outside it is linked (or, across file systems, copied) into its ``images/``
+    first: a dataset's images must lie in its folder (``load_dataset`` refuses others), and
+    a folder that holds its images can be moved or pushed whole."""
+    source = Path(image).resolve()
+    base = folder.resolve()
+    if source.is_relative_to(base):
+        return os.path.relpath(source, base)
+    into = base / "images"
+    into.mkdir(parents=True, exist_ok=True)
+    target = into / source.name
+    number = 1
+    while target.exists():
+        if target.samefile(source) or _same_bytes(target, source):
+            return os.path.relpath(target, base)
+        number += 1
+        target = into / f"{source.stem}-{number}{source.suffix}"
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+    return os.path.relpath(target, base)
+
+
+def _same_bytes(a: Path, b: Path) -> bool:
+    return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()

@@ -362,15 +362,16 @@ def test_public_api_is_exactly_all() -> None:
 
 
 def test_images_brought_into_an_export_keep_distinct_names(tmp_path: Path) -> None:
-    from gamut_eval.annotate._exporter import _bring_in
+    from gamut_eval._files import image_inside
 
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
     (tmp_path / "a" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n first")
     (tmp_path / "b" / "x.png").write_bytes(b"\x89PNG\r\n\x1a\n second")
-    into = tmp_path / "out" / "images"
-    first = _bring_in(tmp_path / "a" / "x.png", into)
-    second = _bring_in(tmp_path / "b" / "x.png", into)
-    again = _bring_in(tmp_path / "a" / "x.png", into)
-    assert (first.name, second.name, again.name) == ("x.png", "x-2.png", "x.png")
-    assert second.read_bytes().endswith(b"second")
+    out = tmp_path / "out"
+    first = image_inside(tmp_path / "a" / "x.png", out)
+    second = image_inside(tmp_path / "b" / "x.png", out)
+    again = image_inside(tmp_path / "a" / "x.png", out)
+    assert (first, second, again) == ("images/x.png", "images/x-2.png", "images/x.png")
+    assert (out / second).read_bytes().endswith(b"second")
+    assert image_inside(out / "images" / "x.png", out) == "images/x.png"  # already inside

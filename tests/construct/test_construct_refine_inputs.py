@@ -51,7 +51,10 @@ async def test_refined_rubrics_are_written_for_the_annotation_app_and_it_imports
     assert report.failed == 0
     [row] = read_jsonl(workdir / "refine" / "rubrics.jsonl")
     assert "checklist" not in row  # the app re-compiles and carries the last round's edits
-    assert (row["id"], row["entity"], row["image"]) == ("bowl", "Bibimbap", "../../images/bowl.png")
+    assert (row["id"], row["entity"], row["image"]) == ("bowl", "Bibimbap", "images/bowl.png")
+    # the image lay outside the output's folder: it is brought in, so the file is whole
+    image = workdir / "refine" / row["image"]
+    assert image.read_bytes() == (manifest.parent / "bowl.png").read_bytes()
     assert row["metadata"]["build"] == {"candidate_id": "bowl-c1"}
     assert row["metadata"]["refine"]["input"] == "draft"
     assert MetaRubric.model_validate(row["meta_rubric"]) == _records(workdir)[0].meta_rubric
@@ -158,7 +161,7 @@ async def test_a_human_round_export_is_refined_and_peoples_edits_are_carried_not
         "toppings/option-3",
     ]
     assert "annotation" in row["metadata"]  # the previous round's provenance travels along
-    assert row["image"] == "../../images/bowl.png"
+    assert row["image"] == "images/bowl.png"  # brought into the output's folder
 
     [summary] = import_files(db, [round2 / "refine" / "rubrics.jsonl"])
     assert "1 started their next revision round" in summary.describe()

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,7 +27,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from gamut_eval import __version__
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import atomic_writer, image_inside
 from gamut_eval.annotate._checklists import diff_checklists
 from gamut_eval.annotate._db import (
     Database,
@@ -96,39 +94,9 @@ class ExportSummary:
 
 
 def _image_path(session: Session, image_id: int | None, base: Path) -> str | None:
-    """The image's path relative to the exported dataset's folder. An image outside that
-    folder is linked (or, across file systems, copied) into its ``images/`` first: a
-    dataset's images must lie in its folder (``load_dataset`` refuses others), and a
-    folder that holds its images can be pushed or moved whole."""
+    """The image's path relative to the exported dataset's folder (brought into it)."""
     image = session.get(Image, image_id) if image_id is not None else None
-    if image is None:
-        return None
-    source = Path(image.path).resolve()
-    if source.is_relative_to(base):
-        return os.path.relpath(source, base)
-    return os.path.relpath(_bring_in(source, base / "images"), base)
-
-
-def _bring_in(source: Path, folder: Path) -> Path:
-    """``source`` placed in ``folder`` under its own name (or a numbered one when another
-    file has that name), by a hard link where the file system allows, else a copy."""
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / source.name
-    number = 1
-    while target.exists():
-        if target.samefile(source) or _same_bytes(target, source):
-            return target
-        number += 1
-        target = folder / f"{source.stem}-{number}{source.suffix}"
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)
-    return target
-
-
-def _same_bytes(a: Path, b: Path) -> bool:
-    return a.stat().st_size == b.stat().st_size and a.read_bytes() == b.read_bytes()
+    return None if image is None else image_inside(image.path, base)
 
 
 def _stale(

@@ -38,12 +38,12 @@ refine's own output, or the annotation app's export after a human round.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gamut_eval._files import image_inside
 from gamut_eval.construct._evidence import (
     ACCEPTED_HINT,
     gather_snippets,
@@ -176,7 +176,7 @@ def refine_units(workdir: Workdir, source: Path | None) -> list[RefineUnit | Non
 
 
 def _relative(image: str | Path | None, folder: Path) -> str | None:
-    return None if not image else os.path.relpath(Path(image).resolve(), folder.resolve())
+    return None if not image else image_inside(image, folder)
 
 
 def _refine_meta(unit: RefineUnit, refined: RefinedRecord) -> dict[str, Any]:

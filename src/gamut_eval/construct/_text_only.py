@@ -24,11 +24,11 @@ them.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from gamut_eval._files import image_inside
 from gamut_eval.construct._evidence import ACCEPTED_HINT, question_inputs
 from gamut_eval.construct._llm import Prompt, object_schema
 from gamut_eval.construct._models import AcceptedQuestion, Invalid, StageReport, TextOnlyRecord
@@ -183,8 +183,7 @@ def _output_row(
     question (and its stale mark gone) where one was written."""
     update: dict[str, Any] = {}
     if record.image is not None and row.base is not None:
-        image = (row.base / record.image).resolve()
-        update["image"] = os.path.relpath(image, folder.resolve())
+        update["image"] = image_inside(row.base / record.image, folder)
     if fresh is not None:
         metadata = dict(record.metadata)
         annotation = metadata.get("annotation")

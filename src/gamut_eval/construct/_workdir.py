@@ -64,7 +64,7 @@ from typing import Any, TypeVar
 import pydantic
 from pydantic import BaseModel
 
-from gamut_eval._files import atomic_writer, read_jsonl
+from gamut_eval._files import atomic_writer, image_inside, read_jsonl
 from gamut_eval.construct._models import (
     FROZEN,
     AcceptedQuestion,
@@ -457,7 +457,7 @@ def _dataset_record(
         question=question.question,
         meta_rubric=refined.meta_rubric,
         entity=question.entity,
-        image=os.path.relpath(question.image, root.resolve()),
+        image=image_inside(question.image, root),
         question_text_only=text_only.question_text_only if text_only else None,
         domain=question.domain,
         popularity=question.popularity,
