@@ -104,8 +104,8 @@ def _flat_scores(frame: pd.DataFrame) -> pd.DataFrame:
     if "counts" in nested:
         counts = [row if isinstance(row, dict) else {} for row in frame["counts"]]
         for name in COUNT_COLUMNS:
-            tier, verdict = name.split(".")
-            out[name] = [int((row.get(tier) or {}).get(verdict) or 0) for row in counts]
+            tier_name, verdict = name.split(".")
+            out[name] = [int((row.get(tier_name) or {}).get(verdict) or 0) for row in counts]
     return out
 
 
