@@ -13,6 +13,7 @@ import pytest
 from gamut_eval._run_tables import load_run
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.calibration import (
+    GIVEN_NOTE,
     RANDOM_NOTE,
     calibrate_run,
     calibrate_scores,
@@ -135,6 +136,27 @@ def test_a_verdict_file_gives_what_the_judge_gives(run: Path, tmp_path: Path) ->
         calibrate_run(run, labels, judge="cheap", fraction=0.5, seed=1, dataset=dataset)
     with pytest.raises(InputError, match="needs the run's dataset"):
         calibrate_run(run, labels, judge="cheap")
+
+
+def test_a_given_sample_is_the_sample(run: Path, tmp_path: Path) -> None:
+    drawn = calibrate_run(run, "strong", judge="cheap", fraction=0.25, seed=1)
+    given = calibrate_run(run, "strong", judge="cheap", sample=list(reversed(drawn.sample)))
+    assert given.notes == [GIVEN_NOTE]
+    assert (given.fraction, given.seed) == (None, None)
+    assert sorted(given.sample) == sorted(drawn.sample)
+    assert given.rows["gamut"].to_numpy() == pytest.approx(drawn.rows["gamut"].to_numpy())
+    assert set(given.rows["n_calibration"]) == {50}
+    labels = _labels(run, drawn.sample[:10], tmp_path / "labels.jsonl")
+    dataset = run / "dataset.jsonl"
+    for sample, message in [
+        ([], "the calibration sample is empty"),
+        (["q-00000", "nowhere"], r"has 1 question\(s\) the run does not \(first: nowhere\)"),
+        (drawn.sample[:11], r"has 1 question\(s\) .*labels.jsonl has no verdicts for"),
+    ]:
+        with pytest.raises(InputError, match=message):
+            calibrate_run(run, labels, judge="cheap", sample=sample, dataset=dataset)
+    with pytest.raises(InputError, match="not both"):
+        calibrate_run(run, "strong", judge="cheap", fraction=0.25, sample=drawn.sample)
 
 
 def test_bad_choices_are_refused(run: Path) -> None:

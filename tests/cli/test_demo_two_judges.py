@@ -363,3 +363,89 @@ def test_the_demo_imports_no_library_its_work_does_not_need(tmp_path: Path) -> N
         assert not [m for m in modules if m.split(".")[0] in UNNEEDED]
         assert len(list((out / "logs").glob("*.eval"))) == 6
         assert (out / "report.html").is_file()
+
+
+# -- the offline judge calibrated with the reference labels ---------------------------------
+
+
+def _answer_scores(verdicts: list[dict[str, object]], judge: str) -> dict[tuple[str, ...], float]:
+    """(setting, model, question) -> Gamut score of that answer under ``judge``."""
+    checklists = load_dataset(sample_dir() / "dataset.jsonl").checklists()
+    by_answer: dict[tuple[str, str, str], dict[str, str]] = {}
+    for row in verdicts:
+        if row["judge"] == judge:
+            key = (str(row["setting"]), str(row["model"]), str(row["question_id"]))
+            by_answer.setdefault(key, {})[str(row["check_id"])] = str(row["verdict"])
+    out = {}
+    for (setting, model, question), given in by_answer.items():
+        card = score_response(checklists[question], given)
+        assert card.gamut is not None
+        out[(setting, model, question)] = card.gamut
+    return out
+
+
+def test_the_demo_calibrates_the_offline_judge_on_the_held_out_questions(
+    demo: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    from gamut_eval.calibration import calibrate_run
+    from gamut_eval.data import TUNING_QUESTIONS
+
+    out, stdout, _ = demo
+    questions = sorted(load_dataset(sample_dir() / "dataset.jsonl").by_id())
+    held_out = [q for q in questions if q not in TUNING_QUESTIONS]
+    assert (len(questions), len(held_out)) == (12, 6)
+    written = json.loads((out / "calibrated.json").read_text())
+    assert (written["judge"], written["calibrated_with"]) == (OFFLINE, REFERENCE)
+    assert (sorted(written["sample"]), written["n_questions"]) == (held_out, 12)
+    rows = {(r["setting"], r["model"]): r for r in written["rows"]}
+    assert set(rows) == {(s, m) for s in SETTINGS for m in MODELS}
+
+    verdicts = _jsonl(out / "verdicts.jsonl")
+    offline, reference = _answer_scores(verdicts, OFFLINE), _answer_scores(verdicts, REFERENCE)
+    text = " ".join(stdout.split())
+    assert "Calibrated Gamut x100 (6 of 12 questions)" in text
+    assert "gamut/offline corrected by gamut/reference on 6 questions" in text
+    assert "Six questions are enough to show the direction" in text
+    for (setting, model), row in rows.items():
+        cheap = [offline[(setting, model, q)] for q in questions]
+        strong = [reference[(setting, model, q)] for q in held_out]
+        sampled_cheap = [offline[(setting, model, q)] for q in held_out]
+        # one answer per question: 12 answers, 6 of them in the sample
+        assert (row["n_answers"], row["n_calibration"]) == (12, 6)
+        assert row["naive_judge"] == pytest.approx(sum(cheap) / 12)
+        assert row["naive_calibrated_with"] == pytest.approx(sum(strong) / 6)
+        # the estimator written out: lam times the cheap mean of every answer, plus the mean
+        # over the sample of the strong score minus lam times the cheap one
+        lam = row["lam"]
+        assert 0.0 <= lam <= 1.0
+        residual = sum(s - lam * c for s, c in zip(strong, sampled_cheap, strict=True)) / 6
+        assert row["gamut"] == pytest.approx(lam * sum(cheap) / 12 + residual)
+        assert row["ci_low"] < row["gamut"] < row["ci_high"]
+        # the printed row: calibrated score, interval, both judges on every answer, k
+        full_reference = sum(reference[(setting, model, q)] for q in questions) / 12
+        cells = [
+            model,
+            setting,
+            f"{100 * row['gamut']:.1f}",
+            f"[{100 * row['ci_low']:.1f},{100 * row['ci_high']:.1f}]",
+            f"{100 * row['naive_judge']:.1f}",
+            f"{100 * full_reference:.1f}",
+        ]
+        assert re.search(" +".join(re.escape(c) for c in cells) + " ", text), cells
+
+    # the same numbers from calibrate_run called directly, and from the reference labels
+    # of the six questions given as a verdict file (scored with the dataset's checklists)
+    direct = calibrate_run(out, REFERENCE, judge=OFFLINE, sample=held_out).to_json()
+    numbers = ("gamut", "ci_low", "ci_high", "lam", "naive_judge", "naive_calibrated_with")
+    for ours, theirs in zip(written["rows"], direct["rows"], strict=True):
+        assert {k: ours[k] for k in numbers} == pytest.approx({k: theirs[k] for k in numbers})
+    labels = tmp_path / "held-out-labels.jsonl"
+    gold = _jsonl(sample_dir() / "gold.jsonl")
+    labels.write_text("".join(json.dumps(r) + "\n" for r in gold if r["question_id"] in held_out))
+    from_file = calibrate_run(
+        out, labels, judge=OFFLINE, dataset=sample_dir() / "dataset.jsonl"
+    ).to_json()
+    assert sorted(from_file["sample"]) == held_out
+    for ours, theirs in zip(written["rows"], from_file["rows"], strict=True):
+        assert (ours["model"], ours["setting"]) == (theirs["model"], theirs["setting"])
+        assert {k: ours[k] for k in numbers} == pytest.approx({k: theirs[k] for k in numbers})

@@ -12,6 +12,7 @@ from gamut_eval._lazy import lazy_exports as _lazy_exports
 if _typing.TYPE_CHECKING:
     from gamut_eval.calibration._calibrated import (
         CALIBRATED_FILE as CALIBRATED_FILE,
+        GIVEN_NOTE as GIVEN_NOTE,
         RANDOM_NOTE as RANDOM_NOTE,
         Calibration as Calibration,
         calibrate_run as calibrate_run,

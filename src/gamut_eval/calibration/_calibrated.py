@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CALIBRATED_FILE",
+    "GIVEN_NOTE",
     "RANDOM_NOTE",
     "Calibration",
     "calibrate_run",
@@ -49,6 +50,11 @@ RANDOM_NOTE = (
     "The verdict file covers only some questions, so they are the calibration sample: the "
     "intervals hold only if those questions were chosen at random (for example by "
     "write_sample) before any verdict was seen, and not used to build or tune the judge."
+)
+GIVEN_NOTE = (
+    "The sample was given as a list of questions, not drawn by a seed: the intervals hold "
+    "only if those questions were chosen at random before any verdict was seen, and not "
+    "used to build or tune the judge."
 )
 
 
@@ -314,6 +320,7 @@ def calibrate_run(
     confidence: float = 0.95,
     population: Population = "finite",
     dataset: str | Path | None = None,
+    sample: Sequence[str] | None = None,
 ) -> Calibration:
     """Calibrated scores of a finished run folder.
 
@@ -321,7 +328,8 @@ def calibrate_run(
     score it). ``judge``: the cheap judge (needed when the run has more than one other).
     The sample is drawn from ``fraction`` and ``seed`` (``sample_questions``); a verdict
     file that covers only some questions is the sample itself when no fraction is given,
-    and must cover every drawn question when one is.
+    and must cover every drawn question when one is. ``sample``: the calibration sample
+    given as a list of questions instead (no fraction), each covered by ``calibrated_with``.
     """
     from gamut_eval._run_tables import load_run
 
@@ -360,7 +368,27 @@ def calibrate_run(
     questions = sorted(cheap["question_id"].astype(str).unique())
     covered = set(strong["question_id"].astype(str)) & set(questions)
     notes: list[str] = []
-    if fraction is not None:
+    if sample is not None:
+        if fraction is not None:
+            raise InputError("give the calibration sample or the fraction to draw it, not both")
+        sample = list(dict.fromkeys(str(q) for q in sample))
+        known = set(questions)
+        unknown = [q for q in sample if q not in known]
+        absent = [q for q in sample if q not in covered]
+        if not sample:
+            raise InputError("the calibration sample is empty")
+        if unknown:
+            raise InputError(
+                f"the calibration sample has {len(unknown)} question(s) the run does not "
+                f"(first: {', '.join(unknown[:5])})"
+            )
+        if absent:
+            raise InputError(
+                f"the calibration sample has {len(absent)} question(s) {name} has no "
+                f"verdicts for (first: {', '.join(absent[:5])})"
+            )
+        notes.append(GIVEN_NOTE)
+    elif fraction is not None:
         sample = sample_questions(questions, fraction, seed)
         absent = [q for q in sample if q not in covered]
         if absent:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
+    from gamut_eval.calibration import Calibration
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
@@ -310,9 +311,11 @@ def demo(out_dir: Path, overwrite: bool) -> None:
     with two judges: the built-in offline judge (gamut/offline, a low-fidelity stand-in
     for an LLM judge that matches words) and the reference judge (gamut/reference, which
     replays the reference labels written with the sample). Prints the leaderboards, the
-    judges' scores side by side and how far their rankings agree, then writes the HTML
-    report. Rerun with the same --out, it continues the same run. With an API key,
-    `gamut run --model ... --judge ...` does the same with real models and judges.
+    judges' scores side by side and how far their rankings agree, the offline judge's
+    scores calibrated with the reference labels of the six questions its threshold was not
+    fitted on (calibrated.json), then writes the HTML report. Rerun with the same --out,
+    it continues the same run. With an API key, `gamut run --model ... --judge ...` does
+    the same with real models and judges.
     """
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
@@ -336,7 +339,101 @@ def demo(out_dir: Path, overwrite: bool) -> None:
             overwrite=overwrite,
         )
     print_result(result, leaderboards=False, where=False)
-    write_html_report(out_dir, summary=True, where=result.out_dir, keep=result.up_to_date)
+    calibration, changed = _demo_calibration(out_dir)
+    write_html_report(
+        out_dir,
+        summary=True,
+        where=result.out_dir,
+        keep=result.up_to_date and not changed,
+        after_summary=partial(_print_demo_calibration, calibration, result.summary),
+    )
+
+
+def _demo_calibration(out_dir: Path) -> tuple[Calibration, bool]:
+    """The offline judge calibrated with the reference judge on the held-out questions (the
+    six whose reference labels its threshold was not fitted on), written to
+    OUT/calibrated.json; and whether that file changed (the HTML report shows it)."""
+    from gamut_eval.calibration import CALIBRATED_FILE, calibrate_run, write_calibration
+    from gamut_eval.data import TUNING_QUESTIONS
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.judge import REFERENCE_JUDGE
+
+    questions = load_dataset(sample_dir() / "dataset.jsonl").by_id()
+    held_out = sorted(q for q in questions if q not in TUNING_QUESTIONS)
+    calibration = calibrate_run(out_dir, REFERENCE_JUDGE, judge=OFFLINE_JUDGE, sample=held_out)
+    path = out_dir / CALIBRATED_FILE
+    try:
+        same = json.loads(path.read_text(encoding="utf-8")) == calibration.to_json()
+    except (OSError, ValueError):
+        same = False
+    if not same:  # a rerun that changes nothing writes nothing anew
+        write_calibration(calibration, path)
+    return calibration, not same
+
+
+DEMO_CALIBRATION_NOTE = (
+    "Six questions are enough to show the direction and rough size of the offline judge's "
+    "bias (it cannot see contradictions, so it flatters sample/confused most), not to "
+    "guarantee the intervals: each rests on six numbers per model, and samples that small "
+    "can undercover (docs/method.md)."
+)
+
+
+def _demo_calibration_table(
+    calibration: Calibration, summary: pd.DataFrame, name: Namer, level: int
+) -> Table:
+    """model, setting, calibrated score and interval, both judges' scores of every answer,
+    the reference judge's on the sample, and the answers in it."""
+    from rich import box
+    from rich.table import Table
+
+    keys = summary[["model", "setting", "judge"]].astype(str).itertuples(index=False, name=None)
+    full = dict(zip(keys, summary["gamut"].to_numpy(dtype=float).tolist(), strict=True))
+    judge, strong = calibration.judge, calibration.calibrated_with
+    k = len(calibration.sample)
+    cheap_head, strong_head = (n.rsplit("/", 1)[-1] for n in (judge, strong))
+    table = Table(
+        title=f"Calibrated Gamut x100 ({k} of {calibration.n_questions} questions)",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        caption=f"{judge} corrected by {strong} on {k} questions; "
+        f"{cheap_head}, {strong_head}: each judge on every answer"
+        + (f"; on {k}: {strong_head} on the sample alone" if level < 1 else "")
+        + "; k: answers in the sample",
+    )
+    percent = round(100 * calibration.confidence)
+    for column in ("model", "setting"):
+        table.add_column(column, no_wrap=True)
+    numbers = ["gamut", f"{percent}% CI", cheap_head, strong_head]
+    numbers += [f"on {k}"] if level < 1 else []
+    for column in [*numbers, "k"]:
+        table.add_column(column, justify="right", no_wrap=True)
+    rows = calibration.rows.sort_values(["setting", "gamut"], ascending=[True, False])
+    for row in rows.itertuples():
+        model, setting = str(row.model), str(row.setting)
+        cells = [
+            name(model),
+            setting,
+            _x100(row.gamut),
+            f"[{_x100(row.ci_low)},{_x100(row.ci_high)}]",
+            _x100(row.naive_judge),
+            _x100(full.get((model, setting, strong))),
+        ]
+        cells += [_x100(row.naive_calibrated_with)] if level < 1 else []
+        table.add_row(*cells, str(row.n_calibration))
+    return table
+
+
+def _x100(value: object) -> str:
+    if not isinstance(value, float) or value != value:
+        return "—"
+    return f"{100 * value:.1f}"
+
+
+def _print_demo_calibration(calibration: Calibration, summary: pd.DataFrame) -> None:
+    parts = fitted(partial(_demo_calibration_table, calibration, summary), console)
+    print_fitted(console, parts)
+    console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
 
 
 def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
@@ -465,13 +562,19 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
 
 
 def write_html_report(
-    run_dir: Path, *, summary: bool = False, where: Path | None = None, keep: bool = False
+    run_dir: Path,
+    *,
+    summary: bool = False,
+    where: Path | None = None,
+    keep: bool = False,
+    after_summary: Callable[[], None] | None = None,
 ) -> Path:
     """The demo's last step: RUN_DIR/report.html with default settings; prints its path
     (after the terminal summary and the notes, with ``summary``, and the run's files,
     with ``where``). ``keep``: the run is up to date (``RunResult.up_to_date``), so a
     report.html that is there was made from the same verdicts by the same code and is
-    kept (it is derived from the verdicts: a run that changes them removes it)."""
+    kept (it is derived from the verdicts: a run that changes them removes it).
+    ``after_summary``: prints more after the terminal summary (the demo's calibration)."""
     from gamut_eval.analysis import default_output, report_for_run, write_report
     from gamut_eval.cli._report import print_summary
 
@@ -482,6 +585,8 @@ def write_html_report(
         write_report(result, "html", path)
     if summary:
         print_summary(result)
+    if after_summary is not None:
+        after_summary()
     if where is not None:
         print_where(where)
     print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
