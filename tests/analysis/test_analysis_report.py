@@ -26,6 +26,7 @@ from gamut_eval.analysis import (
     write_report,
 )
 from gamut_eval.analysis._html import CSP
+from gamut_eval.calibration import calibrate_run, write_calibration
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.scoring import summarise_scores
 from gamut_eval.testing import synthetic_run
@@ -39,7 +40,7 @@ JUDGES = ["google/judge-g", "anthropic/judge-a", "vllm/Qwen/judge-q"]
 
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return synthetic_run(
+    out = synthetic_run(
         tmp_path_factory.mktemp("run") / "run",
         models=MODELS,
         judges=JUDGES,
@@ -47,6 +48,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
         checks=8,
         domains=["plants", "food", EVIL_DOMAIN],
     )
+    # the second judge calibrated with the first on a quarter of the questions
+    write_calibration(calibrate_run(out, JUDGES[0], judge=JUDGES[1], fraction=0.25), out)
+    return out
 
 
 @pytest.fixture(scope="module")

@@ -29,6 +29,7 @@ from gamut_eval.analysis import (
     load_run_data,
     render_html,
 )
+from gamut_eval.calibration import calibrate_run, write_calibration
 from gamut_eval.testing import synthetic_run
 
 pytestmark = pytest.mark.browser
@@ -69,6 +70,11 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
         checks=8,
         domains=["plants", "food", EVIL_DOMAIN],
     )
+    # the last judge calibrated with the first on a third of the questions
+    calibration = calibrate_run(
+        run_dir, "google/judge-g", judge="vllm/Qwen/judge-q", fraction=1 / 3, seed=1
+    )
+    write_calibration(calibration, run_dir)
     report = build_report(load_run_data(run_dir), ReportConfig(resamples=100))
     path = run_dir / "report.html"
     path.write_text(render_html(report), encoding="utf-8")

@@ -17,6 +17,7 @@ if _typing.TYPE_CHECKING:
         ProbeResult as ProbeResult,
         SkippedProbe as SkippedProbe,
     )
+    from gamut_eval.analysis._calibrated import CalibratedRow as CalibratedRow
     from gamut_eval.analysis._diversity import (
         DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
         question_diversity as question_diversity,

@@ -506,6 +506,28 @@ def _diversity(report: Report) -> Section:
     return Section("diversity", "Question diversity", intro, blocks)
 
 
+def _calibrated(report: Report) -> Section | None:
+    """The calibrated leaderboard of RUN_DIR/calibrated.json; None without one."""
+    rows = report.calibrated
+    if not rows:
+        return None
+    first = rows[0]
+    intro = (
+        f"{first.judge} on every answer, corrected by {first.calibrated_with} on "
+        f"{first.sample_questions} of {first.n_questions} questions (gamut calibrate): "
+        f"each interval ({round(100 * first.confidence)}%, Student's t) holds however wrong "
+        f"the cheap judge is, if the sample was drawn at random before any verdict was seen. "
+        "naive judge: the cheap judge alone; naive calibrated with: the strong judge's "
+        "sample alone; width ratio: the interval's width over that sample's alone."
+    )
+    table = table_block(
+        "calibrated",
+        rows,
+        drop=("judge", "calibrated_with", "confidence", "n_questions", "sample_questions"),
+    )
+    return Section("calibrated", "Calibrated scores", intro, [table])
+
+
 def _audit(report: Report) -> Section:
     intro = (
         "The latest adversarial audit of a judge: answers that say nothing must never pass a "
@@ -539,8 +561,10 @@ def render_html(report: Report, run: RunData | None = None, *, explore: bool = T
         f"gamut-eval {meta.gamut_eval_version}, {meta.created_at}. Scoring: lambda "
         f"{meta.scoring.lam}, mu {meta.scoring.mu}. Intervals: {meta.interval_method}."
     )
+    calibrated = _calibrated(report)
     sections = [
         _leaderboard(report),
+        *([calibrated] if calibrated else []),
         _breakdowns(report),
         _robustness(report),
         _audit(report),

@@ -36,6 +36,7 @@ from gamut_eval.analysis._agreement import (
     reference_notes,
 )
 from gamut_eval.analysis._audit import AuditRow, audit_rows
+from gamut_eval.analysis._calibrated import CalibratedRow, calibrated_rows
 from gamut_eval.analysis._leaderboard import (
     BreakdownRow,
     LeaderboardRow,
@@ -252,6 +253,10 @@ TABLES: tuple[TableSpec, ...] = (
               "Table 1: Gamut score per model, setting and judge, with tier scores and verdicts."),
     TableSpec("breakdowns", "Scores by domain and popularity", BreakdownRow,
               "Each model's score on the questions of each domain and popularity band."),
+    TableSpec("calibrated", "Calibrated scores", CalibratedRow,
+              "A cheap judge's score of every answer corrected by a strong judge's (or "
+              "people's) on a random sample of questions, with an interval valid however "
+              "wrong the cheap judge is (RUN_DIR/calibrated.json, from gamut calibrate)."),
     TableSpec("judge_scores", "Scores per judge", JudgeScoreRow,
               "Table 2: each model's score under each judge."),
     TableSpec("judge_pairs", "Ranking agreement between judges", JudgePairRow,
@@ -288,7 +293,9 @@ class Report(BaseModel):
     """Every analysis of one run; its JSON has these keys (rows documented per field):
 
     ``meta`` (``ReportMeta``: how and from what it was computed), ``leaderboard``,
-    ``breakdowns`` (Table 1 and its domain/popularity breakdowns); ``judge_scores``,
+    ``breakdowns`` (Table 1 and its domain/popularity breakdowns); ``calibrated`` (the
+    calibrated scores of ``RUN_DIR/calibrated.json``, empty without one; its intervals are
+    the calibration's, not bootstrap intervals); ``judge_scores``,
     ``judge_pairs``, ``judge_gaps``, ``leniency``, ``self_preference``, ``families``,
     ``check_agreement`` (Table 2, empty with one judge); ``reference_agreement`` (each
     judge against the sample's reference labels, per half; empty without
@@ -323,6 +330,7 @@ class Report(BaseModel):
     diversity_clusters: list[ClusterRow]
     judge_audit: list[AuditRow] = Field(default_factory=list)
     reference_agreement: list[ReferenceAgreementRow] = Field(default_factory=list)
+    calibrated: list[CalibratedRow] = Field(default_factory=list)
     _run: RunData | None = PrivateAttr(default=None)
     """The stored results the report was built from, kept so the HTML page's drill-down
     uses what is loaded instead of reading the run folder again (not serialised)."""
@@ -358,6 +366,7 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         notes += reference_notes(against_reference)
     diversity = _diversity(run.dataset, notes, config.embeddings)
     audit = audit_rows(run.run_dir, notes)
+    calibrated = calibrated_rows(run.run_dir, list(cube.models), list(cube.settings), notes)
     notes += _coverage_notes(cube)
     report = Report(
         meta=_meta(run, config, cube, notes),
@@ -379,6 +388,7 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         diversity_clusters=diversity.clusters,
         judge_audit=audit,
         reference_agreement=against_reference,
+        calibrated=calibrated,
     )
     report._run = run
     return report

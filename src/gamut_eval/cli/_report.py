@@ -49,17 +49,18 @@ __all__ = [
 ]
 
 
-def summary_tables(report: Report) -> list[RenderableType]:
-    """The concise terminal summary (leaderboards, scores per judge, judge agreement,
-    modality), fitted to the console's width."""
-    return summary_renderables(report, console)
+def summary_tables(report: Report, *, calibrated: bool = True) -> list[RenderableType]:
+    """The concise terminal summary (leaderboards, calibrated scores, scores per judge,
+    judge agreement, modality), fitted to the console's width."""
+    return summary_renderables(report, console, calibrated=calibrated)
 
 
-def print_summary(report: Report) -> None:
-    """The terminal summary, then the report's notes (to standard error, never cut)."""
+def print_summary(report: Report, *, calibrated: bool = True) -> None:
+    """The terminal summary, then the report's notes (to standard error, never cut).
+    ``calibrated``: show the calibrated leaderboard (the demo shows its own)."""
     from gamut_eval.cli._terminal import print_fitted
 
-    print_fitted(console, summary_tables(report))
+    print_fitted(console, summary_tables(report, calibrated=calibrated))
     for note in report.meta.notes:
         err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
@@ -391,12 +392,51 @@ def _modality(report: Report, name: Namer, level: int) -> Table:
     return table
 
 
-def summary_renderables(report: Report, console: Console) -> list[RenderableType]:
-    """The concise terminal summary: leaderboards (the primary judge), scores per judge
-    and judge agreement (with two or more judges), modality; each fitted to ``console``."""
+def _calibrated(report: Report, name: Namer, level: int) -> Table:
+    """The calibrated leaderboard (RUN_DIR/calibrated.json): one row per model and setting."""
+    from rich.markup import escape
+
+    from gamut_eval.analysis import format_cell
+
+    first = report.calibrated[0]
+    compact, counts = level >= 1, level < 2
+    percent = round(100 * first.confidence)
+    columns = [("model", "name"), ("setting", "name"), ("gamut", "number")]
+    columns += [(f"{percent}% CI", "number"), ("cheap", "number"), ("strong", "number")]
+    columns += [("n", "number"), ("k", "number")] if counts else []
+    title = escape(f"Calibrated Gamut x100 ({first.sample_questions} of {first.n_questions} "
+                   "questions)")  # fmt: skip
+    caption = escape(
+        f"{first.judge} corrected by {first.calibrated_with}; cheap: {first.judge} alone; "
+        "strong: the sample alone"
+        + ("; n: answers; k: answers in the sample" if counts else "; counts: gamut report")
+    )
+    table = table_with(title, columns, compact=compact, caption=caption)
+    for row in report.calibrated:
+        table.add_row(
+            escape(name(row.model)),
+            escape(row.setting),
+            f"[bold]{format_cell(row.gamut, 'score')}[/bold]",
+            interval_text(row.gamut_low, row.gamut_high, "score", compact),
+            format_cell(row.naive_judge, "score"),
+            format_cell(row.naive_calibrated_with, "score"),
+            *((str(row.n_answers), str(row.n_calibration)) if counts else ()),
+        )
+    return table
+
+
+def summary_renderables(
+    report: Report, console: Console, *, calibrated: bool = True
+) -> list[RenderableType]:
+    """The concise terminal summary: leaderboards (the primary judge), the calibrated
+    leaderboard (with RUN_DIR/calibrated.json, unless ``calibrated`` is false), scores per
+    judge and judge agreement (with two or more judges), modality; each fitted to
+    ``console``."""
     out: list[RenderableType] = []
     for setting in report.meta.settings:
         out += fitted(partial(_leaderboard, report, setting), console)
+    if calibrated and report.calibrated:
+        out += fitted(partial(_calibrated, report), console)
     if report.judge_pairs:
         for setting in report.meta.settings:
             out += fitted(partial(_judge_scores, report, setting), console)

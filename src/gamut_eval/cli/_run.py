@@ -574,7 +574,8 @@ def write_html_report(
     with ``where``). ``keep``: the run is up to date (``RunResult.up_to_date``), so a
     report.html that is there was made from the same verdicts by the same code and is
     kept (it is derived from the verdicts: a run that changes them removes it).
-    ``after_summary``: prints more after the terminal summary (the demo's calibration)."""
+    ``after_summary``: prints more after the terminal summary, in place of its calibrated
+    leaderboard (the demo's, with both judges' full scores)."""
     from gamut_eval.analysis import default_output, report_for_run, write_report
     from gamut_eval.cli._report import print_summary
 
@@ -584,7 +585,7 @@ def write_html_report(
     if not kept:
         write_report(result, "html", path)
     if summary:
-        print_summary(result)
+        print_summary(result, calibrated=after_summary is None)
     if after_summary is not None:
         after_summary()
     if where is not None:
