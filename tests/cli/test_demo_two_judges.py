@@ -446,6 +446,10 @@ def test_the_demo_calibrates_the_offline_judge_on_the_held_out_questions(
         out, labels, judge=OFFLINE, dataset=sample_dir() / "dataset.jsonl"
     ).to_json()
     assert sorted(from_file["sample"]) == held_out
+    # the demo's HTML report shows the calibrated table
+    page = (out / "report.html").read_text()
+    assert 'id="calibrated"' in page
+    assert "gamut/offline on every answer, corrected by gamut/reference on 6 of 12" in page
     for ours, theirs in zip(written["rows"], from_file["rows"], strict=True):
         assert (ours["model"], ours["setting"]) == (theirs["model"], theirs["setting"])
         assert {k: ours[k] for k in numbers} == pytest.approx({k: theirs[k] for k in numbers})
