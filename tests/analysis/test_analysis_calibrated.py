@@ -135,3 +135,31 @@ def test_gamut_report_prints_the_calibrated_leaderboard(run: Path, tmp_path: Pat
     for row in exported:
         cells = [row["model"], row["setting"], f"{100 * row['gamut']:.1f}"]
         assert re.search("[ │]+".join(re.escape(c) for c in cells), text), cells
+
+
+def test_the_page_draws_the_expected_width_against_the_fraction(report: Report) -> None:
+    from gamut_eval.calibration import t_value
+
+    page = render_html(report, explore=False)
+    chart = re.search(r'<svg[^>]*data-plot="calibration".*?</svg>', page, re.S)
+    assert chart is not None
+    desc = re.search(r"<desc>(.*?)</desc>", chart.group(0), re.S)
+    assert desc is not None
+    # At a quarter (10 of 40 questions) each row's planned width, from the spread its own
+    # interval implies, is 2 t sqrt((1 - n / N) s^2 / n) with n = ceil(N / 4).
+    widths = []
+    for row in report.calibrated:
+        n, total = row.n_calibration, row.n_answers
+        assert row.gamut_low is not None
+        assert row.gamut_high is not None
+        s = (row.gamut_high - row.gamut_low) / 2 / float(t_value(0.95, n - 1))
+        s *= (n / (1 - n / total)) ** 0.5
+        planned = -(-total // 4)
+        t = float(t_value(0.95, planned - 1))
+        widths.append(200 * t * ((1 - planned / total) * s * s / planned) ** 0.5)
+    widths.sort()
+    median = widths[len(widths) // 2]
+    expected = f"25% (10 questions): {median:.1f} [{widths[0]:.1f}, {widths[-1]:.1f}]"
+    assert expected in desc.group(1)
+    # every question judged by the strong judge: nothing left to estimate
+    assert "100% (40 questions): 0.0 [0.0, 0.0]" in desc.group(1)

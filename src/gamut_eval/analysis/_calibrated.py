@@ -6,7 +6,7 @@ The estimate itself is ``gamut_eval.calibration``'s; the report shows what it wr
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field
@@ -45,6 +45,7 @@ class _File(BaseModel):
     judge: str
     calibrated_with: str
     confidence: Annotated[float, Field(gt=0, lt=1)]
+    population: Literal["finite", "infinite"] = "finite"
     n_questions: Annotated[int, Field(ge=0)]
     sample: list[str]
     notes: list[str] = []
@@ -82,6 +83,9 @@ class CalibratedRow(Row):
     """The strong judge, or the verdict file of people's labels."""
     confidence: float
     """Coverage of the interval."""
+    population: str
+    """``finite``: the target is the strong judge's score on the run's questions;
+    ``infinite``: on the larger pool they were drawn from."""
     n_questions: Count
     """Questions in the run."""
     sample_questions: Count
@@ -135,6 +139,7 @@ def calibrated_rows(
             judge=r.judge,
             calibrated_with=r.calibrated_with,
             confidence=data.confidence,
+            population=data.population,
             n_questions=data.n_questions,
             sample_questions=len(data.sample),
         )

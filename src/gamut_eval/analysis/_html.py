@@ -36,6 +36,7 @@ from itertools import combinations
 import jinja2
 from markupsafe import Markup
 
+from gamut_eval.analysis._calibrated import CalibratedRow
 from gamut_eval.analysis._explore import explore_json
 from gamut_eval.analysis._leaderboard import BreakdownRow
 from gamut_eval.analysis._report import TABLES, Report
@@ -520,12 +521,55 @@ def _calibrated(report: Report) -> Section | None:
         "naive judge: the cheap judge alone; naive calibrated with: the strong judge's "
         "sample alone; width ratio: the interval's width over that sample's alone."
     )
-    table = table_block(
-        "calibrated",
-        rows,
-        drop=("judge", "calibrated_with", "confidence", "n_questions", "sample_questions"),
+    drop = ("judge", "calibrated_with", "confidence", "population", "n_questions",
+            "sample_questions")  # fmt: skip
+    blocks = [table_block("calibrated", rows, drop=drop)]
+    chart = _width_chart(rows)
+    if chart is not None:
+        blocks.append(Block(kind="plots", plots=[chart]))
+    return Section("calibrated", "Calibrated scores", intro, blocks)
+
+
+def _width_chart(rows: Sequence[CalibratedRow]) -> Markup | None:
+    """Expected interval width (x100) against the fraction of questions judged by the strong
+    judge (``plan_widths``), from each row's residual spread as its interval implies it;
+    None when no row gives one (a sample of every question, or fewer than 2)."""
+    import math
+
+    from gamut_eval.calibration import FRACTIONS, plan_widths, t_value
+
+    widths: dict[float, list[float]] = {}
+    for row in rows:
+        n, total = row.n_calibration, row.n_answers
+        if row.gamut_low is None or row.gamut_high is None or row.population != "finite":
+            continue
+        if not 2 <= n < total:
+            continue
+        # the interval is 2 t sqrt((1 - n / N) s^2 / n): its s, the residual spread
+        half = (row.gamut_high - row.gamut_low) / 2
+        sd = half / float(t_value(row.confidence, n - 1)) * math.sqrt(n / (1 - n / total))
+        plan = plan_widths(total, FRACTIONS, sd=sd, correlation=0.0, confidence=row.confidence)
+        for planned in plan:
+            if planned.n_calibration >= 2:
+                widths.setdefault(planned.fraction, []).append(100 * planned.width)
+    if not widths:
+        return None
+    questions = rows[0].n_questions
+    bars = [
+        Interval(
+            f"{100 * fraction:g}% ({math.ceil(fraction * questions - 1e-9)} questions)",
+            sorted(values)[len(values) // 2],
+            min(values),
+            max(values),
+        )
+        for fraction, values in sorted(widths.items())
+    ]
+    title = "Expected interval width against the fraction of questions the strong judge grades"
+    caption = "interval width (x100): median, narrowest to widest"
+    chart = interval_chart(
+        bars, title, caption, kind="calibration", bars=True, rows_caption="fraction"
     )
-    return Section("calibrated", "Calibrated scores", intro, [table])
+    return Markup(chart)
 
 
 def _audit(report: Report) -> Section:

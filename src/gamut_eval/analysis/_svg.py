@@ -500,9 +500,15 @@ def _frame(kind: str, title: str, labels: Sequence[str]) -> tuple[list[str], flo
 
 
 def interval_chart(
-    rows: Sequence[Interval], title: str, caption: str, kind: str = "scores", bars: bool = False
+    rows: Sequence[Interval],
+    title: str,
+    caption: str,
+    kind: str = "scores",
+    bars: bool = False,
+    rows_caption: str = "model",
 ) -> str:
-    """A dot (or a bar from zero) per row with a whisker for its interval."""
+    """A dot (or a bar from zero) per row with a whisker for its interval; the rows are
+    headed ``rows_caption``."""
     values = finite([v for r in rows for v in (r.value, r.low, r.high)]) or [0.0]
     ticks = nice_ticks(min(0.0, *values), max(0.0, *values))
     labels = [r.label for r in rows]
@@ -517,7 +523,7 @@ def interval_chart(
     parts.append(
         f'<line class="zero" x1="{f(scale(0))}" y1="{f(top)}" x2="{f(scale(0))}" y2="{f(bottom)}"/>'
     )
-    parts.append(_row_labels(layout, labels, "model", top))
+    parts.append(_row_labels(layout, labels, rows_caption, top))
     for row, y in zip(rows, layout.centres, strict=True):
         parts.append(_interval_marks(row, scale, y, bars))
     parts += [key, "</svg>"]
