@@ -278,11 +278,17 @@ def _demo(out: Path) -> str:
 
 def test_a_rerun_with_nothing_to_judge_writes_nothing_anew(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    _demo(out)
+    first = _demo(out)
     before, scores = _stamps(out), (out / "scores.jsonl").read_bytes()
+    calibrated = (out / "calibrated.json").stat().st_mtime_ns
     text = _demo(out)
     assert f"{OFFLINE}: 1272 verdicts (1272 reused from the store, 0 judged now)" in text
     assert _stamps(out) == before  # not even rewritten with the same bytes
+    assert (out / "calibrated.json").stat().st_mtime_ns == calibrated
+    table = re.search(r"Calibrated Gamut x100 .*?Six questions", text)
+    assert table is not None
+    assert "sample/confused" in table.group(0)
+    assert table.group(0) in first  # the same calibrated table, from the file kept
     assert (out / "scores.jsonl").read_bytes() == scores
     assert f"HTML report: {out}/report.html" in text
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
-    from gamut_eval.calibration import Calibration
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
@@ -339,7 +339,7 @@ def demo(out_dir: Path, overwrite: bool) -> None:
             overwrite=overwrite,
         )
     print_result(result, leaderboards=False, where=False)
-    calibration, changed = _demo_calibration(out_dir)
+    calibration, changed = _demo_calibration(out_dir, result.up_to_date)
     write_html_report(
         out_dir,
         summary=True,
@@ -349,10 +349,11 @@ def demo(out_dir: Path, overwrite: bool) -> None:
     )
 
 
-def _demo_calibration(out_dir: Path) -> tuple[Calibration, bool]:
+def _demo_calibration(out_dir: Path, up_to_date: bool) -> tuple[dict[str, Any], bool]:
     """The offline judge calibrated with the reference judge on the held-out questions (the
-    six whose reference labels its threshold was not fitted on), written to
-    OUT/calibrated.json; and whether that file changed (the HTML report shows it)."""
+    six whose reference labels its threshold was not fitted on), as OUT/calibrated.json
+    holds it (written when it differs); and whether that file changed (the HTML report
+    shows it). A run that is up to date keeps the file its previous run wrote."""
     from gamut_eval.calibration import CALIBRATED_FILE, calibrate_run, write_calibration
     from gamut_eval.data import TUNING_QUESTIONS
     from gamut_eval.dataset import load_dataset
@@ -360,15 +361,28 @@ def _demo_calibration(out_dir: Path) -> tuple[Calibration, bool]:
 
     questions = load_dataset(sample_dir() / "dataset.jsonl").by_id()
     held_out = sorted(q for q in questions if q not in TUNING_QUESTIONS)
-    calibration = calibrate_run(out_dir, REFERENCE_JUDGE, judge=OFFLINE_JUDGE, sample=held_out)
     path = out_dir / CALIBRATED_FILE
     try:
-        same = json.loads(path.read_text(encoding="utf-8")) == calibration.to_json()
+        written = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        same = False
-    if not same:  # a rerun that changes nothing writes nothing anew
-        write_calibration(calibration, path)
-    return calibration, not same
+        written = None
+    ours = (
+        isinstance(written, dict)
+        and written.get("judge") == OFFLINE_JUDGE
+        and written.get("calibrated_with") == REFERENCE_JUDGE
+        and written.get("fraction") is None
+        and sorted(written.get("sample") or []) == held_out
+        and isinstance(written.get("rows"), list)
+    )
+    if up_to_date and ours:
+        assert isinstance(written, dict)
+        return written, False
+    calibration = calibrate_run(out_dir, REFERENCE_JUDGE, judge=OFFLINE_JUDGE, sample=held_out)
+    content = calibration.to_json()
+    if content == written:  # a rerun that changes nothing writes nothing anew
+        return content, False
+    write_calibration(calibration, path)
+    return content, True
 
 
 DEMO_CALIBRATION_NOTE = (
@@ -380,20 +394,21 @@ DEMO_CALIBRATION_NOTE = (
 
 
 def _demo_calibration_table(
-    calibration: Calibration, summary: pd.DataFrame, name: Namer, level: int
+    calibration: dict[str, Any], summary: pd.DataFrame, name: Namer, level: int
 ) -> Table:
     """model, setting, calibrated score and interval, both judges' scores of every answer,
-    the reference judge's on the sample, and the answers in it."""
+    the reference judge's on the sample, and the answers in it (from calibrated.json's
+    content)."""
     from rich import box
     from rich.table import Table
 
     keys = summary[["model", "setting", "judge"]].astype(str).itertuples(index=False, name=None)
     full = dict(zip(keys, summary["gamut"].to_numpy(dtype=float).tolist(), strict=True))
-    judge, strong = calibration.judge, calibration.calibrated_with
-    k = len(calibration.sample)
+    judge, strong = str(calibration["judge"]), str(calibration["calibrated_with"])
+    k = len(calibration["sample"])
     cheap_head, strong_head = (n.rsplit("/", 1)[-1] for n in (judge, strong))
     table = Table(
-        title=f"Calibrated Gamut x100 ({k} of {calibration.n_questions} questions)",
+        title=f"Calibrated Gamut x100 ({k} of {calibration['n_questions']} questions)",
         box=box.SIMPLE_HEAD,
         pad_edge=False,
         caption=f"{judge} corrected by {strong} on {k} questions; "
@@ -401,36 +416,41 @@ def _demo_calibration_table(
         + (f"; on {k}: {strong_head} on the sample alone" if level < 1 else "")
         + "; k: answers in the sample",
     )
-    percent = round(100 * calibration.confidence)
+    percent = round(100 * float(calibration["confidence"]))
     for column in ("model", "setting"):
         table.add_column(column, no_wrap=True)
     numbers = ["gamut", f"{percent}% CI", cheap_head, strong_head]
     numbers += [f"on {k}"] if level < 1 else []
     for column in [*numbers, "k"]:
         table.add_column(column, justify="right", no_wrap=True)
-    rows = calibration.rows.sort_values(["setting", "gamut"], ascending=[True, False])
-    for row in rows.itertuples():
-        model, setting = str(row.model), str(row.setting)
+    rows = sorted(calibration["rows"], key=lambda r: (str(r["setting"]), -_or_low(r["gamut"])))
+    for row in rows:
+        model, setting = str(row["model"]), str(row["setting"])
         cells = [
             name(model),
             setting,
-            _x100(row.gamut),
-            f"[{_x100(row.ci_low)},{_x100(row.ci_high)}]",
-            _x100(row.naive_judge),
+            _x100(row["gamut"]),
+            f"[{_x100(row['ci_low'])},{_x100(row['ci_high'])}]",
+            _x100(row["naive_judge"]),
             _x100(full.get((model, setting, strong))),
         ]
-        cells += [_x100(row.naive_calibrated_with)] if level < 1 else []
-        table.add_row(*cells, str(row.n_calibration))
+        cells += [_x100(row["naive_calibrated_with"])] if level < 1 else []
+        table.add_row(*cells, str(row["n_calibration"]))
     return table
 
 
+def _or_low(value: object) -> float:
+    """A score to sort by, a missing one last."""
+    return float(value) if isinstance(value, int | float) else -math.inf
+
+
 def _x100(value: object) -> str:
-    if not isinstance(value, float) or value != value:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return "—"
     return f"{100 * value:.1f}"
 
 
-def _print_demo_calibration(calibration: Calibration, summary: pd.DataFrame) -> None:
+def _print_demo_calibration(calibration: dict[str, Any], summary: pd.DataFrame) -> None:
     parts = fitted(partial(_demo_calibration_table, calibration, summary), console)
     print_fitted(console, parts)
     console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
