@@ -167,9 +167,21 @@ def _arrow_parquet(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     except (pa.ArrowException, OSError):
         return None
     string_fields = [f for f in table.schema if f.name in SCORED_FIELDS or f.name == "explanation"]
-    if any(not (pa.types.is_string(f.type) or pa.types.is_null(f.type)) for f in string_fields):
+    if not all(_textual(f.type) for f in string_fields):
         return None  # ids or verdicts of another type: the row reader says which
     return table
+
+
+def _textual(kind: pa.DataType) -> bool:
+    """Text (pandas writes ``large_string``), null, or text stored as a dictionary (a
+    categorical column)."""
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(
+        pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)
+    )
 
 
 def _fits(table: pa.Table) -> bool:
@@ -233,6 +245,7 @@ def _verdict_table(path: Path, table: pa.Table, explanations: bool) -> VerdictTa
         {
             n: table.column(n).dictionary_encode()
             if pa.types.is_string(table.column(n).type)
+            or pa.types.is_large_string(table.column(n).type)
             else table.column(n)
             for n in names
         }

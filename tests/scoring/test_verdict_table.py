@@ -146,3 +146,15 @@ def test_a_byte_order_mark_and_crlf_are_read(tmp_path: Path) -> None:
     text = "\ufeff" + "".join(json.dumps(r) + "\r\n" for r in ROWS)
     table = read_verdict_table(_write(tmp_path / "bom.jsonl", [], text))
     assert table.frame["question_id"].tolist() == ["q-1", "q-1", "q-2"]
+
+
+def test_a_parquet_file_of_categorical_columns_is_read_in_arrow(
+    tmp_path: Path, no_row_reader: None
+) -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame(ROWS).astype({"check_id": "category", "verdict": "category"})
+    frame.to_parquet(tmp_path / "v.parquet")
+    table = read_verdict_table(tmp_path / "v.parquet")
+    assert table.frame["check_id"].tolist() == ["c-1", "c-2", "c-1"]
+    assert table.frame["verdict"].isna().tolist() == [False, True, False]

@@ -34,12 +34,16 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
-import pyarrow.json as pj  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-from gamut_eval._files import read_jsonl
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.analysis._report import Report
-from gamut_eval.analysis._rundata import RunData, ScoreCube, cube_from_scores, load_run_data
+from gamut_eval.analysis._rundata import (
+    RunData,
+    ScoreCube,
+    cube_from_scores,
+    load_run_data,
+    read_table,
+)
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
@@ -127,25 +131,15 @@ class _Explanations:
         return texts
 
 
-def _read(path: Path, schema: pa.Schema) -> tuple[pd.DataFrame, _Explanations | None] | None:
-    """The answers file's columns as categoricals (and explanations, if it has them)."""
-    if not path.is_file() or path.stat().st_size == 0:
+def _answers(path: Path) -> pd.DataFrame | None:
+    """The answers file's ids and texts, ids as categoricals; None without the file."""
+    if not path.is_file():
         return None
-    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    try:
-        table = pj.read_json(path, parse_options=options)
-    except pa.ArrowException as exc:
-        for _ in read_jsonl(path):  # names the first line that does not parse, if any
-            pass
-        raise InputError(f"{path}: a row does not fit the expected fields: {exc}") from None
-    names = [n for n in table.column_names if n != "explanation"]
-    explanations = None
-    if "explanation" in table.column_names:
-        explanations = _Explanations(table.column("explanation"))
-    encoded = pa.table({n: table.column(n).dictionary_encode() for n in names})
+    table = read_table(path, _RESPONSES)
+    encoded = pa.table({n: table.column(n).dictionary_encode() for n in table.column_names})
     del table
     frame: pd.DataFrame = encoded.to_pandas()
-    return frame, explanations
+    return frame
 
 
 def _check_order(checklist: Checklist | None, seen: list[str]) -> list[str]:
@@ -379,8 +373,7 @@ def explore_data(
     groups = _verdict_rows(frame, axes, explanations.codes)
     del frame
     builder = _Builder(run, axes, text_budget)
-    responses = _read(run.run_dir / "responses.jsonl", _RESPONSES)
-    answers = builder.answers(responses[0] if responses else None)
+    answers = builder.answers(_answers(run.run_dir / "responses.jsonl"))
     questions = [
         _question(builder, q, groups[q], explanations, answers.get(axes.questions[q], {}), cube)
         for q in range(len(axes.questions))

@@ -49,6 +49,7 @@ __all__ = [
     "cube_from_scores",
     "load_run_data",
     "read_scores",
+    "read_table",
 ]
 
 
@@ -92,7 +93,7 @@ class RunData:
     """What could not be loaded and what the report leaves out because of it."""
 
 
-def _read_table(path: Path, schema: pa.Schema) -> pa.Table:
+def read_table(path: Path, schema: pa.Schema) -> pa.Table:
     """A JSONL file as an Arrow table of ``schema``'s fields (others skipped)."""
     if path.stat().st_size == 0:
         return schema.empty_table()
@@ -116,7 +117,7 @@ def _flatten(table: pa.Table) -> pa.Table:
 
 def read_scores(path: Path) -> pd.DataFrame:
     """scores.jsonl as a flat table with ``score_table``'s column names."""
-    table = _flatten(_read_table(path, _SCORES_SCHEMA))
+    table = _flatten(read_table(path, _SCORES_SCHEMA))
     names = [n.removeprefix("tiers.").removeprefix("counts.") for n in table.column_names]
     frame: pd.DataFrame = table.rename_columns(names).to_pandas()
     for column in frame.columns:
