@@ -30,11 +30,19 @@ def test_annotate_without_the_extra_names_it(
     assert not (tmp_path / "a.sqlite").exists()
 
 
-def test_annotate_help_works_without_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [["annotate"], ["annotate", "serve"], ["annotate", "users", "add"], ["annotate", "export"]],
+)
+def test_annotate_help_works_without_the_extra(
+    monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
     monkeypatch.setitem(sys.modules, "fastapi", None)
-    result = CliRunner().invoke(cli, ["annotate", "--help"])
-    assert result.exit_code == 0
-    assert "pip install 'gamut-eval[annotate]'" in result.stdout
+    result = CliRunner().invoke(cli, [*args, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage: cli " + " ".join(args) in result.stdout
+    if args == ["annotate"]:
+        assert "pip install 'gamut-eval[annotate]'" in result.stdout
 
 
 def test_a_missing_optional_library_becomes_the_install_command() -> None:

@@ -127,7 +127,7 @@ def help_text(command: str) -> str:
 
 @pytest.mark.parametrize("command", ["judge", "run", "stability", "audit-judge"])
 def test_every_judge_setting_is_an_option_with_the_models_default(command: str) -> None:
-    text = help_text(command).split("Options:", 1)[1]
+    text = re.split(r" (?:Options|Inputs): ", help_text(command), maxsplit=1)[1]
     for name, info in JudgeSettings.model_fields.items():
         flag = option_name(name, info)
         if flag is None:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._help import GroupedGroup
 
 if TYPE_CHECKING:
     from gamut_eval.annotate import Database
@@ -31,6 +32,9 @@ _db_option = click.option(
 
 @contextmanager
 def _database(db: str) -> Iterator[Database]:
+    from gamut_eval._extras import require_extra
+
+    require_extra("annotate", "gamut annotate")  # after parsing: --help needs no extra
     from gamut_eval.annotate import Database
 
     database = Database.open(db)
@@ -40,7 +44,7 @@ def _database(db: str) -> Iterator[Database]:
         database.close()
 
 
-@click.group("annotate")
+@click.group("annotate", cls=GroupedGroup)
 def annotate() -> None:
     """Human review of candidate questions and rubrics, in the browser.
 
@@ -54,9 +58,6 @@ def annotate() -> None:
 
     Needs the optional 'annotate' extra: pip install 'gamut-eval[annotate]'.
     """
-    from gamut_eval._extras import require_extra
-
-    require_extra("annotate", "gamut annotate")
 
 
 @annotate.command("serve")

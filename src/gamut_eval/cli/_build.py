@@ -19,6 +19,7 @@ import click
 from rich.markup import escape
 
 from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
+from gamut_eval.cli._help import GroupedCommand, GroupedGroup
 from gamut_eval.construct import (
     BuildSettings,
     FetchSettings,
@@ -207,7 +208,7 @@ def _finish(
         raise SystemExit(EXIT_NEEDS_REVIEW)
 
 
-@click.group(name="build")
+@click.group(cls=GroupedGroup, name="build")
 def build() -> None:
     """Build a GAMUT-style benchmark over your own images, stage by stage.
 
@@ -434,7 +435,7 @@ def print_report(report: StageReport) -> None:
 # (something removed or changed) or 2 (bad input).
 
 
-@click.command(name="diff")
+@click.command(cls=GroupedCommand, name="diff")
 @click.argument("old", type=DATASET_PATH)
 @click.argument("new", type=DATASET_PATH)
 @click.option(
@@ -502,7 +503,7 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
 # ``gamut build import``: start a build from an existing question set (a table).
 
 
-@click.command(name="import")
+@click.command(cls=GroupedCommand, name="import")
 @click.argument("source")
 @click.option(
     "--workdir",

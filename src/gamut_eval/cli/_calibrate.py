@@ -22,6 +22,7 @@ from gamut_eval.cli._common import (
     err_console,
     write_output,
 )
+from gamut_eval.cli._help import GroupedCommand
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,7 +113,7 @@ def _differences_table(
     return table
 
 
-@click.command(name="calibrate")
+@click.command(cls=GroupedCommand, name="calibrate")
 @click.argument("run_dir", type=RUN_FOLDER)
 @click.option(
     "--with",
@@ -215,7 +216,7 @@ def calibrate(
     err_console.print(f"wrote {written}")
 
 
-@click.command(name="calibration-sample")
+@click.command(cls=GroupedCommand, name="calibration-sample")
 @click.option("--dataset", type=DATASET_PATH, required=True, help="The dataset to sample.")
 @click.option("--fraction", type=_FRACTION, required=True, help="Share of the questions.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")

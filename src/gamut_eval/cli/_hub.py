@@ -6,10 +6,12 @@ from pathlib import Path
 
 import click
 
+from gamut_eval.cli._help import GroupedCommand
+
 __all__ = ["COMMANDS", "push"]
 
 
-@click.command("push")
+@click.command("push", cls=GroupedCommand)
 @click.argument("source", type=click.Path(exists=True, path_type=Path))
 @click.argument("target")
 @click.option("-m", "--message", default=None, help="Commit message (default: 'Add SOURCE').")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
 from gamut_eval.errors import InputError
@@ -119,7 +120,7 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
     )
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option(
     "--dataset",
     default="sample",

@@ -20,6 +20,7 @@ import click
 
 from gamut_eval import __version__
 from gamut_eval._extras import missing_extra_message
+from gamut_eval.cli._help import GroupedGroup
 from gamut_eval.errors import GamutError, InputError
 
 __all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INPUT", "cli", "main"]
@@ -126,6 +127,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "push",
         "Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.",
     ),
+    "completion": LazyCommand(
+        _CLI + "_help",
+        "completion",
+        "Print the script that completes gamut's commands, options and choices in SHELL.",
+    ),
     "annotate": LazyCommand(
         _CLI + "_annotate",
         "annotate",
@@ -136,8 +142,9 @@ COMMANDS: dict[str, LazyCommand] = {
 added here (a test checks that the help lines match the commands' own)."""
 
 
-class _Group(click.Group):
-    """Loads commands on demand; turns library errors into a message and an exit code."""
+class _Group(GroupedGroup):
+    """Loads commands on demand (suggesting the nearest name for an unknown one); turns
+    library errors into a message and an exit code."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(set(COMMANDS) | set(self.commands))

@@ -84,12 +84,23 @@ def _bare_type(info: FieldInfo) -> tuple[Any, dict[str, Any]]:
     return annotation, bounds
 
 
+def _help_of_choices(text: str, every: Iterable[Any], kept: Iterable[str]) -> str:
+    """A field's help without the parts (``name: what it does``, separated by ``;``) that
+    describe choices this command does not offer."""
+    left_out = {str(c) for c in every} - set(kept)
+    parts = [p.strip() for p in text.split(";")]
+    return "; ".join(p for p in parts if p.split(":", 1)[0].strip() not in left_out)
+
+
 def _option(
     flag: str, dest: str, info: FieldInfo, choices: Iterable[str] | None
 ) -> Callable[[F], F]:
     """The click option of one field: its type from the annotation, default and help from
     the model."""
     annotation, bounds = _bare_type(info)
+    help_text = (info.description or "").replace("\n", " ")
+    if choices is not None and typing.get_origin(annotation) is typing.Literal:
+        help_text = _help_of_choices(help_text, typing.get_args(annotation), choices)
     declarations = [flag, dest]
     kind: dict[str, Any]
     if choices is not None:
@@ -114,7 +125,7 @@ def _option(
         *declarations,
         default=None if default == () else default,
         show_default=default is not None and default != (),
-        help=(info.description or "").replace("\n", " "),
+        help=help_text,
         **kind,
     )
 
@@ -213,8 +224,17 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
             names[option.removeprefix("--").replace("_", "-")] = str(param.name)
     unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
-        rule = "not an option of this command"
-        details = [ErrorDetail(k, "known-option", rule, k).in_file(str(value)) for k in unknown]
+        from gamut_eval.cli._help import did_you_mean
+
+        details = [
+            ErrorDetail(
+                k,
+                "known-option",
+                "not an option of this command." + did_you_mean(k.replace("_", "-"), names),
+                k,
+            ).in_file(str(value))
+            for k in unknown
+        ]
         raise ValidationError(details)
     given = {names[str(k).replace("_", "-")]: v for k, v in data.items()}
     ctx.default_map = {**(ctx.default_map or {}), **given}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gamut_eval.cli._common import console, dump_json, err_console, write_output
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import judge_options, judge_settings
 from gamut_eval.cli._main import EXIT_FAILURE
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
@@ -82,7 +83,7 @@ def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None
         console.print(view)
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option("--verdicts", type=_file, required=True, help="The judge's verdict rows (JSONL).")
 @click.option(
     "--gold",
@@ -151,7 +152,7 @@ def _responses(responses: Path | None, is_sample: bool) -> Path | None:
     return responses
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option("--judge", required=True, help="Judge model, e.g. openai/gpt-4.1-mini.")
 @click.option(
     "--repeats",
@@ -206,7 +207,7 @@ def stability(
         )
 
 
-@click.command(name="audit-judge")
+@click.command(cls=GroupedCommand, name="audit-judge")
 @click.option("--judge", required=True, help="Judge model, e.g. openai/gpt-4.1-mini.")
 @_dataset_option
 @click.option(

@@ -20,6 +20,7 @@ from gamut_eval.cli._common import (
     err_console,
     print_plain,
 )
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._terminal import Namer, fitted
 from gamut_eval.errors import InputError
 
@@ -65,7 +66,7 @@ def print_summary(report: Report, *, calibrated: bool = True) -> None:
         err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.argument("run_dir", type=RUN_FOLDER)
 @click.option(
     "--format",
@@ -189,7 +190,7 @@ def report(
     print_plain(f"report: {where}")
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.argument("run_dir", type=click.Path(path_type=Path))
 @click.option(
     "--no-browser",

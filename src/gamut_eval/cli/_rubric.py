@@ -17,6 +17,7 @@ from gamut_eval.cli._common import (
     out_option,
     write_output,
 )
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.errors import InputError, ValidationError
 
 _path_argument = DATASET_PATH
@@ -40,7 +41,7 @@ def _validate_one(path: Path) -> str:
     return f"{len(checklist.checks)} checks"
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.argument("paths", nargs=-1, required=True, type=_path_argument)
 def validate(paths: tuple[Path, ...]) -> None:
     """Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).
@@ -67,7 +68,7 @@ def validate(paths: tuple[Path, ...]) -> None:
         raise SystemExit(2)
 
 
-@click.command("compile")
+@click.command("compile", cls=GroupedCommand)
 @click.argument("path", type=_path_argument)
 @click.option(
     "--format",
@@ -159,7 +160,7 @@ def kind_schema(kind: str) -> dict[str, object]:
     return model.model_json_schema()
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option(
     "--kind",
     type=click.Choice(list(SCHEMA_KINDS)),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gamut_eval.cli._common import console, err_console, print_plain
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
 from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._terminal import Namer, PassProgress, fitted, print_fitted, warn_flagged
@@ -117,7 +118,7 @@ def _prices(path: Path | None) -> Any:
     return load_prices(path)
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @_dataset_option
 @click.option(
     "--model",
@@ -184,7 +185,7 @@ def generate(
     err_console.print(f"wrote {count} responses to {out}")
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @_dataset_option
 @click.option(
     "--model",
@@ -299,7 +300,7 @@ def run(
     print_result(result)
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option(
     "--out", "out_dir", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder."
 )

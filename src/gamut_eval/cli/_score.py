@@ -23,6 +23,7 @@ from gamut_eval.cli._common import (
     out_option,
     write_output,
 )
+from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
@@ -186,7 +187,7 @@ def summary_table(
     return table
 
 
-@click.command()
+@click.command(cls=GroupedCommand)
 @click.option(
     "--checklist",
     type=click.Path(dir_okay=False, path_type=Path),

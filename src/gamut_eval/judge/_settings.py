@@ -65,7 +65,7 @@ class JudgeSettings(BaseModel):
     batch: provider batch APIs (files + batches); ray: Ray Data over many endpoints or vLLM
     engines; auto: fast where the provider speaks the OpenAI API, else inspect."""
     base_url: str | None = None
-    """Override the judge endpoint's base URL (fast and batch backends)."""
+    """Override the judge endpoint's base URL (not for the inspect backend)."""
     concurrency: Annotated[int, Field(ge=1, le=4096)] = 64
     """Judge requests in flight, at most."""
     adaptive_concurrency: bool = True
