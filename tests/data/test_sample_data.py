@@ -1,6 +1,6 @@
 """The bundled sample benchmark: complete, valid, consistent with its sources; the offline
 judge's threshold is fitted on the tuning half of its reference labels, and its agreement
-on the held-out half is what the README says."""
+on the held-out half is what docs/sample.md says."""
 
 from __future__ import annotations
 
@@ -171,14 +171,14 @@ def test_readme_states_the_offline_judges_held_out_agreement(dataset) -> None:  
     rows = _labelled(dataset)
     held = _agreement([r for r in rows if r[0] in held_out])
     tuned = _agreement([r for r in rows if r[0] in tuning])
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "sample.md").read_text().split())
     match = re.search(
         r"on the other six, held out, it agrees with the reference labels on ([\d.]+)% of "
         r"checks \(Cohen's kappa ([\d.]+)\), and on the tuning half on ([\d.]+)% \(kappa "
         r"([\d.]+)\)",
         readme,
     )
-    assert match, "README must state the offline judge's agreement on the held-out half"
+    assert match, "docs/sample.md must state the offline judge's agreement on the held-out half"
     assert float(match.group(1)) == pytest.approx(100 * held[0], abs=0.05)
     assert float(match.group(2)) == pytest.approx(held[1], abs=0.0005)
     assert float(match.group(3)) == pytest.approx(100 * tuned[0], abs=0.05)
@@ -191,7 +191,7 @@ def test_readme_states_the_offline_judges_held_out_agreement(dataset) -> None:  
 def test_readme_states_what_the_offline_judge_misses(dataset) -> None:  # type: ignore[no-untyped-def]
     rows = [r for r in _labelled(dataset) if r[3] == "contradicts"]
     graded = [grade_check(answer, check)[0] for _, answer, check, _ in rows]
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "sample.md").read_text().split())
     expected = (
         f"of the {len(rows)} checks the reference labels mark contradicts it finds "
         f"{'none' if 'contradicts' not in graded else graded.count('contradicts')} "

@@ -221,7 +221,7 @@ def test_several_judges_in_one_file_are_selected_with_judge(
 
 def test_default_gold_is_the_sample_and_matches_the_readme(tmp_path: Path) -> None:
     """The offline judge's verdicts on the held-out half (every other question in id order,
-    from the second) against the default labels give the README's held-out figures."""
+    from the second) against the default labels give docs/sample.md's held-out figures."""
     sample = sample_dir()
     from gamut_eval.dataset import load_dataset
 
@@ -244,7 +244,8 @@ def test_default_gold_is_the_sample_and_matches_the_readme(tmp_path: Path) -> No
     result = invoke("agreement", "--verdicts", str(verdicts), "--json", "--resamples", "100")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    readme = " ".join((Path(__file__).resolve().parents[2] / "README.md").read_text().split())
+    page = Path(__file__).resolve().parents[2] / "docs" / "sample.md"
+    readme = " ".join(page.read_text().split())
     match = re.search(r"held out, it agrees with the reference labels on ([\d.]+)% of checks "
                       r"\(Cohen's kappa ([\d.]+)\)", readme)  # fmt: skip
     assert match is not None

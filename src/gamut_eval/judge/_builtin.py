@@ -9,8 +9,8 @@ what the check asks for. A check without that data (written or edited by hand) i
 on the content words of its text. It cannot know facts, so the only contradiction it finds
 is steps in the wrong order. Its one threshold (``MEETS_AT``) is fitted on the tuning half
 of the sample's reference labels (``data.TUNING_QUESTIONS``); its agreement with the
-held-out half is measured by the test suite and stated in the README. The ``offline`` backend
-(``OfflineBackend``) hands it each answer and check directly: no prompt is rendered,
+held-out half is measured by the test suite and stated in docs/sample.md. The ``offline``
+backend (``OfflineBackend``) hands it each answer and check directly: no prompt is rendered,
 so nothing in an answer can change which check is graded.
 
 The reference judge (``gamut/reference``): the bundled sample's reference labels, replayed.
