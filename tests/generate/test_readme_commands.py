@@ -75,9 +75,7 @@ def test_the_readme_shows_the_two_setup_commands_and_three_typical_runs() -> Non
     assert len((ROOT / "README.md").read_text().splitlines()) <= 120
 
 
-def test_every_readme_command_runs_as_written(
-    providers: FakeOpenAIServer, tmp_path: Path
-) -> None:
+def test_every_readme_command_runs_as_written(providers: FakeOpenAIServer, tmp_path: Path) -> None:
     ran = []
     for command in readme_commands():
         if command[0] in SETUP:
