@@ -74,6 +74,10 @@ class RunIdentity(BaseModel):
     """The generation settings that differ from the defaults (``GenerationSettings``:
     temperature, max tokens, system message, model arguments...); ``{}`` for the defaults
     or given answers."""
+    calibration: dict[str, Any] = {}
+    """With calibrated scores: what the calibration sample is drawn by (``calibrated_with``,
+    the strong judge or verdict file, and ``seed``); ``{}`` without. The fraction is not
+    part of it: a rerun with a larger one adds questions to the same run."""
 
     def differences(self, other: RunIdentity) -> list[str]:
         """The fields in which ``other`` differs from this identity."""
@@ -138,6 +142,10 @@ class RunManifest(BaseModel):
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the
     leaderboard."""
+    calibration: dict[str, Any] | None = None
+    """With calibrated scores: ``judge`` (the cheap judge), ``calibrated_with``, ``seed``,
+    ``fraction``, ``confidence`` and ``questions``, the calibration sample in draw order
+    (drawn before any verdict was seen); ``null`` without."""
 
 
 def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:

@@ -21,8 +21,10 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.calibration._plan import (
         FRACTIONS as FRACTIONS,
+        TARGET_WIDTH as TARGET_WIDTH,
         PlannedWidth as PlannedWidth,
         plan_widths as plan_widths,
+        recommend_fraction as recommend_fraction,
     )
     from gamut_eval.calibration._ppi import (
         MeanEstimate as MeanEstimate,
