@@ -76,89 +76,11 @@ from gamut_eval.responses import (
 from gamut_eval.scoring import ScoringParams, score_table, summarise_scores
 
 if TYPE_CHECKING:
-    from gamut_eval.calibration import Calibration, PlannedWidth
     from gamut_eval.generate import GenerationSettings
     from gamut_eval.judge import DryRunReport
     from gamut_eval.prices import PriceTable
 
-__all__ = [
-    "CalibrateWith",
-    "CalibrationPlan",
-    "RunResult",
-    "calibration_sample",
-    "estimate_run",
-    "plan_calibration",
-    "run_benchmark",
-    "score_rows",
-    "score_run_folder",
-]
-
-
-@dataclass(frozen=True)
-class CalibrateWith:
-    """Calibrated scores asked of a run: the strong judge (its settings: it judges the
-    answers to the sampled questions only) or a verdict file (people's labels, reference
-    labels), the share of the questions to sample, the seed of the draw, and the
-    confidence of the intervals (docs/method.md, calibrated scores)."""
-
-    strong: JudgeSettings | Path
-    fraction: float | None = None
-    """Share of the questions in the sample; required with a judge. Without it, a verdict
-    file that covers only some questions is the sample."""
-    seed: int = 0
-    confidence: float = 0.95
-
-    @property
-    def name(self) -> str:
-        """The strong judge's name, or the verdict file's path."""
-        return self.strong.judge if isinstance(self.strong, JudgeSettings) else str(self.strong)
-
-    @property
-    def judge(self) -> JudgeSettings | None:
-        """The strong judge's settings; ``None`` for a verdict file."""
-        return self.strong if isinstance(self.strong, JudgeSettings) else None
-
-
-def calibration_sample(
-    calibrate: CalibrateWith, question_ids: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """The calibration sample of a run's questions, drawn from the seed before any verdict
-    is seen (``sample_questions``), or, for a verdict file that covers only some questions
-    and no fraction, those questions; and the notes to show (what the guarantee then
-    needs). Refuses (``InputError``) a sample the strong side cannot cover."""
-    from gamut_eval.calibration import RANDOM_NOTE, sample_questions
-
-    if calibrate.judge is not None:
-        if calibrate.fraction is None:
-            raise InputError(
-                f"calibrating with the judge {calibrate.name} needs the fraction of questions "
-                "it grades",
-                setting="calibrate_fraction",
-            )
-        return sample_questions(question_ids, calibrate.fraction, calibrate.seed), []
-    path = Path(calibrate.name)
-    frame = read_verdict_table(path).frame
-    if "question_id" not in frame.columns:
-        raise InputError(f"{path}: the verdict rows have no `question_id` field")
-    covered = set(frame["question_id"].astype(str)) & set(question_ids)
-    if not covered:
-        raise InputError(f"{path}: has no verdicts for any question of the dataset")
-    if calibrate.fraction is not None:
-        drawn = sample_questions(question_ids, calibrate.fraction, calibrate.seed)
-        absent = [q for q in drawn if q not in covered]
-        if absent:
-            raise InputError(
-                f"{path}: has no verdicts for {len(absent)} of the {len(drawn)} sampled "
-                f"questions (first: {', '.join(absent[:5])})",
-                setting="calibrate_fraction",
-            )
-        return drawn, []
-    if len(covered) == len(set(question_ids)):
-        raise InputError(
-            f"{path}: covers every question; give the fraction of them to sample",
-            setting="calibrate_fraction",
-        )
-    return sorted(covered), [RANDOM_NOTE]
+__all__ = ["RunResult", "estimate_run", "run_benchmark", "score_rows", "score_run_folder"]
 
 
 @dataclass(frozen=True)
@@ -173,10 +95,6 @@ class RunResult:
     up_to_date: bool = False
     """Nothing was judged and the run had finished before with these inputs and this code:
     its verdicts, the files derived from them and its logs were kept as they were."""
-    calibration: Calibration | None = None
-    """The calibrated scores, when asked for (also in RUN_DIR/calibrated.json)."""
-    notes: tuple[str, ...] = ()
-    """What the calibrated scores' guarantee needs, when the run cannot ensure it."""
 
 
 def _settings_of(setting: str) -> list[str]:
@@ -231,15 +149,8 @@ def _identity(
     params: ScoringParams,
     fill_missing: bool,
     generation: GenerationSettings | None,
-    calibrate: CalibrateWith | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> RunIdentity:
-    calibration: dict[str, Any] = {}
-    if calibrate is not None:
-        drawn = calibrate.judge is not None or calibrate.fraction is not None
-        calibration = {
-            "calibrated_with": calibrate.name,
-            "seed": calibrate.seed if drawn else None,
-        }
     return RunIdentity(
         dataset_sha256=file_sha256(dataset.path),
         responses_sha256=file_sha256(responses) if responses else None,
@@ -250,7 +161,11 @@ def _identity(
         scoring=params,
         fill_missing=fill_missing,
         generation=generation.identity() if generation else {},
-        calibration=calibration,
+        calibration=(
+            {key: calibration.get(key) for key in ("calibrated_with", "seed")}
+            if calibration is not None
+            else {}
+        ),
     )
 
 
@@ -304,7 +219,8 @@ def run_benchmark(
     generation: GenerationSettings | None = None,
     prices: PriceTable | None = None,
     probe: bool = True,
-    calibrate: CalibrateWith | None = None,
+    sampled: Mapping[str, Collection[str]] | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -316,13 +232,14 @@ def run_benchmark(
     answers are generated (default: the providers' defaults); a run scores one answer per
     (question, model, setting), so more than one epoch is refused. ``probe``: each
     answering model gets one tiny request first (``ProbeFailed`` before anything is
-    written); each judge's own ``probe`` setting decides for it. ``calibrate``: the
-    calibrated scores of the one judge given, corrected by a strong judge (which judges
-    only the answers to the sampled questions) or a verdict file; the sample is drawn
-    before anything is judged and recorded in run.json, and the scores are written to
-    RUN_DIR/calibrated.json.
+    written); each judge's own ``probe`` setting decides for it. ``sampled``: the judges
+    that grade only the answers to some questions (every model and setting of each), and
+    those questions (the strong judge of calibrated scores, ``gamut_eval.calibration``).
+    ``calibration``: recorded in run.json as drawn before anything is judged; its
+    ``calibrated_with`` and ``seed`` are part of the run's identity.
     """
     params = params or ScoringParams()
+    sampled = dict(sampled or {})
     if bool(models) == (responses is not None):
         raise InputError(
             "give the models to generate answers with (models), or existing answers "
@@ -334,16 +251,8 @@ def run_benchmark(
     generation = _check_generation(generation, responses)
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
-    samples: dict[str, list[str]] = {}
-    notes: list[str] = []
-    if calibrate is not None:
-        _check_calibrate(calibrate, judges)
-        sample, notes = calibration_sample(calibrate, [r.id for r in dataset])
-        if calibrate.judge is not None:
-            judges = [*judges, calibrate.judge]
-            samples[calibrate.name] = sample
     identity = _identity(
-        dataset, models, responses, setting, judges, params, fill_missing, generation, calibrate
+        dataset, models, responses, setting, judges, params, fill_missing, generation, calibration
     )
     # Each judge is resolved once; the probe returns it with the request shape it learned
     # (a dead endpoint ends the run here, with nothing written), and the passes read that.
@@ -355,10 +264,8 @@ def run_benchmark(
     claim_folder(out_dir, identity, overwrite=overwrite)
     previous = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
-    if calibrate is not None:
-        manifest = manifest.model_copy(
-            update={"calibration": _calibration_record(calibrate, judges[0], sample)}
-        )
+    if calibration is not None:
+        manifest = manifest.model_copy(update={"calibration": dict(calibration)})
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -382,85 +289,17 @@ def run_benchmark(
         manifest = manifest.model_copy(update={"filled_missing": list(filled)})
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
-        dataset,
-        answers,
-        resolved,
-        out_dir,
-        on_event,
-        wait_for_store_s,
-        identity,
-        previous,
-        samples,
+        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous, sampled
     )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
 
     write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
-    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, samples)
+    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, sampled)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    calibration = None
-    if calibrate is not None:
-        calibration = _calibrate(out_dir, calibrate, judges[0].judge, dataset)
     record_finished(out_dir, finished)
-    return RunResult(
-        out_dir, summary, reports, filled, manifest, up_to_date, calibration, tuple(notes)
-    )
-
-
-def _check_calibrate(calibrate: CalibrateWith, judges: Sequence[JudgeSettings]) -> None:
-    """One judge to calibrate, and a strong judge that is not it."""
-    if len(judges) != 1:
-        raise InputError(
-            f"calibrated scores correct one judge; {len(judges)} were given "
-            f"({', '.join(j.judge for j in judges)})",
-            setting="judges",
-        )
-    if calibrate.name == judges[0].judge:
-        raise InputError(
-            f"{calibrate.name}: the judge to calibrate cannot calibrate itself",
-            setting="calibrate_with",
-        )
-    if not 0.0 < calibrate.confidence < 1.0:
-        raise InputError(
-            f"the confidence must be between 0 and 1, got {calibrate.confidence!r}",
-            setting="confidence",
-        )
-
-
-def _calibration_record(
-    calibrate: CalibrateWith, judge: JudgeSettings, sample: Sequence[str]
-) -> dict[str, Any]:
-    """run.json's ``calibration``: how the sample was drawn, and its questions."""
-    drawn = calibrate.judge is not None or calibrate.fraction is not None
-    return {
-        "judge": judge.judge,
-        "calibrated_with": calibrate.name,
-        "seed": calibrate.seed if drawn else None,
-        "fraction": calibrate.fraction,
-        "confidence": calibrate.confidence,
-        "questions": list(sample),
-    }
-
-
-def _calibrate(
-    out_dir: Path, calibrate: CalibrateWith, judge: str, dataset: Dataset
-) -> Calibration:
-    """The run's calibrated scores, written to RUN_DIR/calibrated.json (the sample is drawn
-    again from the same seed and questions: the same list run.json records)."""
-    from gamut_eval.calibration import calibrate_run, write_calibration
-
-    result = calibrate_run(
-        out_dir,
-        calibrate.name,
-        judge=judge,
-        fraction=calibrate.fraction,
-        seed=calibrate.seed,
-        confidence=calibrate.confidence,
-        dataset=dataset.path,
-    )
-    write_calibration(result, out_dir)
-    return result
+    return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
 
 def estimate_run(
@@ -496,104 +335,6 @@ def estimate_run(
     return reports
 
 
-PILOT_MIN_ANSWERS = 10
-"""Answers both judges scored that a run folder needs to serve as the planner's pilot."""
-
-
-@dataclass(frozen=True)
-class CalibrationPlan:
-    """What each calibration fraction would give and take (``gamut run --dry-run`` with
-    ``--calibrate-with``): the expected interval width of a model's calibrated score, and
-    the share of the checks the strong judge would grade."""
-
-    rows: list[PlannedWidth]
-    shares: list[float]
-    """Per row, the share of all (answer, check) pairs in the sample's questions."""
-    recommended: PlannedWidth
-    """The smallest fraction whose expected width is at most ``target``."""
-    target: float
-    source: str
-    """Where the spread and agreement came from: a pilot in the run folder, or the prior."""
-
-
-def plan_calibration(
-    dataset_path: Path,
-    out_dir: Path,
-    judge: str,
-    responses: Path,
-    calibrate: CalibrateWith,
-    *,
-    setting: str = "both",
-    fill_missing: bool = False,
-    prior: tuple[float, float] = (0.3, 0.7),
-    target: float | None = None,
-) -> CalibrationPlan:
-    """The planner: for each fraction of ``FRACTIONS``, the expected interval width of a
-    model's calibrated score (``plan_widths``) and the share of the checks the strong judge
-    grades, and the fraction to recommend. The judges' spread and agreement come from a
-    pilot when ``out_dir`` holds both judges' scores of at least ``PILOT_MIN_ANSWERS``
-    answers (an earlier calibrated run), else from ``prior``: the standard deviation of the
-    strong judge's per-answer score and its correlation with the cheap judge's."""
-    from gamut_eval.calibration import (
-        FRACTIONS,
-        TARGET_WIDTH,
-        plan_widths,
-        recommend_fraction,
-        sample_questions,
-    )
-
-    target = TARGET_WIDTH if target is None else target
-    dataset = load_dataset(dataset_path)
-    given = _given_answers(responses, dataset, setting, fill_missing)
-    checklists = dataset.checklists()
-    weight: dict[str, int] = {}
-    for row in given.rows:
-        weight[row.question_id] = weight.get(row.question_id, 0) + len(
-            checklists[row.question_id].checks
-        )
-    total = sum(weight.values()) or 1
-    questions = [r.id for r in dataset]
-    pilot = _pilot(out_dir, judge, calibrate.name)
-    if pilot is not None:
-        rows = plan_widths(len(questions), FRACTIONS, pilot=pilot, confidence=calibrate.confidence)
-        source = f"a pilot: both judges' scores of {len(pilot[0])} answers in {out_dir}"
-    else:
-        sd, correlation = prior
-        rows = plan_widths(
-            len(questions), FRACTIONS, sd=sd, correlation=correlation,
-            confidence=calibrate.confidence,
-        )  # fmt: skip
-        source = f"the prior: per-answer score sd {sd:g}, judges' correlation {correlation:g}"
-    shares = []
-    for planned in rows:
-        drawn = sample_questions(questions, planned.fraction, calibrate.seed)
-        shares.append(sum(weight.get(q, 0) for q in drawn) / total)
-    return CalibrationPlan(rows, shares, recommend_fraction(rows, target), target, source)
-
-
-def _pilot(out_dir: Path, judge: str, strong: str) -> tuple[list[float], list[float]] | None:
-    """Both judges' scores of the same answers in ``out_dir``'s scores.jsonl, when it has
-    enough of them."""
-    from gamut_eval._tables import read_rows
-
-    path = out_dir / "scores.jsonl"
-    if not path.is_file():
-        return None
-    by_judge: dict[str, dict[tuple[str, str, str], float]] = {judge: {}, strong: {}}
-    try:
-        for _, row in read_rows(path):
-            scores = by_judge.get(str(row.get("judge")))
-            if scores is not None and isinstance(row.get("gamut"), int | float):
-                key = (str(row["question_id"]), str(row["model"]), str(row["setting"]))
-                scores[key] = float(row["gamut"])
-    except (InputError, KeyError):
-        return None
-    both = sorted(set(by_judge[judge]) & set(by_judge[strong]))
-    if len(both) < PILOT_MIN_ANSWERS:
-        return None
-    return [by_judge[strong][k] for k in both], [by_judge[judge][k] for k in both]
-
-
 def _with_usage(
     manifest: RunManifest,
     plan: JudgePlan,
@@ -602,14 +343,14 @@ def _with_usage(
     out_dir: Path,
     filled: Sequence[FilledAnswer],
     prices: PriceTable | None,
-    samples: Mapping[str, Collection[str]],
+    sampled: Mapping[str, Collection[str]],
 ) -> RunManifest:
     """The manifest with what the run's answers and verdicts cost (summed over the stored
     verdicts of this run's checks, so earlier, interrupted invocations count too)."""
     judge_usage = {}
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
         for settings in judges:
-            own = plan.for_judge(settings, samples.get(settings.judge))
+            own = plan.for_judge(settings, sampled.get(settings.judge))
             keys = (answer.keys for answer in own)
             prompt, cached, written, completion = store.usage(keys)
             used = Usage(
@@ -663,25 +404,25 @@ def _judge_all(
     wait_s: float,
     identity: RunIdentity,
     previous: Finished | None,
-    samples: Mapping[str, Collection[str]],
+    sampled: Mapping[str, Collection[str]],
 ) -> tuple[dict[str, JudgeReport], Finished, bool]:
     """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
     the record to write when the run finishes, and whether the verdicts are those the
     run's last finished invocation wrote (``previous``: then nothing is rewritten).
-    ``samples``: the questions a judge grades the answers to, when not all (the strong
-    judge of calibrated scores)."""
+    ``sampled``: the questions a judge grades the answers to, when not all."""
     # The answers are validated once, for every judge, before the store is created or locked.
     plan = JudgePlan(dataset, answers, judges[0].settings)
-    plans = [plan.for_judge(judge.settings, samples.get(judge.judge)) for judge in judges]
+    plans = [plan.for_judge(judge.settings, sampled.get(judge.judge)) for judge in judges]
     reports: dict[str, JudgeReport] = {}
     with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
         passes = [
             judge_pass(p, make_backend(judge), store, on_event)
             for p, judge in zip(plans, judges, strict=True)
         ]
-        # The sample is part of what the verdict file was written from (a rerun with a
-        # smaller fraction judges nothing new, but writes fewer of the strong judge's rows).
-        state = store.state() + (json.dumps(samples, sort_keys=True) if samples else "")
+        # The questions sampled are part of what the verdict file is written from (a rerun
+        # with a smaller fraction judges nothing new, but writes fewer of the strong judge's).
+        chosen = {judge: sorted(questions) for judge, questions in sampled.items()}
+        state = store.state() + (json.dumps(chosen, sort_keys=True) if chosen else "")
         digest = finished_digest(identity, state)
         up_to_date = (
             previous is not None

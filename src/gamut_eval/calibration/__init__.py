@@ -34,6 +34,15 @@ if _typing.TYPE_CHECKING:
         t_value as t_value,
         z_value as z_value,
     )
+    from gamut_eval.calibration._run import (
+        PILOT_MIN_ANSWERS as PILOT_MIN_ANSWERS,
+        CalibratedRun as CalibratedRun,
+        CalibrateWith as CalibrateWith,
+        CalibrationPlan as CalibrationPlan,
+        calibration_sample as calibration_sample,
+        plan_calibration as plan_calibration,
+        run_calibrated as run_calibrated,
+    )
     from gamut_eval.calibration._sample import (
         sample_questions as sample_questions,
         write_sample as write_sample,

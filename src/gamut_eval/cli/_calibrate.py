@@ -28,9 +28,8 @@ from gamut_eval.cli._common import (
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from gamut_eval.calibration import Calibration
+    from gamut_eval.calibration import CalibrateWith, Calibration, CalibrationPlan
     from gamut_eval.judge import DryRunReport, JudgeSettings
-    from gamut_eval.run import CalibrateWith, CalibrationPlan
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -113,7 +112,7 @@ def calibrate_request(
     """The ``CalibrateWith`` of a command's calibration options (which it consumes), and
     the planner's options; ``judge`` makes a strong judge's settings from its name (with
     the command's judge options). A fraction without --calibrate-with is refused."""
-    from gamut_eval.run import CalibrateWith
+    from gamut_eval.calibration import CalibrateWith
 
     values = {name: options.pop(name, None) for name in _CALIBRATE}
     planner = {name: options.pop(name, None) for name in _PLANNER}

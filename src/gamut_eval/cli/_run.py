@@ -29,8 +29,9 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
+    from gamut_eval.calibration import CalibrateWith
     from gamut_eval.judge import JudgeSettings
-    from gamut_eval.run import CalibrateWith, RunResult
+    from gamut_eval.run import RunResult
 
 __all__ = [
     "COMMANDS",
@@ -98,7 +99,7 @@ def _dry_run(
     planner: dict[str, Any] | None = None,
 ) -> None:
     from gamut_eval.errors import InputError
-    from gamut_eval.run import estimate_run, plan_calibration
+    from gamut_eval.run import estimate_run
 
     if responses is None:
         raise InputError(
@@ -122,6 +123,8 @@ def _dry_run(
     for report in reports:
         console.print(dry_run_table(report))
     if calibrate is not None:
+        from gamut_eval.calibration import TARGET_WIDTH, plan_calibration
+
         planner = planner or {}
         plan = plan_calibration(
             resolve_dataset_path(dataset),
@@ -130,9 +133,8 @@ def _dry_run(
             responses,
             calibrate,
             setting=setting,
-            fill_missing=fill_missing,
             prior=planner.get("calibrate_prior") or (0.3, 0.7),
-            target=planner.get("calibrate_width"),
+            target=planner.get("calibrate_width") or TARGET_WIDTH,
         )
         print_plan(plan, reports[0], reports[1] if strong is not None else None)
 
@@ -321,27 +323,32 @@ def run(
         )  # fmt: skip
         return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
+    options = {
+        "models": models,
+        "responses": responses,
+        "setting": setting,
+        "max_connections": max_connections,
+        "wait_for_store_s": wait_for_store,
+        "fill_missing": fill_missing,
+        "overwrite": overwrite,
+        "prices": _prices(prices),
+        "generation": generation,
+        "probe": probe,
+    }
+    path = resolve_dataset_path(dataset)
     with PassProgress() as progress:
-        result = run_benchmark(
-            resolve_dataset_path(dataset),
-            out_dir,
-            settings,
-            models=models,
-            responses=responses,
-            setting=setting,
-            on_event=progress,
-            max_connections=max_connections,
-            wait_for_store_s=wait_for_store,
-            fill_missing=fill_missing,
-            overwrite=overwrite,
-            prices=_prices(prices),
-            generation=generation,
-            probe=probe,
-            calibrate=calibrate,
-        )
+        if calibrate is None:
+            result = run_benchmark(path, out_dir, settings, on_event=progress, **options)
+        else:
+            from gamut_eval.calibration import run_calibrated
+
+            calibrated = run_calibrated(
+                path, out_dir, settings, calibrate, on_event=progress, **options
+            )
+            result = calibrated.run
     print_result(result)
-    if result.calibration is not None:
-        print_calibration(result.calibration, result.notes)
+    if calibrate is not None:
+        print_calibration(calibrated.calibration, calibrated.notes)
 
 
 @click.command()
