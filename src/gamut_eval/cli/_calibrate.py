@@ -150,10 +150,8 @@ def print_calibration(result: Calibration, notes: tuple[str, ...] | list[str] = 
         print_fitted(console, parts)
 
 
-def _money(value: float | None, currency: str | None) -> str:
-    if value is None:
-        return "n/a"
-    return f"{value:,.4f} {currency or ''}".strip()
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.4f}"
 
 
 def print_plan(plan: CalibrationPlan, cheap: DryRunReport, strong: DryRunReport | None) -> None:
@@ -163,44 +161,43 @@ def print_plan(plan: CalibrationPlan, cheap: DryRunReport, strong: DryRunReport 
     from rich import box
     from rich.table import Table
 
+    currency = cheap.currency or (strong.currency if strong is not None else None)
     table = Table(
-        title="Calibration planner: expected interval width (x100) by fraction",
+        title="Calibration planner: expected interval width (x100) and cost"
+        + (f" ({currency})" if currency else ""),
         box=box.SIMPLE_HEAD,
         pad_edge=False,
-        caption=f"from {plan.source}; width: the calibrated interval's, strong alone: the "
-        "strong sample's alone; costs at standard prices, the strong judge's scaled to the "
-        "checks it grades",
+        caption=f"From {plan.source}. k: questions in the sample; width: the calibrated "
+        "interval's; alone: the strong sample's alone; checks: share of the checks the "
+        "strong judge grades; strong, total: cost at standard prices, the strong judge's "
+        "dry-run cost scaled to its checks; *: recommended",
     )
-    columns = ["fraction", "questions", "width", "strong alone", "strong checks"]
-    columns += ["strong cost", "total cost"]
-    for column in columns:
+    for column in ("fraction", "k", "width", "alone", "checks", "strong", "total"):
         table.add_column(column, justify="right", no_wrap=True)
     cheap_cost = cheap.cost_standard
-    currency = cheap.currency or (strong.currency if strong is not None else None)
     for row, share in zip(plan.rows, plan.shares, strict=True):
         strong_cost = None
         if strong is not None and strong.cost_standard is not None:
             strong_cost = strong.cost_standard * share
         elif strong is None:
-            strong_cost = 0.0  # a verdict file: labels already made
+            strong_cost = 0.0  # a verdict file: the labels are made already
         total = None if cheap_cost is None or strong_cost is None else cheap_cost + strong_cost
-        mark = " *" if row is plan.recommended else ""
         table.add_row(
-            f"{row.fraction:g}{mark}",
+            f"{row.fraction:g}{' *' if row is plan.recommended else ''}",
             str(row.n_calibration),
             _number(100 * row.width, "{:.1f}"),
             _number(100 * row.strong_alone_width, "{:.1f}"),
             f"{100 * share:.0f}%",
-            _money(strong_cost, currency),
-            _money(total, currency),
+            _money(strong_cost),
+            _money(total),
         )
     console.print(table)
     best = plan.recommended
     console.print(
         f"recommended: --calibrate-fraction {best.fraction:g} ({best.n_calibration} "
         f"questions), the smallest whose expected width is at most {100 * plan.target:.1f} "
-        f"points (--calibrate-width); the cheap judge grades every answer "
-        f"({_money(cheap_cost, currency)})",
+        f"points (--calibrate-width); the cheap judge grades every answer (cost "
+        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})",
         soft_wrap=True,
         markup=False,
         highlight=False,
