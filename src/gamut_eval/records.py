@@ -82,7 +82,26 @@ class RunIdentity(BaseModel):
     def differences(self, other: RunIdentity) -> list[str]:
         """The fields in which ``other`` differs from this identity."""
         mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
-        return [name for name in mine if mine[name] != theirs.get(name)]
+        out = []
+        for name in mine:
+            if mine[name] == theirs.get(name):
+                continue
+            if name == "calibration":  # say which: its two values are short
+                name = (
+                    f"calibration: {_sampled_by(mine[name])} recorded, "
+                    f"{_sampled_by(theirs.get(name))} asked"
+                )
+            out.append(name)
+        return out
+
+
+def _sampled_by(calibration: Any) -> str:
+    """A run identity's ``calibration`` in a few words."""
+    if not isinstance(calibration, dict) or not calibration:
+        return "none"
+    seed = calibration.get("seed")
+    drawn = f" seed {seed}" if seed is not None else ""
+    return f"{calibration.get('calibrated_with')}{drawn}"
 
 
 class FilledAnswer(BaseModel):

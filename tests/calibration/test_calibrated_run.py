@@ -223,15 +223,16 @@ def test_the_calibrated_leaderboard_is_printed(runs: Runs) -> None:
 def test_another_seed_or_strong_judge_is_refused(runs: Runs, tmp_path: Path) -> None:
     responses = runs.dataset.parent / "answers.jsonl"
     before = (runs.first / "run.json").read_bytes()
-    for extra in (
-        ["--calibrate-with", STRONG, "--seed", "8"],
-        ["--calibrate-with", "openai-api/fake/other", "--seed", "7"],
+    for extra, asked in (
+        (["--calibrate-with", STRONG, "--seed", "8"], f"{STRONG} seed 8"),
+        (["--calibrate-with", "openai-api/fake/other", "--seed", "7"], "fake/other seed 7"),
     ):
         result = _run(
             runs.dataset, responses, runs.first, "--judge", CHEAP, *extra,
             "--calibrate-fraction", "0.5", "--no-probe",
         )  # fmt: skip
         assert result.exit_code == 2, result.output
-        assert "differs in" in result.output
-        assert "calibration" in result.output
+        said = " ".join(result.output.split())
+        assert f"calibration: {STRONG} seed 7 recorded, " in said
+        assert f"{asked} asked" in said
     assert (runs.first / "run.json").read_bytes() == before
