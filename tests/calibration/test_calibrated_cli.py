@@ -51,6 +51,11 @@ def test_reference_labels_covering_every_question_are_sampled_by_the_seed(tmp_pa
     assert judged.exit_code == 0, judged.output
     by_judge = json.loads((tmp_path / "judged" / "calibrated.json").read_text())
     assert [r["gamut"] for r in by_judge["rows"]] == [r["gamut"] for r in calibrated["rows"]]
+    # That run is the planner's pilot: both judges scored the 6 sampled questions' answers
+    # of 3 models in 2 settings.
+    planned = invoke(tmp_path / "judged", "--dry-run", "--calibrate-with", REFERENCE)
+    assert planned.exit_code == 0, planned.output
+    assert "From a pilot: both judges' scores of 36 answers" in flat(planned.output)
 
 
 def test_labels_of_some_questions_are_the_sample_and_the_guarantee_is_stated(

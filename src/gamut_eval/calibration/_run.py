@@ -285,4 +285,16 @@ def _pilot(out_dir: Path, judge: str, strong: str) -> tuple[list[float], list[fl
     both = sorted(set(by_judge[judge]) & set(by_judge[strong]))
     if len(both) < PILOT_MIN_ANSWERS:
         return None
-    return [by_judge[strong][k] for k in both], [by_judge[judge][k] for k in both]
+    # Each model and setting is its own estimate: its spread is around its own mean, so
+    # the pairs are centred per model and setting (the models' gaps are not spread).
+    groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for key in both:
+        groups.setdefault(key[1:], []).append((by_judge[strong][key], by_judge[judge][key]))
+    ys: list[float] = []
+    fs: list[float] = []
+    for pairs in groups.values():
+        mean_y = sum(y for y, _ in pairs) / len(pairs)
+        mean_f = sum(f for _, f in pairs) / len(pairs)
+        ys += [y - mean_y for y, _ in pairs]
+        fs += [f - mean_f for _, f in pairs]
+    return ys, fs
