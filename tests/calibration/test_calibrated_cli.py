@@ -84,6 +84,7 @@ def test_bad_calibration_requests_are_refused_with_nothing_written(tmp_path: Pat
         (["--calibrate-with", str(SAMPLE / "gold.jsonl")], "covers every question"),
         (["--calibrate-with", OFFLINE, "--calibrate-fraction", "0.5"], "cannot calibrate itself"),
         (["--calibrate-fraction", "0.5"], "--calibrate-fraction needs --calibrate-with"),
+        (["--calibrate-with", "labels.jsonl"], "labels.jsonl: no such verdict file"),
         (
             ["--judge", REFERENCE, "--calibrate-with", "gamut/x", "--calibrate-fraction", "0.5"],
             "calibrated scores correct one judge; 2 were given",

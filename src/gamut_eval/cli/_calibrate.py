@@ -122,6 +122,8 @@ def calibrate_request(
             raise click.UsageError("--calibrate-fraction needs --calibrate-with")
         return None, planner
     path = Path(strong)
+    if path.suffix.lower() in (".jsonl", ".json", ".parquet") and not path.is_file():
+        raise click.BadParameter(f"{strong}: no such verdict file", param_hint="'--calibrate-with'")
     request = CalibrateWith(
         strong=path if path.is_file() else judge(strong),
         fraction=values["calibrate_fraction"],

@@ -349,6 +349,7 @@ def run(
     print_result(result)
     if calibrate is not None:
         print_calibration(calibrated.calibration, calibrated.notes)
+        err_console.print(f"wrote {out_dir / 'calibrated.json'}", markup=False, highlight=False)
 
 
 @click.command()
