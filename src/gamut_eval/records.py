@@ -74,11 +74,34 @@ class RunIdentity(BaseModel):
     """The generation settings that differ from the defaults (``GenerationSettings``:
     temperature, max tokens, system message, model arguments...); ``{}`` for the defaults
     or given answers."""
+    calibration: dict[str, Any] = {}
+    """With calibrated scores: what the calibration sample is drawn by (``calibrated_with``,
+    the strong judge or verdict file, and ``seed``); ``{}`` without. The fraction is not
+    part of it: a rerun with a larger one adds questions to the same run."""
 
     def differences(self, other: RunIdentity) -> list[str]:
         """The fields in which ``other`` differs from this identity."""
         mine, theirs = self.model_dump(mode="json"), other.model_dump(mode="json")
-        return [name for name in mine if mine[name] != theirs.get(name)]
+        out = []
+        for name in mine:
+            if mine[name] == theirs.get(name):
+                continue
+            if name == "calibration":  # say which: its two values are short
+                name = (
+                    f"calibration: {_sampled_by(mine[name])} recorded, "
+                    f"{_sampled_by(theirs.get(name))} asked"
+                )
+            out.append(name)
+        return out
+
+
+def _sampled_by(calibration: Any) -> str:
+    """A run identity's ``calibration`` in a few words."""
+    if not isinstance(calibration, dict) or not calibration:
+        return "none"
+    seed = calibration.get("seed")
+    drawn = f" seed {seed}" if seed is not None else ""
+    return f"{calibration.get('calibrated_with')}{drawn}"
 
 
 class FilledAnswer(BaseModel):
@@ -138,6 +161,10 @@ class RunManifest(BaseModel):
     """Answers that were missing and were scored as empty answers (the model said
     nothing): they count against the model, and are listed here and under the
     leaderboard."""
+    calibration: dict[str, Any] | None = None
+    """With calibrated scores: ``judge`` (the cheap judge), ``calibrated_with``, ``seed``,
+    ``fraction``, ``confidence`` and ``questions``, the calibration sample in draw order
+    (drawn before any verdict was seen); ``null`` without."""
 
 
 def score_rows(scores: pd.DataFrame) -> list[dict[str, Any]]:

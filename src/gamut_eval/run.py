@@ -25,7 +25,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -149,6 +149,7 @@ def _identity(
     params: ScoringParams,
     fill_missing: bool,
     generation: GenerationSettings | None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> RunIdentity:
     return RunIdentity(
         dataset_sha256=file_sha256(dataset.path),
@@ -160,6 +161,11 @@ def _identity(
         scoring=params,
         fill_missing=fill_missing,
         generation=generation.identity() if generation else {},
+        calibration=(
+            {key: calibration.get(key) for key in ("calibrated_with", "seed")}
+            if calibration is not None
+            else {}
+        ),
     )
 
 
@@ -213,6 +219,8 @@ def run_benchmark(
     generation: GenerationSettings | None = None,
     prices: PriceTable | None = None,
     probe: bool = True,
+    sampled: Mapping[str, Collection[str]] | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -224,9 +232,14 @@ def run_benchmark(
     answers are generated (default: the providers' defaults); a run scores one answer per
     (question, model, setting), so more than one epoch is refused. ``probe``: each
     answering model gets one tiny request first (``ProbeFailed`` before anything is
-    written); each judge's own ``probe`` setting decides for it.
+    written); each judge's own ``probe`` setting decides for it. ``sampled``: the judges
+    that grade only the answers to some questions (every model and setting of each), and
+    those questions (the strong judge of calibrated scores, ``gamut_eval.calibration``).
+    ``calibration``: recorded in run.json as drawn before anything is judged; its
+    ``calibrated_with`` and ``seed`` are part of the run's identity.
     """
     params = params or ScoringParams()
+    sampled = dict(sampled or {})
     if bool(models) == (responses is not None):
         raise InputError(
             "give the models to generate answers with (models), or existing answers "
@@ -239,7 +252,7 @@ def run_benchmark(
     dataset = load_dataset(dataset_path, long_lived=long_lived)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(
-        dataset, models, responses, setting, judges, params, fill_missing, generation
+        dataset, models, responses, setting, judges, params, fill_missing, generation, calibration
     )
     # Each judge is resolved once; the probe returns it with the request shape it learned
     # (a dead endpoint ends the run here, with nothing written), and the passes read that.
@@ -251,6 +264,8 @@ def run_benchmark(
     claim_folder(out_dir, identity, overwrite=overwrite)
     previous = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
+    if calibration is not None:
+        manifest = manifest.model_copy(update={"calibration": dict(calibration)})
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
@@ -271,17 +286,17 @@ def run_benchmark(
     write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
-        manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
+        manifest = manifest.model_copy(update={"filled_missing": list(filled)})
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
-        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous
+        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous, sampled
     )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
 
     write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
-    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices)
+    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, sampled)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     record_finished(out_dir, finished)
     return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
@@ -328,13 +343,15 @@ def _with_usage(
     out_dir: Path,
     filled: Sequence[FilledAnswer],
     prices: PriceTable | None,
+    sampled: Mapping[str, Collection[str]],
 ) -> RunManifest:
     """The manifest with what the run's answers and verdicts cost (summed over the stored
     verdicts of this run's checks, so earlier, interrupted invocations count too)."""
     judge_usage = {}
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
         for settings in judges:
-            keys = (answer.keys for answer in plan.for_judge(settings))
+            own = plan.for_judge(settings, sampled.get(settings.judge))
+            keys = (answer.keys for answer in own)
             prompt, cached, written, completion = store.usage(keys)
             used = Usage(
                 input=prompt, cached_input=cached, cache_write_input=written, output=completion
@@ -387,20 +404,26 @@ def _judge_all(
     wait_s: float,
     identity: RunIdentity,
     previous: Finished | None,
+    sampled: Mapping[str, Collection[str]],
 ) -> tuple[dict[str, JudgeReport], Finished, bool]:
     """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
     the record to write when the run finishes, and whether the verdicts are those the
-    run's last finished invocation wrote (``previous``: then nothing is rewritten)."""
+    run's last finished invocation wrote (``previous``: then nothing is rewritten).
+    ``sampled``: the questions a judge grades the answers to, when not all."""
     # The answers are validated once, for every judge, before the store is created or locked.
     plan = JudgePlan(dataset, answers, judges[0].settings)
-    plans = [plan.for_judge(judge.settings) for judge in judges]
+    plans = [plan.for_judge(judge.settings, sampled.get(judge.judge)) for judge in judges]
     reports: dict[str, JudgeReport] = {}
     with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
         passes = [
             judge_pass(p, make_backend(judge), store, on_event)
             for p, judge in zip(plans, judges, strict=True)
         ]
-        digest = finished_digest(identity, store.state())
+        # The questions sampled are part of what the verdict file is written from (a rerun
+        # with a smaller fraction judges nothing new, but writes fewer of the strong judge's).
+        chosen = {judge: sorted(questions) for judge, questions in sampled.items()}
+        state = store.state() + (json.dumps(chosen, sort_keys=True) if chosen else "")
+        digest = finished_digest(identity, state)
         up_to_date = (
             previous is not None
             and previous.digest == digest

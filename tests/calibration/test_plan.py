@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from gamut_eval.calibration import plan_widths, ppi_mean, t_value
+from gamut_eval.calibration import plan_widths, ppi_mean, recommend_fraction, t_value
 from gamut_eval.errors import InputError
 
 
@@ -42,6 +42,35 @@ def test_a_pilot_predicts_the_average_width_of_reruns_within_a_quarter() -> None
     reruns = ppi_mean(strong[sampled], cheap[sampled], cheap[rest])
     average = float(np.mean(reruns.ci_high - reruns.ci_low))
     assert planned.width == pytest.approx(average, rel=0.25)
+
+
+def test_the_recommended_fraction_is_the_smallest_narrow_enough() -> None:
+    # sd 0.3, correlation 0.7: residual variance 0.09 * 0.51 = 0.0459; 400 questions.
+    # A fifth: n = 80, width 2 t(79) sqrt(0.8 / 80 * 0.0459) = 0.0853 > 0.08;
+    # a quarter: n = 100, width 2 t(99) sqrt(0.75 / 100 * 0.0459) = 0.0736 <= 0.08.
+    planned = plan_widths(400, sd=0.3, correlation=0.7)
+    best = recommend_fraction(planned, 0.08)
+    assert (best.fraction, best.n_calibration) == (0.25, 100)
+    assert best.width == pytest.approx(2 * float(t_value(0.95, 99)) * math.sqrt(0.0075 * 0.0459))
+    # Nothing narrow enough but every question: the whole sample (no width left).
+    assert recommend_fraction(planned, 1e-6).fraction == 1.0
+
+
+def test_the_prior_predicts_reruns_at_the_recommended_fraction_within_a_quarter() -> None:
+    # Judges as the prior states them: the strong judge's per-answer score has sd 0.3, the
+    # cheap one's the same sd, correlation 0.7, and a bias of +0.1 the estimator removes.
+    rng = np.random.default_rng(3)
+    questions, trials, sd, correlation = 400, 1000, 0.3, 0.7
+    z = rng.standard_normal((2, questions))
+    strong = 0.5 + sd * z[0]
+    cheap = 0.6 + sd * (correlation * z[0] + math.sqrt(1 - correlation**2) * z[1])
+    best = recommend_fraction(plan_widths(questions, sd=sd, correlation=correlation), 0.08)
+    n = best.n_calibration
+    order = np.argsort(rng.random((trials, questions)), axis=1)
+    sampled, rest = order[:, :n], order[:, n:]
+    reruns = ppi_mean(strong[sampled], cheap[sampled], cheap[rest])
+    average = float(np.mean(reruns.ci_high - reruns.ci_low))
+    assert best.width == pytest.approx(average, rel=0.25)
 
 
 def test_the_planner_needs_a_pilot_or_a_prior() -> None:

@@ -256,7 +256,8 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec("calibrated", "Calibrated scores", CalibratedRow,
               "A cheap judge's score of every answer corrected by a strong judge's (or "
               "people's) on a random sample of questions, with an interval valid however "
-              "wrong the cheap judge is (RUN_DIR/calibrated.json, from gamut calibrate)."),
+              "wrong the cheap judge is (RUN_DIR/calibrated.json, from gamut calibrate or a "
+              "calibrated gamut run)."),
     TableSpec("judge_scores", "Scores per judge", JudgeScoreRow,
               "Table 2: each model's score under each judge."),
     TableSpec("judge_pairs", "Ranking agreement between judges", JudgePairRow,

@@ -21,8 +21,10 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.calibration._plan import (
         FRACTIONS as FRACTIONS,
+        TARGET_WIDTH as TARGET_WIDTH,
         PlannedWidth as PlannedWidth,
         plan_widths as plan_widths,
+        recommend_fraction as recommend_fraction,
     )
     from gamut_eval.calibration._ppi import (
         MeanEstimate as MeanEstimate,
@@ -31,6 +33,15 @@ if _typing.TYPE_CHECKING:
         ppi_mean as ppi_mean,
         t_value as t_value,
         z_value as z_value,
+    )
+    from gamut_eval.calibration._run import (
+        PILOT_MIN_ANSWERS as PILOT_MIN_ANSWERS,
+        CalibratedRun as CalibratedRun,
+        CalibrateWith as CalibrateWith,
+        CalibrationPlan as CalibrationPlan,
+        calibration_sample as calibration_sample,
+        plan_calibration as plan_calibration,
+        run_calibrated as run_calibrated,
     )
     from gamut_eval.calibration._sample import (
         sample_questions as sample_questions,

@@ -18,10 +18,14 @@ import numpy.typing as npt
 from gamut_eval.calibration._ppi import t_value
 from gamut_eval.errors import InputError
 
-__all__ = ["FRACTIONS", "PlannedWidth", "plan_widths"]
+__all__ = ["FRACTIONS", "TARGET_WIDTH", "PlannedWidth", "plan_widths", "recommend_fraction"]
 
 FRACTIONS: tuple[float, ...] = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0)
 """The fractions the planner shows by default."""
+
+TARGET_WIDTH = 0.10
+"""The interval width the planner recommends a fraction for by default: a model's
+calibrated Gamut score known to within about 5 points (x100) either way."""
 
 
 @dataclass(frozen=True)
@@ -97,3 +101,18 @@ def plan_widths(
             )
         )
     return out
+
+
+def recommend_fraction(
+    planned: Sequence[PlannedWidth], target: float = TARGET_WIDTH
+) -> PlannedWidth:
+    """The smallest fraction whose expected width is at most ``target`` (the strong judge
+    costs in proportion to the fraction, so the cheapest that is precise enough); the
+    largest planned fraction when none is."""
+    if not planned:
+        raise InputError("no fraction to recommend from")
+    ordered = sorted(planned, key=lambda row: row.fraction)
+    for row in ordered:
+        if row.width <= target:
+            return row
+    return ordered[-1]

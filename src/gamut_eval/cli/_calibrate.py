@@ -1,5 +1,6 @@
 """``gamut calibrate`` and ``gamut calibration-sample``: calibrated scores of a finished run,
-and the random list of questions for people to label.
+and the random list of questions for people to label; and the calibration options of
+``gamut run`` (``calibrate_options``), what it prints of them, and its dry run's planner.
 
 Kept cheap to import (``gamut --help`` loads every command module): pandas, NumPy and the
 calibration code are imported inside the commands.
@@ -8,8 +9,9 @@ calibration code are imported inside the commands.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -25,13 +27,184 @@ from gamut_eval.cli._common import (
 from gamut_eval.cli._help import GroupedCommand
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from rich.table import Table
 
-    from gamut_eval.calibration import Calibration
+    from gamut_eval.calibration import CalibrateWith, Calibration, CalibrationPlan
+    from gamut_eval.judge import DryRunReport, JudgeSettings
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 _FRACTION = click.FloatRange(0.0, 1.0, min_open=True)
+_CONFIDENCE = click.FloatRange(0.0, 1.0, min_open=True, max_open=True)
+_CALIBRATE = ("calibrate_with", "calibrate_fraction", "seed", "confidence")
+_PLANNER = ("calibrate_prior", "calibrate_width")
+
+
+def _prior(ctx: click.Context, param: click.Parameter, value: str) -> tuple[float, float]:
+    try:
+        sd, correlation = (float(part) for part in value.split(","))
+    except ValueError:
+        raise click.BadParameter(f"expected SD,R (two numbers), got {value!r}") from None
+    if sd < 0 or not -1.0 <= correlation <= 1.0:
+        raise click.BadParameter(f"expected SD >= 0 and -1 <= R <= 1, got {value!r}")
+    return sd, correlation
+
+
+def calibrate_options(command: F) -> F:
+    """``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
+    dry run planner's ``--calibrate-prior`` and ``--calibrate-width``."""
+    options = [
+        click.option(
+            "--calibrate-with",
+            metavar="JUDGE|FILE",
+            help="Calibrated scores: a strong judge grades the answers to a random sample of "
+            "the questions (all models and settings of each) and corrects the one --judge, "
+            "with intervals (calibrated.json). Or a verdict file (people's labels, reference "
+            "labels) in place of the strong judge.",
+        ),
+        click.option(
+            "--calibrate-fraction",
+            type=_FRACTION,
+            help="Share of the questions in the calibration sample (0 < F <= 1); a rerun "
+            "with a larger one adds questions and keeps what was judged. Without it, a "
+            "verdict file that covers only some questions is the sample.",
+        ),
+        click.option(
+            "--seed",
+            type=int,
+            default=0,
+            show_default=True,
+            help="Seed of the calibration sample's draw (recorded in run.json).",
+        ),
+        click.option(
+            "--confidence",
+            type=_CONFIDENCE,
+            default=0.95,
+            show_default=True,
+            help="Confidence level of the calibrated intervals.",
+        ),
+        click.option(
+            "--calibrate-prior",
+            default="0.3,0.7",
+            show_default=True,
+            metavar="SD,R",
+            callback=_prior,
+            help="With --dry-run: the planner's prior, the sd of the strong judge's "
+            "per-answer score and its correlation with the cheap judge's (a run folder "
+            "holding both judges' scores is used as a pilot instead).",
+        ),
+        click.option(
+            "--calibrate-width",
+            type=click.FloatRange(0.0, min_open=True),
+            default=0.10,
+            show_default=True,
+            help="With --dry-run: the interval width (score scale) the planner recommends "
+            "the smallest fraction for.",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def calibrate_request(
+    options: dict[str, Any], judge: Callable[[str], JudgeSettings]
+) -> tuple[CalibrateWith | None, dict[str, Any]]:
+    """The ``CalibrateWith`` of a command's calibration options (which it consumes), and
+    the planner's options; ``judge`` makes a strong judge's settings from its name (with
+    the command's judge options). A fraction without --calibrate-with is refused."""
+    from gamut_eval.calibration import CalibrateWith
+
+    values = {name: options.pop(name, None) for name in _CALIBRATE}
+    planner = {name: options.pop(name, None) for name in _PLANNER}
+    strong = values["calibrate_with"]
+    if strong is None:
+        if values["calibrate_fraction"] is not None:
+            raise click.UsageError("--calibrate-fraction needs --calibrate-with")
+        return None, planner
+    path = Path(strong)
+    if path.suffix.lower() in (".jsonl", ".json", ".parquet") and not path.is_file():
+        raise click.BadParameter(f"{strong}: no such verdict file", param_hint="'--calibrate-with'")
+    request = CalibrateWith(
+        strong=path if path.is_file() else judge(strong),
+        fraction=values["calibrate_fraction"],
+        seed=values["seed"] if values["seed"] is not None else 0,
+        confidence=values["confidence"] if values["confidence"] is not None else 0.95,
+    )
+    return request, planner
+
+
+def print_calibration(result: Calibration, notes: tuple[str, ...] | list[str] = ()) -> None:
+    """The calibrated leaderboard and the paired differences, with their notes."""
+    from gamut_eval.cli._terminal import fitted, print_fitted
+
+    for note in dict.fromkeys([*notes, *result.notes]):
+        err_console.print(f"note: {note}", markup=False, highlight=False)
+    console.print(
+        f"{result.judge} calibrated with {result.calibrated_with} on {len(result.sample)} of "
+        f"{result.n_questions} questions",
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
+    print_fitted(console, fitted(lambda name, level: _rows_table(result, name, level), console))
+    if len(result.differences):
+        parts = fitted(lambda name, level: _differences_table(result, name, level), console)
+        print_fitted(console, parts)
+
+
+def _money(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:,.4f}"
+
+
+def print_plan(plan: CalibrationPlan, cheap: DryRunReport, strong: DryRunReport | None) -> None:
+    """The planner's table: per fraction, the questions sampled, the expected interval
+    width (x100), the strong sample's alone, and what each judge costs (the strong judge's
+    dry-run cost scaled to the share of the checks it would grade)."""
+    from rich import box
+    from rich.table import Table
+
+    currency = cheap.currency or (strong.currency if strong is not None else None)
+    table = Table(
+        title="Calibration planner: expected interval width (x100) and cost"
+        + (f" ({currency})" if currency else ""),
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        caption=f"From {plan.source}. k: questions in the sample; width: the calibrated "
+        "interval's; alone: the strong sample's alone; checks: share of the checks the "
+        "strong judge grades; strong, total: cost at standard prices, the strong judge's "
+        "dry-run cost scaled to its checks; *: recommended",
+    )
+    for column in ("fraction", "k", "width", "alone", "checks", "strong", "total"):
+        table.add_column(column, justify="right", no_wrap=True)
+    cheap_cost = cheap.cost_standard
+    for row, share in zip(plan.rows, plan.shares, strict=True):
+        strong_cost = None
+        if strong is not None and strong.cost_standard is not None:
+            strong_cost = strong.cost_standard * share
+        elif strong is None:
+            strong_cost = 0.0  # a verdict file: the labels are made already
+        total = None if cheap_cost is None or strong_cost is None else cheap_cost + strong_cost
+        table.add_row(
+            f"{row.fraction:g}{' *' if row is plan.recommended else ''}",
+            str(row.n_calibration),
+            _number(100 * row.width, "{:.1f}"),
+            _number(100 * row.strong_alone_width, "{:.1f}"),
+            f"{100 * share:.0f}%",
+            _money(strong_cost),
+            _money(total),
+        )
+    console.print(table)
+    best = plan.recommended
+    console.print(
+        f"recommended: --calibrate-fraction {best.fraction:g} ({best.n_calibration} "
+        f"questions), the smallest whose expected width is at most {100 * plan.target:.1f} "
+        f"points (--calibrate-width); the cheap judge grades every answer (cost "
+        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})",
+        soft_wrap=True,
+        markup=False,
+        highlight=False,
+    )
 
 
 def _number(value: object, spec: str) -> str:
@@ -197,22 +370,12 @@ def calibrate(
         here = Path.cwd() if click.get_current_context().meta.get(HUB_RUN) else run_dir
         out = here / CALIBRATED_FILE
     written = write_calibration(result, out)
-    for note in result.notes:
-        err_console.print(f"note: {note}")
     if as_json:
+        for note in result.notes:
+            err_console.print(f"note: {note}", markup=False, highlight=False)
         write_output(dump_json(result.to_json()), None)
         return
-    console.print(
-        f"{result.judge} calibrated with {result.calibrated_with} on {len(result.sample)} of "
-        f"{result.n_questions} questions",
-        soft_wrap=True,
-    )
-    from gamut_eval.cli._terminal import fitted, print_fitted
-
-    print_fitted(console, fitted(lambda name, level: _rows_table(result, name, level), console))
-    if len(result.differences):
-        parts = fitted(lambda name, level: _differences_table(result, name, level), console)
-        print_fitted(console, parts)
+    print_calibration(result)
     err_console.print(f"wrote {written}")
 
 

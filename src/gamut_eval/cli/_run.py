@@ -11,6 +11,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gamut_eval.cli._calibrate import (
+    calibrate_options,
+    calibrate_request,
+    print_calibration,
+    print_plan,
+)
 from gamut_eval.cli._common import console, err_console, print_plain
 from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
@@ -24,6 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
     from rich.table import Table
 
+    from gamut_eval.calibration import CalibrateWith
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
@@ -89,6 +96,8 @@ def _dry_run(
     setting: str,
     fill_missing: bool,
     prices: Path | None,
+    calibrate: CalibrateWith | None = None,
+    planner: dict[str, Any] | None = None,
 ) -> None:
     from gamut_eval.errors import InputError
     from gamut_eval.run import estimate_run
@@ -97,10 +106,16 @@ def _dry_run(
         raise InputError(
             "--dry-run needs --responses: answers that are not generated yet cannot be counted"
         )
+    strong = calibrate.judge if calibrate is not None else None
+    if calibrate is not None and len(settings) != 1:
+        raise InputError(
+            f"calibrated scores correct one judge; {len(settings)} were given",
+            setting="judges",
+        )
     reports = estimate_run(
         resolve_dataset_path(dataset),
         out,
-        settings,
+        [*settings, strong] if strong is not None else settings,
         responses,
         setting=setting,
         fill_missing=fill_missing,
@@ -108,6 +123,21 @@ def _dry_run(
     )
     for report in reports:
         console.print(dry_run_table(report))
+    if calibrate is not None:
+        from gamut_eval.calibration import TARGET_WIDTH, plan_calibration
+
+        planner = planner or {}
+        plan = plan_calibration(
+            resolve_dataset_path(dataset),
+            out,
+            settings[0].judge,
+            responses,
+            calibrate,
+            setting=setting,
+            prior=planner.get("calibrate_prior") or (0.3, 0.7),
+            target=planner.get("calibrate_width") or TARGET_WIDTH,
+        )
+        print_plan(plan, reports[0], reports[1] if strong is not None else None)
 
 
 def _prices(path: Path | None) -> Any:
@@ -244,6 +274,7 @@ def generate(
     help="Replace the run in --out if it holds a different one (the verdict store, a "
     "content-addressed cache, is kept).",
 )
+@calibrate_options
 @generation_options
 @judge_options(choices=ONLINE_BACKENDS)
 def run(
@@ -271,33 +302,55 @@ def run(
     question must have an answer from every model in every setting run, unless
     --fill-missing. The generation options apply to generated answers (not --responses);
     --epochs above 1 is for `gamut generate` (a run scores one answer per cell).
+
+    \b
+    Calibrated scores:  --judge CHEAP --calibrate-with STRONG --calibrate-fraction 0.2
+    STRONG grades only the answers to a random fifth of the questions (drawn from --seed
+    before any verdict, recorded in run.json) and corrects CHEAP's scores of every answer,
+    with intervals (calibrated.json, shown after the leaderboards). With --dry-run, a
+    planner shows the expected interval width and cost of each fraction.
     """
     from gamut_eval.run import run_benchmark
 
     generation = generation_settings(options)
+    calibrate, planner = calibrate_request(
+        options, lambda name: judge_settings(name, dict(options))
+    )
     settings = [judge_settings(judge, dict(options)) for judge in judges]
     if dry_run:
-        _dry_run(dataset, out_dir, settings, responses, setting, fill_missing, prices)
+        _dry_run(
+            dataset, out_dir, settings, responses, setting, fill_missing, prices,
+            calibrate, planner,
+        )  # fmt: skip
         return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
+    options = {
+        "models": models,
+        "responses": responses,
+        "setting": setting,
+        "max_connections": max_connections,
+        "wait_for_store_s": wait_for_store,
+        "fill_missing": fill_missing,
+        "overwrite": overwrite,
+        "prices": _prices(prices),
+        "generation": generation,
+        "probe": probe,
+    }
+    path = resolve_dataset_path(dataset)
     with PassProgress() as progress:
-        result = run_benchmark(
-            resolve_dataset_path(dataset),
-            out_dir,
-            settings,
-            models=models,
-            responses=responses,
-            setting=setting,
-            on_event=progress,
-            max_connections=max_connections,
-            wait_for_store_s=wait_for_store,
-            fill_missing=fill_missing,
-            overwrite=overwrite,
-            prices=_prices(prices),
-            generation=generation,
-            probe=probe,
-        )
+        if calibrate is None:
+            result = run_benchmark(path, out_dir, settings, on_event=progress, **options)
+        else:
+            from gamut_eval.calibration import run_calibrated
+
+            calibrated = run_calibrated(
+                path, out_dir, settings, calibrate, on_event=progress, **options
+            )
+            result = calibrated.run
     print_result(result)
+    if calibrate is not None:
+        print_calibration(calibrated.calibration, calibrated.notes)
+        err_console.print(f"wrote {out_dir / 'calibrated.json'}", markup=False, highlight=False)
 
 
 @click.command(cls=GroupedCommand)

@@ -49,7 +49,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -169,8 +169,15 @@ class JudgePlan:
         self.total = total
         """(answer, check) pairs in the plan."""
 
-    def for_judge(self, settings: JudgeSettings) -> JudgePlan:
-        """The same answers for another judge, without validating them again."""
+    def for_judge(
+        self, settings: JudgeSettings, questions: Collection[str] | None = None
+    ) -> JudgePlan:
+        """The same answers for another judge, without validating them again; with
+        ``questions``, only the answers to those (every model and setting of each)."""
+        if questions is not None:
+            keep = set(questions)
+            rows = [row for row in self._answers() if row.question_id in keep]
+            return JudgePlan(self.dataset, rows, settings, checklists=self._checklists)
         source: str | Path | Sequence[ResponseRow] = self.path or self._rows
         return JudgePlan(
             self.dataset, source, settings, total=self.total, checklists=self._checklists

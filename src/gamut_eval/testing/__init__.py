@@ -44,6 +44,7 @@ if _typing.TYPE_CHECKING:
         InjectablePolicy as InjectablePolicy,
         JudgePrompt as JudgePrompt,
         KeywordPolicy as KeywordPolicy,
+        LenientPolicy as LenientPolicy,
         MappingPolicy as MappingPolicy,
         Policy as Policy,
         PolicyFunction as PolicyFunction,

@@ -7,6 +7,7 @@ untrusted response between nonce fences and the check after the last ``# Check``
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -27,6 +28,7 @@ __all__ = [
     "InjectablePolicy",
     "JudgePrompt",
     "KeywordPolicy",
+    "LenientPolicy",
     "MappingPolicy",
     "Policy",
     "PolicyFunction",
@@ -214,6 +216,28 @@ class InjectablePolicy(KeywordPolicy):
         return super().reply(request, ctx)
 
 
+@dataclass(frozen=True)
+class LenientPolicy(KeywordPolicy):
+    """A lenient stand-in judge: the keyword judge, except that it turns ``missing`` into
+    ``meets`` on a fixed share of (response, check) pairs, chosen by a hash of the two (so
+    the same pair always gets the same verdict). A cheap judge biased upwards, for
+    calibrated-score tests against the truthful keyword judge."""
+
+    lenient_share: float = 0.4
+    """Share of the ``missing`` verdicts turned into ``meets``."""
+
+    def grade(self, prompt: JudgePrompt) -> tuple[Verdict, str]:
+        verdict, explanation = super().grade(prompt)
+        if verdict != Verdict.MISSING:
+            return verdict, explanation
+        digest = hashlib.blake2b(
+            f"{prompt.response}\0{prompt.check}".encode(), digest_size=8
+        ).digest()
+        if int.from_bytes(digest, "big") / 2**64 < self.lenient_share:
+            return Verdict.MEETS, f"{explanation} (graded leniently)"
+        return verdict, explanation
+
+
 class ScriptedPolicy:
     """Return the given replies in order; when they run out, cycle or raise.
 
@@ -273,6 +297,7 @@ class FixedPolicy:
 _NAMED_POLICIES: dict[str, Callable[[], ReplyPolicy]] = {
     "keyword": KeywordPolicy,
     "injectable": InjectablePolicy,
+    "lenient": LenientPolicy,
     "fixed": FixedPolicy,
 }
 

@@ -162,7 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--port", type=int, default=0, help="TCP port (0: a free one)")
     parser.add_argument("--latency-ms", type=float, default=0.0, help="delay before each reply")
-    parser.add_argument("--policy", choices=("keyword", "injectable", "fixed"), default="keyword")
+    parser.add_argument(
+        "--policy", choices=("keyword", "injectable", "lenient", "fixed"), default="keyword"
+    )
     parser.add_argument("--faults-json", help="JSON file: a list of fault rules")
     parser.add_argument("--api-key", help="require 'Authorization: Bearer KEY'")
     parser.add_argument(
