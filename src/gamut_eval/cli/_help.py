@@ -35,7 +35,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
     "Judge": (
         "judge", "backend", "base-url", "judge-prompt", "judge-image", "repeats",
         "calibrate-fraction", "seed", "confidence", "population", "fraction",
-        "max-flip-rate", "max-null-pass-rate",
+        "max-flip-rate", "max-null-pass-rate", "calibrate-prior", "calibrate-width",
     ),
     "Request shape": (
         "judge-temperature", "judge-max-tokens", "judge-reasoning-effort",
