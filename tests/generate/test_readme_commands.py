@@ -100,6 +100,7 @@ def test_every_readme_command_runs_as_written(providers: FakeOpenAIServer, tmp_p
     assert ["gamut", "run"] in ran
     assert ["inspect", "eval"] in ran
     # The runs wrote what the README says they write.
-    for folder in ("runs/graded", "runs/mine", "runs/local"):
+    for folder in ("runs/graded", "runs/mine", "runs/calibrated"):
         assert (tmp_path / folder / "summary.json").is_file(), folder
     assert (tmp_path / "runs/mine/report.html").is_file()  # gamut view wrote it first
+    assert (tmp_path / "runs/calibrated/calibrated.json").is_file()
