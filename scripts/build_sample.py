@@ -126,6 +126,33 @@ def build_question(
     return row, responses, gold, image, problems
 
 
+def candidates(dataset: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Candidate questions over the sample's images (sample/candidates.yaml), as rows of
+    `gamut build questions`, for trying the review app's question round."""
+    proposed = _load(SOURCES / "candidates.yaml")
+    rows = []
+    for record in dataset:
+        questions = proposed.get(record["id"]) or []
+        for n, question in enumerate(questions, start=1):
+            rows.append(
+                {
+                    "candidate_id": f"{record['id']}-c{n}",
+                    "image": record["image"],
+                    "image_id": record["id"],
+                    "entity": record["entity"],
+                    "domain": record["domain"],
+                    "popularity": record["popularity"],
+                    "question": question,
+                    "model": "sample/illustrative",
+                    "prompt_version": "sample",
+                }
+            )
+    unknown = sorted(set(proposed) - {r["id"] for r in dataset})
+    if unknown:
+        raise ValueError(f"candidates.yaml names questions the sample lacks: {unknown}")
+    return rows
+
+
 def _jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
 
@@ -159,6 +186,7 @@ def main() -> int:
     if args.only:
         return 0
     files = {
+        "candidates.jsonl": _jsonl(candidates(dataset)),
         "dataset.jsonl": _jsonl(dataset),
         "responses.jsonl": _jsonl(responses),
         "gold.jsonl": _jsonl(gold),

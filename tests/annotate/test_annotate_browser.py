@@ -11,6 +11,7 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,11 +122,9 @@ def _seed(root: Path, db: Database) -> dict[str, str]:
     return {name: add_user(db, name, role).token for name, role in roles.items()}
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("browser")
-    db = Database.open(root / "annotate.sqlite")
-    tokens = _seed(root, db)
+@contextmanager
+def running_app(root: Path, db: Database, tokens: dict[str, str]) -> Iterator[Server]:
+    """The app on ``db``, served by uvicorn on a free local port until the block ends."""
     port = _free_port()
     config = uvicorn.Config(
         create_app(db), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
@@ -137,10 +136,20 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     while not uv.started and time.monotonic() < deadline:
         time.sleep(0.05)
     assert uv.started, "uvicorn did not start"
-    yield Server(f"http://127.0.0.1:{port}", root, db, tokens)
-    uv.should_exit = True
-    thread.join(timeout=10)
-    db.close()
+    try:
+        yield Server(f"http://127.0.0.1:{port}", root, db, tokens)
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)
+        db.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    root = tmp_path_factory.mktemp("browser")
+    db = Database.open(root / "annotate.sqlite")
+    with running_app(root, db, _seed(root, db)) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

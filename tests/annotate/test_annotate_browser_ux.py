@@ -4,18 +4,15 @@ review keys (a / r / d, Ctrl+Enter), and the conflict view of two people saving 
 from __future__ import annotations
 
 import shutil
-import threading
-import time
 from collections.abc import Iterator
 
 import pytest
-import uvicorn
 from annotate_helpers import IMAGES, candidate_row, rubric_row, write_jsonl
 from playwright.sync_api import Browser, sync_playwright
 from sqlalchemy import select
-from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, Server, _free_port, sign_in
+from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, Server, running_app, sign_in
 
-from gamut_eval.annotate import Database, Role, add_user, create_app, import_files
+from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.annotate._db import Review, Rubric
 from gamut_eval.annotate._rubrics import checklist_of
 from gamut_eval.data import sample_dir
@@ -39,21 +36,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     import_files(db, [write_jsonl(root / "rubrics.jsonl", [rubric_row()])])
     roles = {"ann1": Role.ANNOTATOR, "ann2": Role.ANNOTATOR, "adj": Role.ADJUDICATOR}
     tokens = {name: add_user(db, name, role).token for name, role in roles.items()}
-    port = _free_port()
-    config = uvicorn.Config(
-        create_app(db), host="127.0.0.1", port=port, log_level="warning", lifespan="off"
-    )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not uv.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert uv.started, "uvicorn did not start"
-    yield Server(f"http://127.0.0.1:{port}", root, db, tokens)
-    uv.should_exit = True
-    thread.join(timeout=10)
-    db.close()
+    with running_app(root, db, tokens) as running:
+        yield running
 
 
 @pytest.fixture(scope="module")

@@ -137,7 +137,6 @@ def test_editing_an_item_recompiles_the_checklist_and_keeps_peoples_check_edits(
     assert "[threshold-range]" in invalid.text
 
     as_shown = MetaRubric.model_validate(RUBRIC).items[2].model_dump(mode="json", exclude_none=True)
-    assert json.dumps(as_shown, indent=2).replace('"', "&#34;") in ann.get("/rubrics/1").text
     same = ann.post(
         "/rubrics/1/item", {"version": 2, "item_id": "toppings", "item": json.dumps(as_shown)}
     )

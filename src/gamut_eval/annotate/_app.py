@@ -8,7 +8,7 @@ able to sign in is almost certainly a mistake, and refusing costs nothing.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
+from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
 import jinja2
@@ -41,6 +41,12 @@ _HERE = Path(__file__).parent
 _TIER_NAMES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
 
 
+def _file_name(key: str) -> str:
+    """An image key as a page shows it: a key that is a server path (an image imported
+    without an id) shows its file name only, never the folders it lies in."""
+    return PurePath(key).name if "/" in key or "\\" in key else key
+
+
 def _http_url(value: object) -> str | None:
     """A link target only for http(s) URLs: ``javascript:`` or ``data:`` stay plain text."""
     text = str(value or "")
@@ -55,6 +61,7 @@ def _templates() -> Jinja2Templates:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["http_url"] = _http_url
+    env.filters["file_name"] = _file_name
     env.filters["tier_name"] = lambda tier: _TIER_NAMES.get(str(tier), str(tier))
     return Jinja2Templates(env=env)
 

@@ -332,7 +332,7 @@ def _store_rubric(
             round=rubric.round,
             before=None if before is None else dumps(before),
             after=dumps(content),
-            comment=f"{source}{note}",
+            comment=f"{source.name}{note}",
             created_at=utc_now(),
         )
     )

@@ -5,7 +5,7 @@ page shows (editor rows, the diff, the audit trail, as plain data).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -20,14 +20,16 @@ from gamut_eval.annotate._checklists import (
     diff_checklists,
     parse_checklist_form,
 )
-from gamut_eval.annotate._db import Image, Question, Rubric, RubricEvent
+from gamut_eval.annotate._db import Image, Question, Rubric, RubricEvent, User
 from gamut_eval.annotate._errors import FormError
+from gamut_eval.annotate._item_form import item_from_form, item_rows
 from gamut_eval.annotate._rubrics import (
     checklist_of,
     compiled_of,
     events_of,
     get_rubric,
     meta_of,
+    preview_item,
     save_checklist,
     set_ambiguous,
     set_complete,
@@ -38,7 +40,7 @@ from gamut_eval.annotate._rubrics import (
     stale_of,
 )
 from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
-from gamut_eval.rubric import CheckKind, Checklist, Tier
+from gamut_eval.rubric import Check, CheckKind, Checklist, Tier
 
 __all__ = ["NEW_ROWS", "router", "rubric_context", "rubric_list"]
 
@@ -123,6 +125,42 @@ def _event_view(event: RubricEvent) -> dict[str, Any]:
     }
 
 
+def _by_item(checks: Sequence[Check]) -> dict[str, list[Check]]:
+    grouped: dict[str, list[Check]] = {}
+    for check in checks:
+        grouped.setdefault(check.item, []).append(check)
+    return grouped
+
+
+def rubric_queue(session: Session, rubric: Rubric) -> dict[str, Any]:
+    """Where the rubric stands in the work: the open rubrics before and after it, how many
+    of each round are done, and how many rubrics each reviewer has edited in its round."""
+    rows = session.execute(select(Rubric.id, Rubric.status, Rubric.round).order_by(Rubric.id))
+    rounds: dict[int, list[int]] = {}
+    open_ids = []
+    for rubric_id, status, number in rows:
+        done_total = rounds.setdefault(number, [0, 0])
+        done_total[0] += status != "open"
+        done_total[1] += 1
+        if status == "open":
+            open_ids.append(rubric_id)
+    reviewers = session.execute(
+        select(User.name, func.count(func.distinct(RubricEvent.rubric_id)))
+        .join(User, User.id == RubricEvent.user_id)
+        .where(RubricEvent.round == rubric.round)
+        .group_by(User.name)
+        .order_by(User.name)
+    ).all()
+    return {
+        "previous": max((i for i in open_ids if i < rubric.id), default=None),
+        "next": min((i for i in open_ids if i > rubric.id), default=None),
+        "open": len(open_ids),
+        "position": open_ids.index(rubric.id) + 1 if rubric.id in open_ids else None,
+        "rounds": sorted((number, done, total) for number, (done, total) in rounds.items()),
+        "reviewers": [(name, edited) for name, edited in reviewers],
+    }
+
+
 def rubric_context(
     session: Session, rubric: Rubric, form: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
@@ -147,10 +185,10 @@ def rubric_context(
         "tiers": [t.value for t in Tier],
         "kinds": [k.value for k in CheckKind],
         "item_ids": [i.id for i in meta.items],
-        "item_json": {
-            i.id: json.dumps(i.model_dump(mode="json", exclude_none=True), indent=2)
-            for i in meta.items
-        },
+        "item_forms": [{"item": i, "rows": item_rows(i)} for i in meta.items],
+        "evidence_ids": [e.id for e in meta.evidence],
+        "compiled_by_item": _by_item(compiled.checks),
+        "queue": rubric_queue(session, rubric),
         "stale": stale_of(session, rubric),
         "comment": (form or {}).get("comment", ""),
         "editor_version": _editor_version(rubric, form),
@@ -323,21 +361,40 @@ def question(
     )
 
 
+def _item_json(form: Mapping[str, str]) -> str:
+    """The edited item as JSON: given as such (``item``), or built from its form's fields."""
+    if "item" in form:
+        return form["item"]
+    return json.dumps(item_from_form(form.get("item_id", ""), form), ensure_ascii=False)
+
+
 @router.post("/rubrics/{rubric_id:int}/item")
-def item(
-    at: RubricPage,
-    *,
-    version: Annotated[int, Form()],
-    item_id: Annotated[str, Form()] = "",
-    item: Annotated[str, Form()] = "",
-    comment: Annotated[str, Form()] = "",
-) -> Response:
-    """Edit one meta-rubric item (as JSON); the checklist is re-compiled from the items."""
+def item(*, form: Fields, at: RubricPage) -> Response:
+    """Edit one meta-rubric item (through its form, or as JSON in ``item``); the
+    checklist is re-compiled from the items."""
+    item_id, comment = form.get("item_id", ""), form.get("comment", "")
     return submitted(
-        lambda: set_item(at.session, at.rubric_id, at.who.user, item_id, item, comment, version),
+        lambda: set_item(
+            at.session, at.rubric_id, at.who.user, item_id, _item_json(form), comment,
+            _version(form),
+        ),
         lambda changed: at.done("item" if changed else "unchanged"),
         at.page,
-    )
+    )  # fmt: skip
+
+
+@router.post("/rubrics/{rubric_id:int}/item/preview")
+def item_preview(*, form: Fields, at: RubricPage) -> Response:
+    """The checks an item's form compiles to, as an HTML fragment beside the form (422
+    with the problems when it would be refused); nothing is saved."""
+    rubric = get_rubric(at.session, at.rubric_id)
+    try:
+        checks = preview_item(rubric, form.get("item_id", ""), _item_json(form))
+    except FormError as exc:
+        context: dict[str, Any] = {"checks": [], "problems": exc.messages}
+        return render(at.request, "_item_preview.html", context, who=at.who, status=422)
+    context = {"checks": checks, "problems": []}
+    return render(at.request, "_item_preview.html", context, who=at.who)
 
 
 @router.post("/rubrics/{rubric_id:int}/ambiguous")

@@ -71,7 +71,7 @@ from gamut_eval.annotate._errors import ConflictError, FormError, NotFound, Perm
 from gamut_eval.annotate._questions import ADJUDICATORS
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ValidationError
-from gamut_eval.rubric import Checklist, MetaRubric, compile_rubric, validate_meta_rubric
+from gamut_eval.rubric import Check, Checklist, MetaRubric, compile_rubric, validate_meta_rubric
 
 __all__ = [
     "STRANGER_TEST",
@@ -88,6 +88,7 @@ __all__ = [
     "get_rubric",
     "meta_of",
     "names",
+    "preview_item",
     "rename_entity",
     "save_checklist",
     "set_ambiguous",
@@ -386,6 +387,14 @@ def _edited_meta(rubric: Rubric, item_id: str, text: str) -> Any:
         return validate_meta_rubric({**meta, "items": items}, prefix="meta_rubric")
     except ValidationError as exc:
         raise FormError([d.render() for d in exc.details]) from None
+
+
+def preview_item(rubric: Rubric, item_id: str, item_json: str) -> list[Check]:
+    """The checks item ``item_id`` compiles to once replaced by the JSON ``item_json``
+    (validated with the whole meta-rubric, as a save is); nothing is written."""
+    meta = _edited_meta(rubric, item_id, item_json)
+    compiled = compile_rubric(meta, checklist_of(rubric).config)
+    return [check for check in compiled.checks if check.item == item_id]
 
 
 def set_item(

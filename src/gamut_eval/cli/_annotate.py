@@ -53,6 +53,7 @@ def annotate() -> None:
       gamut annotate users add alice --role annotator   prints alice's login token once
       gamut annotate users add carol --role adjudicator
       gamut annotate import WORK/review/to_annotate.jsonl   candidates from `gamut build review`
+      gamut annotate import sample-candidates sample      or try it on the bundled sample
       gamut annotate serve                              then open http://127.0.0.1:8700
       gamut annotate export --out dataset.jsonl --decisions decisions.jsonl
 
@@ -151,7 +152,8 @@ def users_list(db: str) -> None:
 @_db_option
 def import_command(files: tuple[Path, ...], db: str) -> None:
     """Import candidate questions and rubrics (dataset records) from `gamut build`
-    (`sample`: the bundled sample dataset).
+    (`sample`: the bundled sample's rubrics; `sample-candidates`: candidate questions over
+    its images, to try the question round).
 
     Each row's kind is told by its fields. All files are checked first; if any row is
     invalid nothing is imported and every problem is listed.

@@ -39,9 +39,10 @@ class DatasetPath(click.Path):
         super().__init__(dir_okay=False, path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path
+        from gamut_eval.data import SAMPLE_ALIAS, SAMPLE_CANDIDATES_ALIAS, resolve_dataset_path
 
-        if isinstance(value, str) and (value == SAMPLE_ALIAS or value.startswith("hf://")):
+        aliases = (SAMPLE_ALIAS, SAMPLE_CANDIDATES_ALIAS)
+        if isinstance(value, str) and (value in aliases or value.startswith("hf://")):
             value = str(resolve_dataset_path(value))
         return super().convert(value, param, ctx)
 

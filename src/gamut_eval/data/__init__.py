@@ -8,6 +8,7 @@ from pathlib import Path
 __all__ = [
     "HELD_OUT",
     "SAMPLE_ALIAS",
+    "SAMPLE_CANDIDATES_ALIAS",
     "TUNING",
     "TUNING_QUESTIONS",
     "label_part",
@@ -17,6 +18,9 @@ __all__ = [
 
 SAMPLE_ALIAS = "sample"
 """Pass ``--dataset sample`` (or ``-T dataset=sample``) for the bundled sample benchmark."""
+SAMPLE_CANDIDATES_ALIAS = "sample-candidates"
+"""``gamut annotate import sample-candidates``: candidate questions over the sample's
+images, for trying the review app's question round."""
 
 
 TUNING = "tuning"
@@ -54,6 +58,8 @@ def resolve_dataset_path(dataset: str | Path | None) -> Path:
     beside it into the Hub cache; see :mod:`gamut_eval.hub`)."""
     if dataset is None or str(dataset) == SAMPLE_ALIAS:
         return sample_dir() / "dataset.jsonl"
+    if str(dataset) == SAMPLE_CANDIDATES_ALIAS:
+        return sample_dir() / "candidates.jsonl"
     if isinstance(dataset, str) and dataset.startswith("hf://"):
         from gamut_eval.hub import download
 
