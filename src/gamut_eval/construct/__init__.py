@@ -80,12 +80,12 @@ if _typing.TYPE_CHECKING:
         PipelineOptions as PipelineOptions,
         ResearchSettings as ResearchSettings,
     )
+    from gamut_eval.construct._local import LocalSearch as LocalSearch
     from gamut_eval.construct._sources import (
         BraveSearch as BraveSearch,
         FetchedPage as FetchedPage,
         Fetcher as Fetcher,
         FetchError as FetchError,
-        LocalSearch as LocalSearch,
         TavilySearch as TavilySearch,
         make_search_provider as make_search_provider,
     )
