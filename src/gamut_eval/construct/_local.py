@@ -76,6 +76,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
 _TABLE_RULE = re.compile(r"^\|?[\s|:-]+\|?$")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
@@ -109,8 +110,7 @@ def main_text(html: str) -> str:
     when the page has none."""
     trafilatura = _trafilatura()
     options: dict[str, Any] = {
-        "output_format": "markdown",
-        "include_formatting": False,
+        "output_format": "markdown",  # headings as ``#`` lines: they name the sections
         "include_comments": False,
         "include_tables": True,
         "include_links": False,
@@ -174,7 +174,7 @@ def sections(text: str) -> tuple[str | None, list[tuple[str | None, str]]]:
                     heading = name
             else:
                 body.append(line)
-        paragraph = _paragraph(body)
+        paragraph = _EMPHASIS.sub(r"\2", _paragraph(body))
         if paragraph:
             found += [(heading, part) for part in _split_long(paragraph)]
     return title, found
@@ -190,8 +190,9 @@ def _document(path: Path) -> tuple[str | None, list[tuple[str | None, str]]]:
     raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix.lower() not in HTML_SUFFIXES:
         return sections(raw)
-    title, found = sections(main_text(raw))
-    if title is None:
+    heading, found = sections(main_text(raw))
+    title = _trafilatura().extract_metadata(raw).title or heading
+    if not title:
         match = _TITLE.search(raw)
         title = " ".join(match.group(1).split()) if match else None
     return title, found
