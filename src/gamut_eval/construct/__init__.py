@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
         import_questions as import_questions,
         parse_mapping as parse_mapping,
     )
+    from gamut_eval.construct._local import LocalSearch as LocalSearch
     from gamut_eval.construct._models import (
         STAGES as STAGES,
         AcceptedQuestion as AcceptedQuestion,
@@ -80,7 +81,6 @@ if _typing.TYPE_CHECKING:
         PipelineOptions as PipelineOptions,
         ResearchSettings as ResearchSettings,
     )
-    from gamut_eval.construct._local import LocalSearch as LocalSearch
     from gamut_eval.construct._sources import (
         BraveSearch as BraveSearch,
         FetchedPage as FetchedPage,
