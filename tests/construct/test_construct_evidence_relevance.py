@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gamut_eval._extras import MissingExtra
 from gamut_eval.construct import LocalSearch
 from gamut_eval.construct._local import _document, fts_query
 from gamut_eval.construct._sources import FetchedPage, html_to_text, match_snippet
@@ -145,3 +147,19 @@ async def test_a_drink_question_never_cites_the_eiffel_tower(tmp_path: Path) -> 
     assert hits[0].text.startswith("Espresso is the base of many coffee drinks")
     assert all(hit.source != tower for hit in [*hits, *with_entity])
     assert all("330 metres" not in hit.text for hit in [*hits, *with_entity])
+
+
+def test_html_without_trafilatura_is_refused_before_indexing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "trafilatura", None)  # not installed
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "notes.md").write_text("# Notes\n\nCrema is the foam on an espresso.\n")
+    index = tmp_path / "index" / "local.sqlite"
+    LocalSearch(corpus, index)  # plain text and Markdown need nothing more
+    index.unlink()
+    shutil.copy(PAGES / "espresso.html", corpus)
+    with pytest.raises(MissingExtra, match=r"pip install 'gamut-eval\[inspect\]'"):
+        LocalSearch(corpus, index)
+    assert not index.exists()
