@@ -163,3 +163,30 @@ def test_html_without_trafilatura_is_refused_before_indexing(
     with pytest.raises(MissingExtra, match=r"pip install 'gamut-eval\[inspect\]'"):
         LocalSearch(corpus, index)
     assert not index.exists()
+
+
+def test_headings_lists_tables_and_markup_characters_are_read_as_on_the_page(
+    tmp_path: Path,
+) -> None:
+    page = tmp_path / "chart.html"
+    page.write_text(
+        "<html><head><title>Chart | Site</title></head><body><nav><a href='/'>Home</a></nav>"
+        "<article><h1>Brewing chart</h1><h2>Ratios *by* weight</h2>"
+        "<p>A ratio of 1:2 means 18 g in, 36 g out; 5*3 = 15 and a_b stays a_b [1] in"
+        " <b>every</b> paragraph long enough to be the main text of the page.</p>"
+        "<ul><li>Ristretto is shorter.</li><li>Lungo is longer.</li></ul>"
+        "<table><tr><th>Drink</th><th>Grams out</th></tr><tr><td>espresso</td><td>36</td>"
+        "</tr></table></article><footer>All rights reserved.</footer></body></html>",
+        encoding="utf-8",
+    )
+    title, found = _document(page)
+    assert title == "Brewing chart"  # the page's heading, not the <title> with the site
+    assert found == [
+        (
+            "Ratios *by* weight",
+            "A ratio of 1:2 means 18 g in, 36 g out; 5*3 = 15 and a_b stays a_b [1] in every"
+            " paragraph long enough to be the main text of the page.",
+        ),
+        ("Ratios *by* weight", "Ristretto is shorter.; Lungo is longer."),
+        ("Ratios *by* weight", "Drink | Grams out; espresso | 36"),
+    ]

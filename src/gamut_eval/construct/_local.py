@@ -77,6 +77,8 @@ _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _LIST_MARK = re.compile(r"^(?:[-*+]|\d{1,3}[.)])\s+")
 _TABLE_RULE = re.compile(r"^\|?[\s|:-]+\|?$")
 _EMPHASIS = re.compile(r"(\*\*|__|\*|`)(?=\S)(.+?)(?<=\S)\1")
+_ESCAPED = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|<>~])")
+_HELD = re.compile(r"\x00(\d+)\x00")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE VIRTUAL TABLE IF NOT EXISTS passages USING fts5(
@@ -186,11 +188,28 @@ def passages(text: str) -> tuple[str | None, list[str]]:
     return title, [part for _, part in found]
 
 
+def _unescaped_sections(markdown: str) -> tuple[str | None, list[tuple[str | None, str]]]:
+    """``sections`` of trafilatura's Markdown, whose backslash escapes (``5\\*3``,
+    ``a\\_b``) are characters of the page: held aside while headings, tables and
+    emphasis are read, then put back."""
+    kept: list[str] = []
+
+    def hold(match: re.Match[str]) -> str:
+        kept.append(match.group(1))
+        return f"\x00{len(kept) - 1}\x00"
+
+    def back(text: str) -> str:
+        return _HELD.sub(lambda m: kept[int(m.group(1))], text)
+
+    heading, found = sections(_ESCAPED.sub(hold, markdown))
+    return heading and back(heading), [(h and back(h), back(p)) for h, p in found]
+
+
 def _document(path: Path) -> tuple[str | None, list[tuple[str | None, str]]]:
     raw = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix.lower() not in HTML_SUFFIXES:
         return sections(raw)
-    heading, found = sections(main_text(raw))
+    heading, found = _unescaped_sections(main_text(raw))
     title = _trafilatura().extract_metadata(raw).title or heading
     if not title:
         match = _TITLE.search(raw)
