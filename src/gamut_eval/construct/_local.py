@@ -3,10 +3,10 @@
 For offline builds and tests, and for benchmarks over an organisation's own documents.
 Documents (``.txt``, ``.md``, ``.markdown``, ``.html``, ``.htm``, searched recursively) are
 split into passages (paragraphs, long ones into groups of sentences) so a hit is a short
-snippet; a passage keeps its document's ``file://`` URL and title (a Markdown ``#``
-heading, else for HTML the ``<title>``, else the file name), followed by its section's
-heading (``Espresso: Crema``). The index lives in the build folder and is rebuilt when the
-corpus's content hash changes.
+snippet; a passage keeps its document's ``file://`` URL and title (for HTML the page's own
+title without the site's name, as trafilatura reads it; a Markdown ``#`` heading; the
+``<title>``; else the file name), followed by its section's heading (``Espresso: Crema``).
+The index lives in the build folder and is rebuilt when the corpus's content hash changes.
 
 HTML pages are reduced to their main text by trafilatura (``main_text``): navigation,
 cookie banners, sidebars, related links and footers are left out, so they never become
