@@ -22,7 +22,8 @@ from gamut_eval.construct import (
     TavilySearch,
     make_search_provider,
 )
-from gamut_eval.construct._sources import fts_query, match_snippet, passages
+from gamut_eval.construct._local import fts_query, passages
+from gamut_eval.construct._sources import match_snippet
 from gamut_eval.errors import InputError
 
 # -- local search -----------------------------------------------------------------------

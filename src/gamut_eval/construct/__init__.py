@@ -29,6 +29,7 @@ if _typing.TYPE_CHECKING:
         import_questions as import_questions,
         parse_mapping as parse_mapping,
     )
+    from gamut_eval.construct._local import LocalSearch as LocalSearch
     from gamut_eval.construct._models import (
         STAGES as STAGES,
         AcceptedQuestion as AcceptedQuestion,
@@ -85,7 +86,6 @@ if _typing.TYPE_CHECKING:
         FetchedPage as FetchedPage,
         Fetcher as Fetcher,
         FetchError as FetchError,
-        LocalSearch as LocalSearch,
         TavilySearch as TavilySearch,
         make_search_provider as make_search_provider,
     )
