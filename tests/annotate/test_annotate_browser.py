@@ -30,7 +30,7 @@ from annotate_helpers import (
     rubric_row,
     write_jsonl,
 )
-from playwright.sync_api import Browser, BrowserContext, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page
 
 from gamut_eval.annotate import Database, Role, add_user, create_app, export_dataset, import_files
 from gamut_eval.data import sample_dir
@@ -150,16 +150,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     db = Database.open(root / "annotate.sqlite")
     with running_app(root, db, _seed(root, db)) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(
-            executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS
-        )
-        yield chromium
-        chromium.close()
 
 
 @dataclass

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
-from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, Server, running_app, sign_in
+from playwright.sync_api import Browser
+from test_annotate_browser import Server, running_app, sign_in
 
 from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.annotate._db import Rubric
@@ -32,14 +32,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tokens = {"ann1": add_user(db, "ann1", Role.ANNOTATOR).token}
     with running_app(root, db, tokens) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 def _item(server: Server, record_id: str, item_id: str) -> dict[str, object]:

@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from annotate_helpers import IMAGES, candidate_row, rubric_row, write_jsonl
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 from sqlalchemy import select
-from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS, Server, running_app, sign_in
+from test_annotate_browser import Server, running_app, sign_in
 
 from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.annotate._db import Review, Rubric
@@ -38,14 +38,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tokens = {name: add_user(db, name, role).token for name, role in roles.items()}
     with running_app(root, db, tokens) as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
 
 
 IDENTITY = "textarea[aria-label='text of identity']"
