@@ -181,7 +181,10 @@ def test_leaderboard_to_a_checks_verdicts_in_three_clicks(
     page, problems = opened
     run_dir = report[1].parent
     app = page.locator("#explore-app")
+    assert not app.is_visible()  # the report opens on its own view
+    page.locator(".tabs a", has_text="Explore").click()
     assert app.get_attribute("data-view") == "leaderboard"
+    assert not page.locator("#report-view").is_visible()
     model = "google/gemini-c"
     app.locator("a", has_text=model).first.click()  # 1: the model
     assert app.get_attribute("data-view") == "model"

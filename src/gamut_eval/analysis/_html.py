@@ -183,7 +183,7 @@ _TEMPLATE = """<!DOCTYPE html>
 {% endif %}
 {% macro table(b) -%}
 {% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
-<div class="scroll"><table data-table="{{ b.name }}">
+<div class="scroll"><table data-table="{{ b.name }}"{% if b.headers|length > 12 %} class="wide"{% endif %}>
 {% if not b.collapsed %}<caption>{{ b.text }}</caption>{% endif %}
 <thead><tr>{% for h in b.headers %}
 <th{% if h.numeric %} class="num"{% endif %}>{{ h.text }}</th>{% endfor %}
