@@ -101,7 +101,7 @@ def test_a_header_click_sorts_numbers_as_numbers_and_names_as_text(
     header.locator("button.sort").click()
     assert header.get_attribute("aria-sort") == "ascending"
     by_score = sorted(rows, key=lambda r: r.gamut or 0.0)
-    assert [r.model for r in by_score][0] != rows[0].model  # the order really changes
+    assert by_score[0].model != rows[0].model  # the order really changes
     assert _column(page_, table, 0) == [r.model for r in by_score]
     header.locator("button.sort").click()
     assert header.get_attribute("aria-sort") == "descending"
@@ -254,7 +254,7 @@ def test_verdict_chips_show_what_the_legend_says(
     )
     assert [name for _, name in legend] == [
         "meets", "partially meets", "missing", "contradicts", "unscored", "not judged"]  # fmt: skip
-    symbols = dict((name, symbol) for symbol, name in legend)
+    symbols = {name: symbol for symbol, name in legend}
     assert len(set(symbols.values())) == 6
     assert not set(symbols.values()) & set("MPOCU")  # no letters to decode
     chips = page_.locator('table[data-table="explore-checks"] .v').evaluate_all(

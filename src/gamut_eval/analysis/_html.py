@@ -171,8 +171,8 @@ _TEMPLATE = """<!DOCTYPE html>
 <header>
 <h1>{{ title }}</h1>
 <p class="meta">{{ summary }}</p>
-{% if data %}<nav class="tabs" aria-label="views"><a href="#report">Report</a><a href="#explore">Explore</a></nav>
-{% endif %}
+{% if data %}<nav class="tabs" aria-label="views">
+<a href="#report">Report</a><a href="#explore">Explore</a></nav>{% endif %}
 </header>
 <main>
 <div id="report-view">
@@ -183,7 +183,8 @@ _TEMPLATE = """<!DOCTYPE html>
 {% endif %}
 {% macro table(b) -%}
 {% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
-<div class="scroll"><table data-table="{{ b.name }}"{% if b.headers|length > 12 %} class="wide"{% endif %}>
+<div class="scroll"><table data-table="{{ b.name }}"
+{%- if b.headers|length > 12 %} class="wide"{% endif %}>
 {% if not b.collapsed %}<caption>{{ b.text }}</caption>{% endif %}
 <thead><tr>{% for h in b.headers %}
 <th{% if h.numeric %} class="num"{% endif %}>{{ h.text }}</th>{% endfor %}
