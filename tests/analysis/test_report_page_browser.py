@@ -337,6 +337,13 @@ def test_print_shows_the_report_without_controls(
     assert not page_.locator(".tabs").is_visible()
     assert not page_.locator(".table-tools").first.is_visible()
     assert _colours(page_)[0] == "rgb(255, 255, 255)"  # paper is white
+    folded = "() => document.querySelectorAll('#report-view details:not([open])').length"
+    before = page_.evaluate(folded)
+    assert before >= 2
+    page_.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    assert page_.evaluate(folded) == 0  # the folded tables are printed too
+    page_.evaluate("() => window.dispatchEvent(new Event('afterprint'))")
+    assert page_.evaluate(folded) == before
     assert page_.pdf()[:4] == b"%PDF"
     assert problems == []
 

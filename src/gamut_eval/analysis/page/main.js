@@ -73,5 +73,19 @@ if (drawExplore) {
 if (reportView) {
   enhanceTables(reportView);
 }
+/** Printing shows the folded tables too; they fold again afterwards. */
+function unfoldForPrint() {
+  const folded = reportView ? [...reportView.querySelectorAll("details:not([open])")] : [];
+  for (const details of folded) {
+    details.open = true;
+  }
+  window.addEventListener("afterprint", () => {
+    for (const details of folded) {
+      details.open = false;
+    }
+  }, { once: true });
+}
+
 window.addEventListener("hashchange", route);
+window.addEventListener("beforeprint", unfoldForPrint);
 route();
