@@ -20,7 +20,12 @@ if (app && dataNode) {
 
 /** Shows the view the fragment names; a report anchor scrolls to its section. */
 function route() {
-  const hash = decodeURIComponent(location.hash.replace(/^#/, ""));
+  let hash = location.hash.replace(/^#/, "");
+  try {
+    hash = decodeURIComponent(hash);
+  } catch {
+    // a malformed escape: the fragment as written
+  }
   const parts = hash.split("/");
   const exploring = parts[0] === "explore" && exploreView !== null;
   if (reportView) {
