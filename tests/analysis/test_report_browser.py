@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from gamut_eval.analysis import (
     TABLES,
@@ -34,17 +34,6 @@ from gamut_eval.testing import synthetic_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 EVIL_MODEL = 'evil/<img src=x onerror="document.title=1">'
 EVIL_DOMAIN = "<script>document.title='pwned'</script>"
 PLOTS = ("scores", "verdicts", "heatmap", "scatter", "modality")
@@ -79,19 +68,6 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     path = run_dir / "report.html"
     path.write_text(render_html(report), encoding="utf-8")
     return report, path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests drive Debian's chromium "
-            "(install it with `make browser`, i.e. `apt-get install chromium`)"
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

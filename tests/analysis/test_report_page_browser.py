@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from gamut_eval.analysis import (
     LeaderboardRow,
@@ -26,9 +26,6 @@ from gamut_eval.testing import synthetic_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update"]  # fmt: skip
 MODELS = ["openai/gpt-a", "google/gemini-b", "anthropic/claude-c", "meta/llama-d",
           "mistral/mistral-e"]  # fmt: skip
 JUDGES = ["google/judge-g", "vllm/Qwen/judge-q"]
@@ -45,16 +42,6 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     path = run_dir / "report.html"
     path.write_text(render_html(report), encoding="utf-8")
     return report, path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: install it with `make browser`")
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 def _open(browser: Browser, uri: str, problems: list[str], **context: object) -> Page:
