@@ -207,6 +207,7 @@ def test_the_drill_down_is_a_view_of_its_own(
     report_view, explore = page_.locator("#report-view"), page_.locator("#explore")
     assert report_view.is_visible()
     assert not explore.is_visible()
+    assert page_.locator("#explore-app").get_attribute("data-view") is None  # not drawn yet
     tab = page_.locator(".tabs a", has_text="Explore")
     assert page_.locator(".tabs a", has_text="Report").get_attribute("aria-current") == "page"
     tab.click()

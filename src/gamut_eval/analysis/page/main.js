@@ -10,12 +10,16 @@ const exploreView = app ? app.closest("section") : null;
 const dataNode = document.getElementById("gamut-data");
 const tabs = document.querySelectorAll(".tabs a");
 
-let drawExplore = null;
-let models = [];
-if (app && dataNode) {
-  const data = JSON.parse(dataNode.textContent);
-  models = data.models;
-  drawExplore = startExplore(app, data);
+const hasData = app !== null && dataNode !== null;
+let explore = null;
+
+/** The drill-down, its data read on first use (the report view opens without it). */
+function drillDown() {
+  if (explore === null && hasData) {
+    const data = JSON.parse(dataNode.textContent);
+    explore = { models: data.models, draw: startExplore(app, data) };
+  }
+  return explore;
 }
 
 /** Shows the view the fragment names; a report anchor scrolls to its section. */
@@ -43,8 +47,8 @@ function route() {
     }
   }
   if (exploring) {
-    if (drawExplore) {
-      drawExplore(parts);
+    if (hasData) {
+      drillDown().draw(parts);
     }
     window.scrollTo(0, 0);
     return;
@@ -65,14 +69,25 @@ function linkModels() {
   for (const row of rows) {
     const cell = row.cells[0];
     const name = cell ? cell.textContent.trim() : "";
-    const m = models.indexOf(name);
-    if (m >= 0) {
-      cell.replaceChildren(link(name, "#explore/m/" + m));
+    if (name) {
+      const anchor = link(name, "#explore");
+      anchor.dataset.model = name;
+      cell.replaceChildren(anchor);
     }
   }
+  reportView.addEventListener("click", (event) => {
+    const anchor = event.target.closest("a[data-model]");
+    if (anchor) {
+      const m = drillDown().models.indexOf(anchor.dataset.model);
+      if (m >= 0) {
+        event.preventDefault();
+        location.hash = "#explore/m/" + m;
+      }
+    }
+  });
 }
 
-if (drawExplore) {
+if (hasData && reportView) {
   linkModels();
 }
 if (reportView) {
