@@ -20,7 +20,7 @@ styles) and the script as ES modules (``dom.js``, ``tables.js``, ``explore.js``,
 script (``bundle_modules``). The script makes every table sortable by a click on a header
 and downloadable as CSV, and shows one of two views from the URL fragment: the report, or
 the drill-down (``#explore...``). The drill-down reads the page's ``gamut-data`` block
-(``_explore``) once and draws one view at a time: ``#explore`` (the leaderboard),
+(``_explore``) once, when first shown, and draws one view at a time: ``#explore`` (the leaderboard),
 ``#explore/m/M`` (a model's questions, filtered, searched and sorted, shown a hundred at a
 time), ``#explore/m/M/q/Q`` (a question: image, both variants, meta-rubric, answers side by
 side, checks) and ``#explore/m/M/q/Q/c/C`` (one check opened: every model x judge x setting
