@@ -154,7 +154,10 @@ export function enhanceTable(table) {
   const tools = h(
     "div",
     { cls: "table-tools" },
-    h("button", { type: "button", cls: "csv", onclick: () => download(table) }, "CSV"),
+    h("button", {
+      type: "button", cls: "csv", title: "Download this table as CSV",
+      "aria-label": "Download " + fileName(table), onclick: () => download(table),
+    }, "CSV"),
   );
   const holder = table.parentElement.classList.contains("scroll") ? table.parentElement : table;
   holder.before(tools);
