@@ -325,6 +325,9 @@ def test_print_shows_the_report_without_controls(
     assert not page_.locator(".tabs").is_visible()
     assert not page_.locator(".table-tools").first.is_visible()
     assert _colours(page_)[0] == "rgb(255, 255, 255)"  # paper is white
+    page_.set_viewport_size({"width": 718, "height": 1000})  # A4's printable width
+    scroll, client = page_.evaluate(_OVERFLOW)
+    assert scroll <= client  # the leaderboard's 17 columns fit on paper
     folded = "() => document.querySelectorAll('#report-view details:not([open])').length"
     before = page_.evaluate(folded)
     assert before >= 2
