@@ -63,6 +63,17 @@ def page(browser: Browser, report: tuple[Report, Path]) -> Iterator[tuple[Page, 
     page.close()
 
 
+def _go(page: Page, uri: str, fragment: str = "") -> None:
+    """Opens ``fragment`` of the page and waits for its view: the page draws a view when
+    the fragment changes, after the navigation that changed it returns."""
+    page.goto(uri + fragment)
+    _drawn(page, fragment)
+
+
+def _drawn(page: Page, fragment: str) -> None:
+    page.wait_for_selector(f'html[data-route="{fragment}"]', state="attached")
+
+
 def _column(page: Page, table: str, index: int) -> list[str]:
     script = f"rows => rows.map(r => r.cells[{index}].firstChild.textContent.trim())"
     values: list[str] = page.locator(table).first.locator("tbody tr").evaluate_all(script)
@@ -133,7 +144,7 @@ def test_an_open_checks_detail_row_stays_under_it_when_sorted(
     page: tuple[Page, list[str]], report: tuple[Report, Path]
 ) -> None:
     page_, problems = page
-    page_.goto(report[1].as_uri() + "#explore/m/1/q/2/c/3")
+    _go(page_, report[1].as_uri(), "#explore/m/1/q/2/c/3")
     checks = page_.locator('table[data-table="explore-checks"]')
     for header in ("judges disagree", "check", "settings disagree"):
         checks.locator("th", has_text=header).locator("button.sort").click()
@@ -187,7 +198,7 @@ def test_a_drill_down_table_downloads_as_csv(
     page: tuple[Page, list[str]], report: tuple[Report, Path]
 ) -> None:
     page_, problems = page
-    page_.goto(report[1].as_uri() + "#explore/m/0/q/0/c/1")
+    _go(page_, report[1].as_uri(), "#explore/m/0/q/0/c/1")
     name, lines = _download(page_, "#explore-app .detail .table-tools button.csv")
     assert name.startswith("every-verdict-on-")
     assert lines[0] == ["model", "setting", "judge", "verdict", "explanation"]
@@ -211,19 +222,23 @@ def test_the_drill_down_is_a_view_of_its_own(
     tab = page_.locator(".tabs a", has_text="Explore")
     assert page_.locator(".tabs a", has_text="Report").get_attribute("aria-current") == "page"
     tab.click()
+    _drawn(page_, "#explore")
     assert explore.is_visible()
     assert not report_view.is_visible()
     assert tab.get_attribute("aria-current") == "page"
     assert page_.evaluate("window.scrollY") == 0  # the drill-down starts at the top
     page_.locator("#explore-app a", has_text=MODELS[2]).click()
+    _drawn(page_, f"#explore/m/{sorted(MODELS).index(MODELS[2])}")
     assert page_.locator("#explore-app").get_attribute("data-view") == "model"
     page_.go_back()
+    _drawn(page_, "#explore")
     assert page_.locator("#explore-app").get_attribute("data-view") == "leaderboard"
     page_.go_back()  # back to the report, where it was
+    _drawn(page_, "")
     assert report_view.is_visible()
     assert not explore.is_visible()
-    page_.goto(report[1].as_uri() + "#explore")
-    page_.goto(report[1].as_uri() + "#modality")  # a section's link shows the report there
+    _go(page_, report[1].as_uri(), "#explore")
+    _go(page_, report[1].as_uri(), "#modality")  # a section's link shows the report there
     assert report_view.is_visible()
     top = page_.locator("#modality").bounding_box()
     assert top is not None
@@ -235,7 +250,7 @@ def test_verdict_chips_show_what_the_legend_says(
     page: tuple[Page, list[str]], report: tuple[Report, Path]
 ) -> None:
     page_, problems = page
-    page_.goto(report[1].as_uri() + "#explore/m/0/q/1")
+    _go(page_, report[1].as_uri(), "#explore/m/0/q/1")
     legend = page_.locator("#explore-app .legend > span").evaluate_all(
         "els => els.map(e => [e.querySelector('.v').textContent, e.textContent.slice("
         "e.querySelector('.v').textContent.length).trim()])"
@@ -270,12 +285,12 @@ def test_no_horizontal_page_scroll_and_legible_charts(
     page = _open(browser, report[1].as_uri(), problems,
                  viewport={"width": width, "height": height})  # fmt: skip
     for view in ("", "#explore", "#explore/m/1", "#explore/m/1/q/4/c/2"):
-        page.goto(report[1].as_uri() + view)
+        _go(page, report[1].as_uri(), view)
         scroll, client = page.evaluate(_OVERFLOW)
         assert scroll <= client, f"{size} {view or 'report'}: page {scroll} px wide in {client}"
         name = view.strip("#").replace("/", "-") or "report"
         page.screenshot(path=str(screenshots / f"report-{size}-{name}.png"))
-    page.goto(report[1].as_uri())
+    _go(page, report[1].as_uri())
     # charts keep their text at least 10 px tall (they scroll in their figure on a phone)
     assert page.evaluate(_SMALLEST_CHART_TEXT) >= 10
     if size == "desktop":  # the widest table, the leaderboard, needs no scrolling of its own
@@ -309,7 +324,7 @@ def test_the_dark_scheme_follows_the_system_setting(
     assert dark[2] == dark[0]  # the charts' background follows the page's
     assert dark[1] != light[1]
     page_.screenshot(path=str(screenshots / "report-dark.png"))
-    page_.goto(report[1].as_uri() + "#explore/m/0/q/0/c/0")
+    _go(page_, report[1].as_uri(), "#explore/m/0/q/0/c/0")
     page_.screenshot(path=str(screenshots / "report-dark-check.png"))
     assert problems == []
 
@@ -318,7 +333,7 @@ def test_print_shows_the_report_without_controls(
     page: tuple[Page, list[str]], report: tuple[Report, Path]
 ) -> None:
     page_, problems = page
-    page_.goto(report[1].as_uri() + "#explore")  # printed from the drill-down: the report
+    _go(page_, report[1].as_uri(), "#explore")  # printed from the drill-down: the report
     page_.emulate_media(media="print", color_scheme="dark")
     assert page_.locator("#report-view").is_visible()
     assert not page_.locator("#explore").is_visible()

@@ -51,14 +51,15 @@ function route() {
       drillDown().draw(parts);
     }
     window.scrollTo(0, 0);
-    return;
+  } else {
+    const target = hash && hash !== "report" ? document.getElementById(hash) : null;
+    if (target) {
+      target.scrollIntoView();
+    } else if (hash === "report") {
+      window.scrollTo(0, 0);
+    }
   }
-  const target = hash && hash !== "report" ? document.getElementById(hash) : null;
-  if (target) {
-    target.scrollIntoView();
-  } else if (hash === "report") {
-    window.scrollTo(0, 0);
-  }
+  document.documentElement.dataset.route = location.hash; // the view drawn, for tests
 }
 
 /** A model's name in the leaderboard tables opens it in the drill-down. */
