@@ -1,6 +1,7 @@
 """The report page as a reader uses it, in Debian's chromium through Playwright: tables
 sorted by a click on a header, a table downloaded as CSV, the drill-down in a view of its
-own, verdict chips matching their legend, no horizontal page scroll from a phone (390x844)
+own, verdict chips matching their legend, no horizontal page scroll from a phone (360x740,
+390x844)
 to a wide screen (1440x900), the dark scheme and print styles. Screenshots of each size
 and scheme go to the git-ignored folder of the test run (``screenshots`` fixture)."""
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.browser
 MODELS = ["openai/gpt-a", "google/gemini-b", "anthropic/claude-c", "meta/llama-d",
           "mistral/mistral-e"]  # fmt: skip
 JUDGES = ["google/judge-g", "vllm/Qwen/judge-q"]
-SIZES = {"phone": (390, 844), "desktop": (1440, 900)}
+SIZES = {"small-phone": (360, 740), "phone": (390, 844), "desktop": (1440, 900)}
 
 
 @pytest.fixture(scope="module")
