@@ -1,9 +1,9 @@
 """The report page as a reader uses it, in Debian's chromium through Playwright: tables
 sorted by a click on a header, a table downloaded as CSV, the drill-down in a view of its
 own, verdict chips matching their legend, no horizontal page scroll from a phone (360x740,
-390x844)
-to a wide screen (1440x900), the dark scheme and print styles. Screenshots of each size
-and scheme go to the git-ignored folder of the test run (``screenshots`` fixture)."""
+390x844) to a wide screen (1440x900), the dark scheme and print styles. Screenshots of
+each size and scheme go to the git-ignored folder of the test run (``screenshots``
+fixture)."""
 
 from __future__ import annotations
 
