@@ -68,11 +68,12 @@ test: $(STAMP_DEV) $(STAMP_REAL) $(CHROMIUM) $(POSTGRES)  ## the whole test suit
 	$(BIN)/python -m pytest -m "not uses_inspect"
 	$(BIN)/python -m pytest -m uses_inspect
 
-check: lint typecheck  ## ruff and mypy (strict)
+check: lint typecheck  ## ruff, oxlint (the report page's JavaScript) and mypy (strict)
 
 lint: $(STAMP_DEV)
 	$(BIN)/ruff check src tests bench scripts
 	$(BIN)/ruff format --check src tests bench scripts
+	$(BIN)/oxlint -c .oxlintrc.json --import-plugin --deny-warnings src/gamut_eval/analysis/page
 
 typecheck: $(STAMP_DEV)
 	$(BIN)/mypy

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 
 from gamut_eval.analysis import (
     TABLES,
@@ -34,17 +34,6 @@ from gamut_eval.testing import synthetic_run
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 EVIL_MODEL = 'evil/<img src=x onerror="document.title=1">'
 EVIL_DOMAIN = "<script>document.title='pwned'</script>"
 PLOTS = ("scores", "verdicts", "heatmap", "scatter", "modality")
@@ -79,19 +68,6 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Report, Path]:
     path = run_dir / "report.html"
     path.write_text(render_html(report), encoding="utf-8")
     return report, path
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not CHROMIUM.exists():
-        pytest.fail(
-            f"{CHROMIUM} is missing: the browser tests drive Debian's chromium "
-            "(install it with `make browser`, i.e. `apt-get install chromium`)"
-        )
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
@@ -181,14 +157,20 @@ def test_leaderboard_to_a_checks_verdicts_in_three_clicks(
     page, problems = opened
     run_dir = report[1].parent
     app = page.locator("#explore-app")
+    assert not app.is_visible()  # the report opens on its own view
+    page.locator(".tabs a", has_text="Explore").click()
+    page.wait_for_selector('html[data-route="#explore"]')
     assert app.get_attribute("data-view") == "leaderboard"
+    assert not page.locator("#report-view").is_visible()
     model = "google/gemini-c"
     app.locator("a", has_text=model).first.click()  # 1: the model
+    page.wait_for_selector('#explore-app[data-view="model"]')
     assert app.get_attribute("data-view") == "model"
     app.locator('table[data-table="explore-questions"] a', has_text="q-00003").click()  # 2
-    assert app.get_attribute("data-view") == "question"
+    page.wait_for_selector('#explore-app[data-view="question"]')
     assert "Text only:" in app.inner_text()
     app.locator('tr[data-check="c-02"] button.check').click()  # 3: the check
+    page.wait_for_selector('table[data-table="explore-verdicts"]')
     detail = _cells(page, 'table[data-table="explore-verdicts"] tbody tr')
     assert len(detail) == 8 * 2 * 3  # every model x setting x judge
     assert {r[0] for r in detail[:6]} == {model}  # the model we came from first
@@ -232,7 +214,9 @@ def test_filters_search_and_sorts_of_a_models_questions(
     run_dir = report[1].parent
     dataset = {r["id"]: r for r in _rows(run_dir / "dataset.jsonl")}
     model = "openai/gpt-a"
-    page.goto(report[1].as_uri() + "#explore/m/" + str(sorted(report[0].meta.models).index(model)))
+    fragment = "#explore/m/" + str(sorted(report[0].meta.models).index(model))
+    page.goto(report[1].as_uri() + fragment)
+    page.wait_for_selector(f'html[data-route="{fragment}"]')
     app = page.locator("#explore-app")
     listed = 'table[data-table="explore-questions"] tbody tr'
     assert len(_cells(page, listed)) == 30
@@ -282,7 +266,9 @@ def test_checks_sort_by_disagreement_between_settings(
 ) -> None:
     page, problems = opened
     models = sorted(report[0].meta.models)
-    page.goto(report[1].as_uri() + f"#explore/m/{models.index('meta/llama-g')}/q/5")
+    fragment = f"#explore/m/{models.index('meta/llama-g')}/q/5"
+    page.goto(report[1].as_uri() + fragment)
+    page.wait_for_selector(f'html[data-route="{fragment}"]')
     app = page.locator("#explore-app")
     app.get_by_label("sort checks", exact=True).select_option("settings")
     rows = _cells(page, 'table[data-table="explore-checks"] tbody tr')
@@ -389,8 +375,10 @@ def test_questions_past_the_text_budget_say_where_their_texts_are(
     assert 0 < fit < 30
     page = browser.new_page()
     page.goto(path.as_uri() + "#explore/m/0/q/0")
+    page.wait_for_selector('html[data-route="#explore/m/0/q/0"]')
     assert page.locator(".answer").count() == 2
     page.goto(path.as_uri() + f"#explore/m/0/q/{fit}/c/0")
+    page.wait_for_selector(f'html[data-route="#explore/m/0/q/{fit}/c/0"]')
     note = page.locator("#explore-app p.note").first.inner_text()
     assert "60,000 characters" in note
     assert f"{fit} of 30 questions" in note
@@ -407,6 +395,7 @@ def test_the_leaderboard_tables_open_a_model_in_the_drill_down(
     table = page.locator('table[data-table="leaderboard"]').first
     assert table.locator("tbody tr a").count() == 8  # every model of the table is a link
     table.locator("tbody tr a", has_text="meta/llama-g").click()
+    page.wait_for_selector('#explore-app[data-view="model"]')
     app = page.locator("#explore-app")
     assert app.get_attribute("data-view") == "model"
     assert app.locator("h3").inner_text() == "meta/llama-g"

@@ -13,21 +13,26 @@ the SVG plots (built by ``_svg``, which escapes its own text) and the embedded J
 every ``<``, ``>`` and ``&`` written as a ``\\u`` escape, so it cannot end its block) are
 marked safe.
 
-The drill-down's script and styles are ``explore.js`` and ``explore.css`` beside this
-module. The script is vanilla JavaScript that renders the visible view only. It reads the
-page's ``gamut-data`` block (``_explore``) once and draws one view at a time from the URL
-fragment: ``#explore`` (the leaderboard), ``#explore/m/M`` (a model's questions, filtered,
-searched and sorted, shown a hundred at a time), ``#explore/m/M/q/Q`` (a question: image,
-both variants, meta-rubric, answers side by side, checks) and ``#explore/m/M/q/Q/c/C``
-(one check opened: every model x judge x setting verdict with its explanation, and the
-passages the judges quoted marked in the answers). Every text from the run is set with
-``textContent``, never parsed as markup.
+The page's styles and script are in ``page/`` beside this module: ``report.css`` (light and
+dark schemes following the system setting, a layout from phone to wide screens, print
+styles) and the script as ES modules (``dom.js``, ``tables.js``, ``explore.js``,
+``main.js``, checked by oxlint in ``make lint``), joined at import time into one classic
+script (``bundle_modules``). The script makes every table sortable by a click on a header
+and downloadable as CSV, and shows one of two views from the URL fragment: the report, or
+the drill-down (``#explore...``). The drill-down reads the page's ``gamut-data`` block
+(``_explore``) once, when first shown, and draws one view at a time: ``#explore`` (the leaderboard),
+``#explore/m/M`` (a model's questions, filtered, searched and sorted, shown a hundred at a
+time), ``#explore/m/M/q/Q`` (a question: image, both variants, meta-rubric, answers side by
+side, checks) and ``#explore/m/M/q/Q/c/C`` (one check opened: every model x judge x setting
+verdict with its explanation, and the passages the judges quoted marked in the answers).
+Every text from the run is set with ``textContent``, never parsed as markup.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib.resources import files
@@ -57,71 +62,53 @@ from gamut_eval.analysis._tables import Row, cell_text, display_columns
 __all__ = [
     "CSP",
     "CSS",
-    "EXPLORE_CSS",
-    "EXPLORE_JS",
+    "MODULES",
+    "PAGE_JS",
     "VERDICT_COLOURS",
     "Block",
     "Header",
     "Section",
+    "bundle_modules",
     "embed_json",
     "render_html",
     "render_page",
 ]
 
 
-_HERE = files("gamut_eval.analysis")
-EXPLORE_JS = _HERE.joinpath("explore.js").read_text(encoding="utf-8").strip()
-EXPLORE_CSS = _HERE.joinpath("explore.css").read_text(encoding="utf-8").strip()
+_PAGE = files("gamut_eval.analysis").joinpath("page")
+MODULES = ("dom.js", "tables.js", "explore.js", "main.js")
+"""The page's ES modules, each after the modules it imports."""
+
+_IMPORT = re.compile(r'^import \{[^}]*\} from "\./([a-z]+\.js)";\n', re.M)
+_TOP_NAME = re.compile(r"^(?:export )?(?:async )?(?:function\*?|const|let|class) (\w+)", re.M)
 
 
-CSS = (
-    """
-:root{color-scheme:light}
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0}
-body{color:#1d2330;background:#fff}
-header,main,footer{max-width:1180px;margin:0 auto;padding:0 20px}
-header{padding-top:18px}
-h1{font-size:24px;margin:8px 0}
-h2{font-size:20px;margin:34px 0 8px;border-bottom:2px solid #d9dde6;padding-bottom:4px}
-h3{font-size:16px;margin:22px 0 6px}
-.meta{color:#4a5263}
-nav ul{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:6px 18px}
-nav a{color:#1f5fa8}
-.notes li,.note{color:#7a4b00}
-.intro{color:#4a5263;max-width:860px}
-figure{margin:10px 0}
-.plots{display:flex;flex-wrap:wrap;gap:12px}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;margin:8px 0 14px;font-size:13px}
-caption{text-align:left;font-weight:600;padding:4px 0}
-th,td{padding:3px 8px;border-bottom:1px solid #e4e7ee;text-align:left;vertical-align:top}
-th{background:#f3f5f9;font-weight:600}
-td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.ci{color:#6b7385;font-size:11px}
-details{margin:8px 0}
-summary{cursor:pointer;color:#1f5fa8}
-footer{color:#4a5263;font-size:12px;margin-top:40px;padding-bottom:30px}
-svg.plot{max-width:100%;height:auto;font-family:system-ui,sans-serif}
-svg .bg{fill:#fff}
-svg .ptitle{font-size:13px;font-weight:600;fill:#1d2330}
-svg .label{font-size:12px;fill:#1d2330}
-svg .plabel{font-size:10px;fill:#3b4252}
-svg .tick{font-size:11px;fill:#4a5263}
-svg .caption{font-size:11px;fill:#4a5263}
-svg .axis{stroke:#4a5263;stroke-width:1}
-svg .grid{stroke:#e4e7ee;stroke-width:1}
-svg .zero{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:3 3}
-svg .diagonal{stroke:#9aa3b5;stroke-width:1;stroke-dasharray:4 4}
-svg .whisker{stroke:#0072b2;stroke-width:1.5}
-svg .dot{fill:#0072b2;stroke:#fff;stroke-width:1}
-svg .bar{fill:#56b4e9}
-svg .leader{stroke:#9aa3b5;stroke-width:0.75}
-svg .cell{font-size:11px;fill:#1d2330}
-svg .cell.dark{fill:#fff}
-""".strip()
-    + "\n"
-    + EXPLORE_CSS
-)
+def bundle_modules(sources: Sequence[tuple[str, str]]) -> str:
+    """ES modules (name, text) joined into one classic script: each module's imports of
+    the modules before it removed, ``export`` dropped, the whole in one strict function
+    scope. A module importing one not before it, or two modules declaring the same
+    top-level name, is an error (the join would change what a name means)."""
+    seen: set[str] = set()
+    names: dict[str, str] = {}
+    parts = []
+    for name, text in sources:
+        for imported in _IMPORT.findall(text):
+            if imported not in seen:
+                raise ValueError(f"{name} imports {imported}, which is not joined before it")
+        body = _IMPORT.sub("", text)
+        if re.search(r"^\s*import\b", body, re.M):
+            raise ValueError(f"{name}: only single-line imports from ./x.js can be joined")
+        for declared in _TOP_NAME.findall(body):
+            if declared in names:
+                raise ValueError(f"{name} and {names[declared]} both declare {declared}")
+            names[declared] = name
+        parts.append(f"// {name}\n" + re.sub(r"^export ", "", body, flags=re.M).strip())
+        seen.add(name)
+    return '(() => {\n"use strict";\n' + "\n\n".join(parts) + "\n})();"
+
+
+PAGE_JS = bundle_modules([(m, _PAGE.joinpath(m).read_text(encoding="utf-8")) for m in MODULES])
+CSS = _PAGE.joinpath("report.css").read_text(encoding="utf-8").strip()
 
 
 def _style_hash(css: str) -> str:
@@ -130,10 +117,11 @@ def _style_hash(css: str) -> str:
 
 
 CSP = (
-    f"default-src 'none'; style-src {_style_hash(CSS)}; script-src {_style_hash(EXPLORE_JS)}; "
+    f"default-src 'none'; style-src {_style_hash(CSS)}; script-src {_style_hash(PAGE_JS)}; "
     "img-src data:; base-uri 'none'; form-action 'none'"
 )
-"""Nothing may load or run except the page's own stylesheet and script (by hash)."""
+"""Nothing may load or run except the page's own stylesheet and script (by hash); a
+CSV download is a ``blob:`` link the script clicks, which loads nothing into the page."""
 
 
 def embed_json(text: str) -> Markup:
@@ -183,21 +171,20 @@ _TEMPLATE = """<!DOCTYPE html>
 <header>
 <h1>{{ title }}</h1>
 <p class="meta">{{ summary }}</p>
-<nav><ul>{% if data %}<li><a href="#explore">Explore</a></li>{% endif %}{% for s in sections %}
+{% if data %}<nav class="tabs" aria-label="views">
+<a href="#report">Report</a><a href="#explore">Explore</a></nav>{% endif %}
+</header>
+<main>
+<div id="report-view">
+<nav class="toc" aria-label="sections"><ul>{% for s in sections %}
 <li><a href="#{{ s.anchor }}">{{ s.title }}</a></li>{% endfor %}
 </ul></nav>
 {% if notes %}<ul class="notes">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>
 {% endif %}
-</header>
-<main>
-{% if data %}<section id="explore"><h2>Explore</h2>
-<div id="explore-app"><p class="note">The drill-down needs JavaScript.</p></div>
-</section>
-<script type="application/json" id="gamut-data">{{ data }}</script>
-{% endif %}
 {% macro table(b) -%}
 {% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
-<div class="scroll"><table data-table="{{ b.name }}">
+<div class="scroll"><table data-table="{{ b.name }}"
+{%- if b.headers|length > 12 %} class="wide"{% endif %}>
 {% if not b.collapsed %}<caption>{{ b.text }}</caption>{% endif %}
 <thead><tr>{% for h in b.headers %}
 <th{% if h.numeric %} class="num"{% endif %}>{{ h.text }}</th>{% endfor %}
@@ -222,9 +209,15 @@ _TEMPLATE = """<!DOCTYPE html>
 {% endfor %}
 </section>
 {% endfor %}
+</div>
+{% if data %}<section id="explore"><h2>Explore</h2>
+<div id="explore-app"><p class="note">The drill-down needs JavaScript.</p></div>
+</section>
+<script type="application/json" id="gamut-data">{{ data }}</script>
+{% endif %}
 </main>
 <footer><p>{{ footer }}</p></footer>
-{% if data %}<script>{{ js }}</script>{% endif %}
+<script>{{ js }}</script>
 </body></html>
 """
 
@@ -240,10 +233,10 @@ def render_page(
     data: str | None = None,
 ) -> str:
     """The whole page; every string argument is escaped. ``data``: the drill-down's JSON
-    text, embedded once with the script that renders it (no drill-down without it)."""
+    text, embedded once for the drill-down view (no drill-down without it)."""
     return _ENV.from_string(_TEMPLATE).render(
         data=embed_json(data) if data else None,
-        js=Markup(EXPLORE_JS),
+        js=Markup(PAGE_JS),
         csp=Markup(CSP),
         css=Markup(CSS),
         title=title,
