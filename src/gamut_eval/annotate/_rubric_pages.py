@@ -265,7 +265,7 @@ RubricPage = Annotated[_Rubric, Depends(_rubric, scope="function")]
 """A route parameter: the rubric of the path, with the request, session and viewer."""
 
 
-@router.get("/rubrics/{rubric_id:int}")
+@router.get("/rubrics/{rubric_id:row_id}")
 def rubric_page(at: RubricPage) -> Response:
     """The meta-rubric scaffold beside the editable checklist, its diff and audit trail."""
     return at.page([])
@@ -278,7 +278,7 @@ def _version(form: dict[str, str]) -> int:
         raise FormError(["the form has no version number; reload the page"]) from None
 
 
-@router.post("/rubrics/{rubric_id:int}/checklist")
+@router.post("/rubrics/{rubric_id:row_id}/checklist")
 def save(*, form: Fields, at: RubricPage) -> Response:
     """Save the edited checklist; from a stale page it is merged check by check, and a
     check changed on both sides shows both versions (409, nothing saved)."""
@@ -292,7 +292,7 @@ def save(*, form: Fields, at: RubricPage) -> Response:
         return at.page([str(conflict)], conflict.form, conflict.conflicts)
 
 
-@router.post("/rubrics/{rubric_id:int}/entity")
+@router.post("/rubrics/{rubric_id:row_id}/entity")
 def entity(
     at: RubricPage,
     *,
@@ -307,7 +307,7 @@ def entity(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/question")
+@router.post("/rubrics/{rubric_id:row_id}/question")
 def question(
     at: RubricPage,
     *,
@@ -323,7 +323,7 @@ def question(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/item")
+@router.post("/rubrics/{rubric_id:row_id}/item")
 def item(
     at: RubricPage,
     *,
@@ -340,7 +340,7 @@ def item(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/ambiguous")
+@router.post("/rubrics/{rubric_id:row_id}/ambiguous")
 def ambiguous(
     at: RubricPage,
     *,
@@ -355,7 +355,7 @@ def ambiguous(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/drop")
+@router.post("/rubrics/{rubric_id:row_id}/drop")
 def drop(
     at: RubricPage, *, version: Annotated[int, Form()], reason: Annotated[str, Form()] = ""
 ) -> Response:
@@ -365,7 +365,7 @@ def drop(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/restore")
+@router.post("/rubrics/{rubric_id:row_id}/restore")
 def restore(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Undo a drop."""
     return at.act(
@@ -373,7 +373,7 @@ def restore(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/complete")
+@router.post("/rubrics/{rubric_id:row_id}/complete")
 def complete(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Mark this round's revision of the rubric done."""
     return at.act(
@@ -381,7 +381,7 @@ def complete(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/reopen")
+@router.post("/rubrics/{rubric_id:row_id}/reopen")
 def reopen(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Reopen a rubric marked done."""
     return at.act(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ __all__ = [
     "console",
     "dump_json",
     "err_console",
+    "failure_message",
     "option_of",
     "print_plain",
     "rich_console",
@@ -162,3 +164,37 @@ def with_options(text: str, settings: Sequence[str], command: click.Command | No
     if not options:
         return text
     return f"{text} (option{'s' if len(options) > 1 else ''} {', '.join(options)})"
+
+
+def failure_message(exc: BaseException) -> str | None:
+    """One line for the failures that are the machine's or the input's, not a bug: a full
+    disk (``ENOSPC``, a quota, SQLite's ``database or disk is full``, however wrapped) and
+    input nested deeper than Python's stack. None for anything else."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = Path(str(current.filename)).parent if current.filename else None
+            place = f"the disk holding {where}" if where else "the disk"
+            return (
+                f"no space left on {place} ({current.strerror or current}): free some space "
+                "there, or write to another disk, then run the same command again (finished "
+                "work is kept)"
+            )
+        if type(current).__name__ == "OperationalError" and "disk is full" in str(current):
+            return (
+                f"no space left on the disk ({current}): free some space on the disk holding "
+                "the output folder, then run the same command again (finished work is kept)"
+            )
+        if isinstance(current, RecursionError):
+            return (
+                "the input is nested too deeply to read (lists or objects inside each other "
+                "thousands of levels deep); is it the right file?"
+            )
+        pending += [current.__cause__, current.__context__]
+        pending += list(getattr(current, "exceptions", ()))
+    return None

@@ -277,6 +277,14 @@ def dry_run_table(report: DryRunReport) -> Table:
         ("prompt tokens a prefix cache can serve", f"{report.cacheable_tokens:,}"),
         ("prompt tokens written to the cache", f"{report.cache_write_tokens:,}"),
     ]
+    if report.long_answers:
+        rows.insert(
+            4,
+            (
+                f"of which {report.long_answers:,} long answer(s), each sent with every check",
+                f"{report.long_answer_tokens:,}",
+            ),
+        )
     if report.prices is not None:
         rows.append((f"prices per 1M tokens {money}".strip(), _prices(report.prices)))
     for label, cost in (
