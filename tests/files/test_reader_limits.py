@@ -104,7 +104,10 @@ def test_nesting_up_to_the_limit_reads_and_one_more_level_is_refused() -> None:
     assert parse_json(json.dumps(_nested(MAX_DEPTH))) == _nested(MAX_DEPTH)
     with pytest.raises(_files.LimitError) as caught:
         parse_json(json.dumps(_nested(MAX_DEPTH + 1)))
-    assert (caught.value.rule, caught.value.where) == ("nesting-depth", f"line 1, column {MAX_DEPTH + 1}")
+    assert (caught.value.rule, caught.value.where) == (
+        "nesting-depth",
+        f"line 1, column {MAX_DEPTH + 1}",
+    )
     # Deep enough for Python's own parser to give up is the same error, not a crash.
     with pytest.raises(_files.LimitError):
         parse_json("[" * 200_000 + "]" * 200_000)
@@ -122,8 +125,17 @@ def test_answers_nested_past_the_limit_are_refused_by_judge_with_the_line(
     out = tmp_path / "v.jsonl"
     result = CliRunner().invoke(
         cli,
-        ["judge", "--dataset", "sample", "--responses", str(answers), "--judge",
-         "gamut/offline", "--out", str(out)],
+        [
+            "judge",
+            "--dataset",
+            "sample",
+            "--responses",
+            str(answers),
+            "--judge",
+            "gamut/offline",
+            "--out",
+            str(out),
+        ],
     )
     assert result.exit_code == 2
     assert f"{answers}:line 2, column " in result.output
