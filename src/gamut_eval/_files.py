@@ -77,7 +77,7 @@ class _StrictLoader(yaml.SafeLoader):
         self._aliases = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
-        mark = self.peek_event().start_mark
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:

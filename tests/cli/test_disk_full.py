@@ -77,7 +77,8 @@ def test_the_messages_reach_through_wrapped_and_grouped_errors() -> None:
             raise RuntimeError("while writing") from exc
     except RuntimeError as wrapped:
         message = failure_message(wrapped)
-    assert message is not None and message.startswith("no space left on the disk (database")
+    assert message is not None
+    assert message.startswith("no space left on the disk (database")
     quota = OSError(errno.EDQUOT, "Disk quota exceeded", "/data/run/store.sqlite")
     grouped = ExceptionGroup("tasks", [ValueError("x"), quota])
     assert failure_message(grouped) == (

@@ -54,7 +54,7 @@ def test_yaml_aliases_beyond_the_count_are_refused_at_the_first_one_too_many(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "aliases.yaml"
-    uses = "\n".join(f"  - *v" for _ in range(MAX_YAML_ALIASES + 1))
+    uses = "\n".join("  - *v" for _ in range(MAX_YAML_ALIASES + 1))
     path.write_text(f"base: &v 1\nlist:\n{uses}\n")
     with pytest.raises(ValidationError) as caught:
         read_document(path)

@@ -536,8 +536,7 @@ def _nul_detail(at: tuple[str | int, ...], value: str) -> ErrorDetail:
     return ErrorDetail(
         json_path(at),
         "nul-character",
-        "holds a NUL character (\\u0000), which no text field may hold; remove it and "
-        "import again",
+        "holds a NUL character (\\u0000), which no text field may hold; remove it and import again",
         value,
     )
 

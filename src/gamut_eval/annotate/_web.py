@@ -381,8 +381,7 @@ def login(
         seconds = math.ceil(wait)
         response = _login_page(
             request,
-            f"Too many failed sign-ins from your address: wait {seconds} s, "
-            "then try again.",
+            f"Too many failed sign-ins from your address: wait {seconds} s, then try again.",
             429,
             name,
         )
