@@ -213,6 +213,7 @@ def run_benchmark(
     generation: GenerationSettings | None = None,
     prices: PriceTable | None = None,
     probe: bool = True,
+    image_root: Path | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -224,7 +225,8 @@ def run_benchmark(
     answers are generated (default: the providers' defaults); a run scores one answer per
     (question, model, setting), so more than one epoch is refused. ``probe``: each
     answering model gets one tiny request first (``ProbeFailed`` before anything is
-    written); each judge's own ``probe`` setting decides for it.
+    written); each judge's own ``probe`` setting decides for it. ``image_root``: the folder
+    the dataset's image paths are relative to (default: the dataset file's folder).
     """
     params = params or ScoringParams()
     if bool(models) == (responses is not None):
@@ -236,7 +238,7 @@ def run_benchmark(
     if not judges:
         raise InputError("give at least one judge (judges)", setting="judges")
     generation = _check_generation(generation, responses)
-    dataset = load_dataset(dataset_path, long_lived=long_lived)
+    dataset = load_dataset(dataset_path, long_lived=long_lived, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(
         dataset, models, responses, setting, judges, params, fill_missing, generation
@@ -265,6 +267,7 @@ def run_benchmark(
             max_connections=max_connections,
             generation=generation,
             probe=False,
+            image_root=image_root,
         )
         generated = [row for _, row in iter_responses(answers)]
         given = _complete(generated, dataset, models, setting, fill_missing, answers)
@@ -296,13 +299,14 @@ def estimate_run(
     setting: str = "both",
     fill_missing: bool = False,
     prices: PriceTable | None = None,
+    image_root: Path | None = None,
 ) -> list[DryRunReport]:
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
     from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore, Store
 
-    dataset = load_dataset(dataset_path)
+    dataset = load_dataset(dataset_path, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing)
     store_path = out_dir / "store.sqlite"
     reports = []

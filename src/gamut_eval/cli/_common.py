@@ -24,6 +24,7 @@ __all__ = [
     "dump_json",
     "err_console",
     "failure_message",
+    "image_root_option",
     "option_of",
     "print_plain",
     "rich_console",
@@ -49,6 +50,17 @@ class DatasetPath(click.Path):
 
 
 DATASET_PATH = DatasetPath()
+
+image_root_option = click.option(
+    "--image-root",
+    "image_root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="The folder the dataset's image paths are relative to and must stay inside "
+    "(default: the dataset file's folder).",
+)
+"""``--image-root DIR``: every command that takes a dataset takes this with it."""
 
 
 HUB_RUN = "gamut_eval.hub_run"
