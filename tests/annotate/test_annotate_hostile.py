@@ -5,7 +5,6 @@ bad id a 404 with the security headers, and import files with NUL characters ref
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -183,8 +182,3 @@ def test_serve_passes_the_trusted_proxies_to_the_app_and_not_to_uvicorn(
     names = [m.cls.__name__ for m in seen["app"].user_middleware]
     assert "ProxyHeadersMiddleware" not in names
     assert seen["proxy_headers"] is False
-
-
-def test_json_of_the_nul_row_is_what_a_user_would_write() -> None:
-    # The file holds the escape, as json.dumps writes it: the reader turns it into U+0000.
-    assert json.loads('"a\\u0000b"') == "a\x00b"
