@@ -8,6 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -89,3 +90,6 @@ def test_the_messages_reach_through_wrapped_and_grouped_errors() -> None:
     assert failure_message(RecursionError()) is not None
     assert failure_message(ValueError("a bug")) is None  # a bug stays a traceback
     assert failure_message(OSError(errno.EACCES, "Permission denied")) is None
+    ending = click.exceptions.Exit(1)
+    ending.__context__ = quota  # raised while handling a full disk
+    assert failure_message(ending) is None  # a command's own exit code stands

@@ -182,6 +182,8 @@ def failure_message(exc: BaseException) -> str | None:
     """One line for the failures that are the machine's or the input's, not a bug: a full
     disk (``ENOSPC``, a quota, SQLite's ``database or disk is full``, however wrapped) and
     input nested deeper than Python's stack. None for anything else."""
+    if isinstance(exc, click.exceptions.Exit | click.exceptions.Abort | click.ClickException):
+        return None  # click's own ending, whatever it was raised while handling
     seen: set[int] = set()
     pending: list[BaseException | None] = [exc]
     while pending:
