@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -20,11 +21,115 @@ import yaml
 
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = ["atomic_writer", "image_inside", "read_document", "read_jsonl", "read_mapping"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_YAML_ALIASES",
+    "MAX_YAML_NODES",
+    "LimitError",
+    "atomic_writer",
+    "image_inside",
+    "read_document",
+    "read_jsonl",
+    "read_mapping",
+]
+
+MAX_DEPTH = 64
+"""Deepest nesting of lists and objects a file may have (a rubric needs about six)."""
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+"""Largest YAML or JSON document read whole (rubrics, checklists, price tables)."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""Longest line of a JSONL table (an answer of several megabytes still fits)."""
+MAX_YAML_ALIASES = 1000
+"""Most alias uses (``*name``) in one YAML document."""
+MAX_YAML_NODES = 200_000
+"""Most values a YAML document may hold once its aliases are expanded: a few hundred
+bytes of nested aliases ("billion laughs") would otherwise expand to billions."""
+
+
+class LimitError(ValueError):
+    """A file breaks one of the reading limits above; ``rule`` names which, ``where`` the
+    place (``line L, column C`` when known)."""
+
+    def __init__(self, message: str, rule: str, where: str = "$") -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.where = where
+
+
+class _YamlLimit(yaml.composer.ComposerError):
+    """A YAML document breaks a reading limit; ``rule`` names which."""
+
+    def __init__(self, rule: str, problem: str, mark: Any) -> None:
+        super().__init__(None, None, problem, mark)
+        self.rule = rule
 
 
 class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that rejects duplicate mapping keys."""
+    """SafeLoader that rejects duplicate mapping keys, and documents nested deeper than
+    ``MAX_DEPTH``, with more than ``MAX_YAML_ALIASES`` aliases or more than
+    ``MAX_YAML_NODES`` values once the aliases are expanded (before any is built)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self._depth = 0
+        self._aliases = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+        if self.check_event(yaml.AliasEvent):
+            self._aliases += 1
+            if self._aliases > MAX_YAML_ALIASES:
+                raise _YamlLimit(
+                    "yaml-aliases", f"more than {MAX_YAML_ALIASES} aliases (*name)", mark
+                )
+        self._depth += 1
+        try:
+            if self._depth > MAX_DEPTH:
+                raise _YamlLimit(
+                    "nesting-depth",
+                    f"nested deeper than {MAX_DEPTH} levels (a GAMUT file needs a handful)",
+                    mark,
+                )
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        if _expanded_size(node, {}) > MAX_YAML_NODES:
+            raise _YamlLimit(
+                "yaml-aliases",
+                f"its aliases expand to more than {MAX_YAML_NODES} values; write the "
+                "values out or use fewer aliases",
+                node.start_mark,
+            )
+        return self.construct_document(node)
+
+
+def _expanded_size(node: yaml.Node, sizes: dict[int, int]) -> int:
+    """How many values ``node`` stands for with every alias expanded (a shared node is
+    counted each time it is used, its size computed once). Depth is at most ``MAX_DEPTH``."""
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    sizes[id(node)] = MAX_YAML_NODES + 1  # a node inside itself expands without end
+    total = 1
+    if isinstance(node, yaml.SequenceNode):
+        for child in node.value:
+            total += _expanded_size(child, sizes)
+            if total > MAX_YAML_NODES:
+                break
+    elif isinstance(node, yaml.MappingNode):
+        for key, child in node.value:
+            total += _expanded_size(key, sizes) + _expanded_size(child, sizes)
+            if total > MAX_YAML_NODES:
+                break
+    sizes[id(node)] = total
+    return total
 
 
 def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
@@ -55,12 +160,63 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def parse_json(text: str) -> Any:
-    """``json.loads`` that refuses duplicate keys."""
-    return json.loads(text, object_pairs_hook=_no_duplicates)
+    """``json.loads`` that refuses duplicate keys, and nesting deeper than ``MAX_DEPTH``
+    (a ``LimitError`` naming the line and column where it gets too deep)."""
+    try:
+        value = json.loads(text, object_pairs_hook=_no_duplicates)
+    except RecursionError:
+        value = None
+    else:
+        if not _too_deep(value):
+            return value
+    raise LimitError(
+        f"nested deeper than {MAX_DEPTH} levels of lists and objects (a GAMUT file needs "
+        "a handful); is this the right file?",
+        "nesting-depth",
+        _deep_at(text),
+    )
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether ``value`` nests lists and objects deeper than ``MAX_DEPTH`` (no recursion)."""
+    stack = [(value, 1)] if isinstance(value, dict | list) else []
+    while stack:
+        item, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            return True
+        children = item.values() if isinstance(item, dict) else item
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return False
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _deep_at(text: str) -> str:
+    """``line L, column C`` of the bracket that opens level ``MAX_DEPTH + 1``."""
+    depth = 0
+    for match in _JSON_TOKEN.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                start = match.start()
+                line = text.count("\n", 0, start) + 1
+                column = start - text.rfind("\n", 0, start)
+                return f"line {line}, column {column}"
+        elif token in "]}":
+            depth -= 1
+    return "$"
 
 
 def read_text(path: Path) -> str:
     try:
+        size = path.stat().st_size if path.is_file() else 0
+        if size > MAX_DOCUMENT_BYTES:
+            raise InputError(
+                f"{path}: {size:,} bytes, more than the {MAX_DOCUMENT_BYTES:,} a document "
+                "may have; is this the right file?"
+            )
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
@@ -77,6 +233,8 @@ def read_document(path: str | Path) -> Any:
     if path.suffix.lower() == ".json":
         try:
             return parse_json(text)
+        except LimitError as exc:
+            detail = ErrorDetail(exc.where, exc.rule, str(exc))
         except json.JSONDecodeError as exc:
             detail = ErrorDetail(f"line {exc.lineno}, column {exc.colno}", "json-syntax", exc.msg)
         except ValueError as exc:
@@ -89,7 +247,8 @@ def read_document(path: str | Path) -> Any:
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "$"
-            detail = ErrorDetail(where, "yaml-syntax", str(exc.problem or exc.context))
+            rule = getattr(exc, "rule", "yaml-syntax")
+            detail = ErrorDetail(where, rule, str(exc.problem or exc.context))
         except yaml.YAMLError as exc:
             detail = ErrorDetail("$", "yaml-syntax", str(exc))
     raise ValidationError([detail.in_file(path)])
@@ -119,7 +278,10 @@ def read_jsonl(
         read_text(path)  # raises the right InputError (not found, a directory, ...)
     with path.open(encoding="utf-8", newline="\n") as handle:
         try:
-            for number, line in enumerate(handle, start=1):
+            lines = iter(lambda: handle.readline(MAX_LINE_BYTES + 1), "")
+            for number, line in enumerate(lines, start=1):
+                if len(line) > MAX_LINE_BYTES:
+                    raise ValidationError([long_line(path, number)])
                 if line.strip():
                     parsed = _jsonl_line(path, number, line, errors)
                     if parsed is not _BAD:
@@ -131,14 +293,37 @@ def read_jsonl(
 _BAD: Any = object()
 
 
+def long_line(path: Path, number: int) -> ErrorDetail:
+    """The error of a JSONL line longer than ``MAX_LINE_BYTES``."""
+    return ErrorDetail(
+        f"line {number}",
+        "line-length",
+        f"longer than {MAX_LINE_BYTES:,} bytes; is this the right file?",
+    ).in_file(path)
+
+
+def line_error(path: Path, number: int, line: str, exc: ValueError) -> ErrorDetail:
+    """The error of a JSONL line that did not parse: a limit broken, a line cut short (an
+    interrupted writer) or bad JSON."""
+    if isinstance(exc, LimitError):
+        where = exc.where.replace("line 1,", f"line {number},") if exc.where != "$" else ""
+        return ErrorDetail(where or f"line {number}", exc.rule, str(exc)).in_file(path)
+    torn = not line.endswith("\n")
+    rule = "torn-line" if torn else "json-syntax"
+    why = (
+        "the last line is incomplete (was the writer interrupted?); remove it or rerun the "
+        "step that wrote the file"
+        if torn
+        else str(exc)
+    )
+    return ErrorDetail(f"line {number}", rule, why).in_file(path)
+
+
 def _jsonl_line(path: Path, number: int, line: str, errors: list[ErrorDetail] | None) -> Any:
     try:
         return parse_json(line)
     except ValueError as exc:
-        torn = not line.endswith("\n")
-        rule = "torn-line" if torn else "json-syntax"
-        why = "the last line is incomplete (was the writer interrupted?)" if torn else str(exc)
-        detail = ErrorDetail(f"line {number}", rule, why).in_file(path)
+        detail = line_error(path, number, line, exc)
         if errors is None:
             raise ValidationError([detail]) from None
         errors.append(detail)

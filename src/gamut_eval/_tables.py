@@ -36,7 +36,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from gamut_eval._files import atomic_writer, parse_json
+from gamut_eval._files import (
+    MAX_LINE_BYTES,
+    LimitError,
+    atomic_writer,
+    line_error,
+    long_line,
+    parse_json,
+)
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
 __all__ = ["FORMATS", "TableFormat", "read_rows", "table_format", "write_rows"]
@@ -148,7 +155,10 @@ def _jsonl_rows(
     path: Path, handle: IO[bytes], what: str, errors: list[ErrorDetail] | None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     offset = 0
-    for number, raw in enumerate(handle, start=1):
+    lines = iter(lambda: handle.readline(MAX_LINE_BYTES + 1), b"")
+    for number, raw in enumerate(lines, start=1):
+        if len(raw) > MAX_LINE_BYTES:
+            raise ValidationError([long_line(path, number)])
         start = offset
         offset += len(raw)
         if number == 1 and raw.startswith(_BOM):
@@ -159,15 +169,7 @@ def _jsonl_rows(
         try:
             value = parse_json(line)
         except ValueError as exc:
-            torn = not line.endswith("\n")
-            rule = "torn-line" if torn else "json-syntax"
-            why = (
-                "the last line is incomplete (was the writer interrupted?); remove it or "
-                "rerun the step that wrote the file"
-                if torn
-                else str(exc)
-            )
-            detail = ErrorDetail(f"line {number}", rule, why).in_file(path)
+            detail = line_error(path, number, line, exc)
             if errors is None:
                 raise ValidationError([detail]) from None
             errors.append(detail)
@@ -184,6 +186,8 @@ def _json_rows(
     text = _decode(path, data[start:], start)
     try:
         value = parse_json(text)
+    except LimitError as exc:
+        raise _error(path, exc.where, exc.rule, str(exc)) from None
     except json.JSONDecodeError as exc:
         where = f"line {exc.lineno}, column {exc.colno}"
         raise _error(path, where, "json-syntax", exc.msg) from None

@@ -135,8 +135,9 @@ def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
         if not batches:
             return None
         table: pa.Table = pa.Table.from_batches(batches)
+        table.validate(full=True)  # pyarrow reads bytes that are not UTF-8 into its text
     except (pa.ArrowException, OSError):
-        return None
+        return None  # the row reader names what is wrong, and where
     return table
 
 

@@ -33,14 +33,38 @@ def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
 
 
 def show_value(value: Any) -> str:
-    """A short, single-line rendering of an offending value for error messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        text = repr(value)
+    """A short, single-line rendering of an offending value for error messages. Only as
+    much of the value as the message shows is rendered: a value of millions of items, or
+    nested thousands deep, costs no more than a short one."""
+    text = _json_head(value, _MAX_VALUE_CHARS + 1)
     if len(text) > _MAX_VALUE_CHARS:
         text = text[: _MAX_VALUE_CHARS - 3] + "..."
     return text
+
+
+def _json_head(value: Any, budget: int) -> str:
+    """The start of ``value`` as JSON, at least ``budget`` characters of it when it is that
+    long: lists and objects are rendered item by item until the budget is spent, strings
+    are cut before they are quoted."""
+    if isinstance(value, list | tuple | dict):
+        pairs = value.items() if isinstance(value, dict) else ((None, v) for v in value)
+        opening, closing = ("{", "}") if isinstance(value, dict) else ("[", "]")
+        text = opening
+        for index, (key, item) in enumerate(pairs):
+            if len(text) >= budget:
+                return text
+            if index:
+                text += ", "
+            if isinstance(value, dict):
+                text += _json_head(str(key), budget - len(text)) + ": "
+            text += _json_head(item, budget - len(text))
+        return text + closing
+    if isinstance(value, str):
+        value = value[: max(budget, 0) + 1]
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)[: max(budget, 0) + 1]
 
 
 _MISSING: Any = object()

@@ -221,6 +221,7 @@ def run_benchmark(
     probe: bool = True,
     sampled: Mapping[str, Collection[str]] | None = None,
     calibration: Mapping[str, Any] | None = None,
+    image_root: Path | None = None,
 ) -> RunResult:
     """Generate (or take) answers, judge them with every judge, score, write RUN_DIR.
 
@@ -236,7 +237,8 @@ def run_benchmark(
     that grade only the answers to some questions (every model and setting of each), and
     those questions (the strong judge of calibrated scores, ``gamut_eval.calibration``).
     ``calibration``: recorded in run.json as drawn before anything is judged; its
-    ``calibrated_with`` and ``seed`` are part of the run's identity.
+    ``calibrated_with`` and ``seed`` are part of the run's identity. ``image_root``: the folder
+    the dataset's image paths are relative to (default: the dataset file's folder).
     """
     params = params or ScoringParams()
     sampled = dict(sampled or {})
@@ -249,7 +251,7 @@ def run_benchmark(
     if not judges:
         raise InputError("give at least one judge (judges)", setting="judges")
     generation = _check_generation(generation, responses)
-    dataset = load_dataset(dataset_path, long_lived=long_lived)
+    dataset = load_dataset(dataset_path, long_lived=long_lived, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(
         dataset, models, responses, setting, judges, params, fill_missing, generation, calibration
@@ -280,6 +282,7 @@ def run_benchmark(
             max_connections=max_connections,
             generation=generation,
             probe=False,
+            image_root=image_root,
         )
         generated = [row for _, row in iter_responses(answers)]
         given = _complete(generated, dataset, models, setting, fill_missing, answers)
@@ -311,13 +314,14 @@ def estimate_run(
     setting: str = "both",
     fill_missing: bool = False,
     prices: PriceTable | None = None,
+    image_root: Path | None = None,
 ) -> list[DryRunReport]:
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
     from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore, Store
 
-    dataset = load_dataset(dataset_path)
+    dataset = load_dataset(dataset_path, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing)
     store_path = out_dir / "store.sqlite"
     reports = []

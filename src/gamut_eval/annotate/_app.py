@@ -7,7 +7,7 @@ able to sign in is almost certainly a mistake, and refusing costs nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 from urllib.parse import urlsplit
 
@@ -19,6 +19,7 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 from starlette.templating import Jinja2Templates
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from gamut_eval.annotate import _question_pages, _rubric_pages, _web
 from gamut_eval.annotate._db import Database
@@ -112,10 +113,14 @@ def create_app(
     bind_host: str = "127.0.0.1",
     session_hours: float = 12.0,
     idle_minutes: float = 60.0,
+    forwarded_allow_ips: Sequence[str] = (),
 ) -> FastAPI:
     """The annotation app over ``db``; ``hosts`` are extra Host names it answers to.
     A session lasts ``session_hours`` at most, and ends after ``idle_minutes`` without
-    a request."""
+    a request. ``forwarded_allow_ips``: the proxies (addresses, networks, or ``*``) whose
+    ``X-Forwarded-For`` and ``X-Forwarded-Proto`` are believed; from any other client
+    those headers are ignored, so the client address (the sign-in backoff's key) is the
+    connection's own."""
     app = FastAPI(
         title="gamut annotate",
         docs_url=None,  # the interactive docs load scripts from a CDN, which the CSP forbids
@@ -134,6 +139,8 @@ def create_app(
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _invalid_form)
     app.add_middleware(HostAndHeadersMiddleware, hosts=allowed_hosts(bind_host, hosts))
+    if forwarded_allow_ips:  # outermost: every layer below sees the client it names
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=list(forwarded_allow_ips))
     return app
 
 
@@ -153,14 +160,22 @@ def serve(
     port: int,
     allow_hosts: Iterable[str] = (),
     idle_minutes: float = 60.0,
+    forwarded_allow_ips: Sequence[str] = (),
 ) -> None:
     """Serve the app until interrupted; the schema is migrated before the first request.
-    Sessions end after ``idle_minutes`` without a request."""
+    Sessions end after ``idle_minutes`` without a request. Forwarded headers are believed
+    only from ``forwarded_allow_ips`` (see ``create_app``)."""
     db.migrate()
     check_bind(host, count_users(db))
-    app = create_app(db, hosts=allow_hosts, bind_host=host, idle_minutes=idle_minutes)
-    # proxy_headers with uvicorn's default trust (127.0.0.1 only): behind a local TLS proxy
-    # the scheme is https, so the session cookie is marked Secure.
+    app = create_app(
+        db,
+        hosts=allow_hosts,
+        bind_host=host,
+        idle_minutes=idle_minutes,
+        forwarded_allow_ips=forwarded_allow_ips,
+    )
+    # The app reads the forwarded headers itself (create_app), so uvicorn's own reading,
+    # which trusts 127.0.0.1 by default, is off: a local client cannot name another address.
     uvicorn.run(
-        app, host=host, port=port, proxy_headers=True, server_header=False, log_level="info"
+        app, host=host, port=port, proxy_headers=False, server_header=False, log_level="info"
     )

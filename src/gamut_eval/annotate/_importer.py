@@ -44,7 +44,7 @@ from gamut_eval.annotate._db import (
 from gamut_eval.annotate._questions import ImageStatus, image_status
 from gamut_eval.annotate._rubrics import TEXT_ONLY, carried_stale, checklist_of, compiled_of
 from gamut_eval.dataset import DatasetRecord
-from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.errors import ErrorDetail, ValidationError, json_path
 from gamut_eval.rubric import (
     Checklist,
     MetaRubric,
@@ -514,6 +514,33 @@ def _stage_record(data: dict[str, Any]) -> ErrorDetail:
     )
 
 
+def _nul_at(data: Any) -> ErrorDetail | None:
+    """The first field (or key) holding a NUL character: PostgreSQL cannot store one in
+    text, so a row with one is refused on every database alike."""
+    stack: list[tuple[tuple[str | int, ...], Any]] = [((), data)]
+    while stack:
+        at, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in reversed(value.items()):
+                if "\x00" in str(key):
+                    return _nul_detail(at, key)
+                stack.append(((*at, str(key)), item))
+        elif isinstance(value, list):
+            stack += [((*at, index), item) for index, item in reversed(list(enumerate(value)))]
+        elif isinstance(value, str) and "\x00" in value:
+            return _nul_detail(at, value)
+    return None
+
+
+def _nul_detail(at: tuple[str | int, ...], value: str) -> ErrorDetail:
+    return ErrorDetail(
+        json_path(at),
+        "nul-character",
+        "holds a NUL character (\\u0000), which no text field may hold; remove it and import again",
+        value,
+    )
+
+
 def parse_file(
     path: Path, errors: list[ErrorDetail]
 ) -> tuple[list[ParsedCandidate], list[ParsedRubric]]:
@@ -521,7 +548,10 @@ def parse_file(
     first: dict[str, int] = {}
     for line, data in read_jsonl(path, errors):
         where = f"{path}:{line}"
-        if isinstance(data, dict) and "question_id" in data and "id" not in data:
+        nul = _nul_at(data)
+        if nul is not None:
+            errors.append(nul.in_file(where))
+        elif isinstance(data, dict) and "question_id" in data and "id" not in data:
             errors.append(_stage_record(data).in_file(where))
         elif isinstance(data, dict) and "meta_rubric" in data:
             row = _rubric(data, path.parent, where, line, errors)

@@ -345,7 +345,7 @@ def _page(
     return render(request, "question.html", context, who=who, status=status)
 
 
-@router.get("/questions/{question_id:int}")
+@router.get("/questions/{question_id:row_id}")
 def question_page(
     request: Request,
     question_id: int,
@@ -364,7 +364,7 @@ def _refused(
     return lambda errors: _page(request, session, who, question_id, errors, status=422)
 
 
-@router.post("/questions/{question_id:int}/review")
+@router.post("/questions/{question_id:row_id}/review")
 def review(
     request: Request,
     question_id: int,
@@ -392,7 +392,7 @@ def adjudication(request: Request, *, session: DbSession, who: Who) -> Response:
     return render(request, "adjudication.html", {"items": items}, who=who)
 
 
-@router.post("/questions/{question_id:int}/adjudicate")
+@router.post("/questions/{question_id:row_id}/adjudicate")
 def rule(
     request: Request,
     question_id: int,

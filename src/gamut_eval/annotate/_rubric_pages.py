@@ -303,7 +303,7 @@ RubricPage = Annotated[_Rubric, Depends(_rubric, scope="function")]
 """A route parameter: the rubric of the path, with the request, session and viewer."""
 
 
-@router.get("/rubrics/{rubric_id:int}")
+@router.get("/rubrics/{rubric_id:row_id}")
 def rubric_page(at: RubricPage) -> Response:
     """The meta-rubric scaffold beside the editable checklist, its diff and audit trail."""
     return at.page([])
@@ -316,7 +316,7 @@ def _version(form: dict[str, str]) -> int:
         raise FormError(["the form has no version number; reload the page"]) from None
 
 
-@router.post("/rubrics/{rubric_id:int}/checklist")
+@router.post("/rubrics/{rubric_id:row_id}/checklist")
 def save(*, form: Fields, at: RubricPage) -> Response:
     """Save the edited checklist; from a stale page it is merged check by check, and a
     check changed on both sides shows both versions (409, nothing saved)."""
@@ -330,7 +330,7 @@ def save(*, form: Fields, at: RubricPage) -> Response:
         return at.page([str(conflict)], conflict.form, conflict.conflicts)
 
 
-@router.post("/rubrics/{rubric_id:int}/entity")
+@router.post("/rubrics/{rubric_id:row_id}/entity")
 def entity(
     at: RubricPage,
     *,
@@ -345,7 +345,7 @@ def entity(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/question")
+@router.post("/rubrics/{rubric_id:row_id}/question")
 def question(
     at: RubricPage,
     *,
@@ -368,7 +368,7 @@ def _item_json(form: Mapping[str, str]) -> str:
     return json.dumps(item_from_form(form.get("item_id", ""), form), ensure_ascii=False)
 
 
-@router.post("/rubrics/{rubric_id:int}/item")
+@router.post("/rubrics/{rubric_id:row_id}/item")
 def item(*, form: Fields, at: RubricPage) -> Response:
     """Edit one meta-rubric item (through its form, or as JSON in ``item``); the
     checklist is re-compiled from the items."""
@@ -383,7 +383,7 @@ def item(*, form: Fields, at: RubricPage) -> Response:
     )  # fmt: skip
 
 
-@router.post("/rubrics/{rubric_id:int}/item/preview")
+@router.post("/rubrics/{rubric_id:row_id}/item/preview")
 def item_preview(*, form: Fields, at: RubricPage) -> Response:
     """The checks an item's form compiles to, as an HTML fragment beside the form (422
     with the problems when it would be refused); nothing is saved."""
@@ -397,7 +397,7 @@ def item_preview(*, form: Fields, at: RubricPage) -> Response:
     return render(at.request, "_item_preview.html", context, who=at.who)
 
 
-@router.post("/rubrics/{rubric_id:int}/ambiguous")
+@router.post("/rubrics/{rubric_id:row_id}/ambiguous")
 def ambiguous(
     at: RubricPage,
     *,
@@ -412,7 +412,7 @@ def ambiguous(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/drop")
+@router.post("/rubrics/{rubric_id:row_id}/drop")
 def drop(
     at: RubricPage, *, version: Annotated[int, Form()], reason: Annotated[str, Form()] = ""
 ) -> Response:
@@ -422,7 +422,7 @@ def drop(
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/restore")
+@router.post("/rubrics/{rubric_id:row_id}/restore")
 def restore(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Undo a drop."""
     return at.act(
@@ -430,7 +430,7 @@ def restore(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/complete")
+@router.post("/rubrics/{rubric_id:row_id}/complete")
 def complete(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Mark this round's revision of the rubric done."""
     return at.act(
@@ -438,7 +438,7 @@ def complete(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     )
 
 
-@router.post("/rubrics/{rubric_id:int}/reopen")
+@router.post("/rubrics/{rubric_id:row_id}/reopen")
 def reopen(at: RubricPage, *, version: Annotated[int, Form()]) -> Response:
     """Reopen a rubric marked done."""
     return at.act(

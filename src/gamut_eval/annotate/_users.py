@@ -6,14 +6,18 @@ cookie, again stored only as a hash, with its own CSRF token. A session ends at 
 ``expires_at``, or earlier when it was idle (no request) for longer than the app's idle
 time; each request moves ``last_seen_at`` on (written at most once a minute).
 
-Repeated failed sign-ins are slowed down, per user name and client address. Login tokens
-are 256 random bits, so guessing one is hopeless; the backoff still makes a script that
-hammers the form cheap to ignore, and tells a person who pasted the wrong token what is
-going on. The first ``FREE_FAILURES`` failures in a row of one (name, address) pair cost
-nothing; each further one blocks that pair for twice as long as the last (1 s, 2 s, 4 s,
-... at most ``MAX_DELAY``). While blocked, the form answers 429 with ``Retry-After``
-without looking at the token, so even the right one waits. Another address, or another
-name from the same address, is not affected. A successful sign-in clears the count. The
+Repeated failed sign-ins are slowed down, per user name at one client address and per
+client address, counted separately. Login tokens are 256 random bits, so guessing one is
+hopeless; the backoff still makes a script that hammers the form cheap to ignore, and tells
+a person who pasted the wrong token what is going on. The first ``FREE_FAILURES`` failures
+in a row of one (name, address) pair cost nothing; each further one blocks that pair for
+twice as long as the last (1 s, 2 s, 4 s, ... at most ``MAX_DELAY``). An address has its
+own count over every name (``ADDRESS_FREE_FAILURES`` free), so trying many names from one
+address is slowed down too. While blocked, the form answers 429 with ``Retry-After``
+without looking at the token, so even the right one waits. Another address is never
+affected, so nobody can lock a user out from elsewhere; the address is the connection's
+own unless it comes from a proxy named with ``--forwarded-allow-ips``, so a client cannot
+pick a fresh one by sending a header. A successful sign-in clears the pair's count. The
 counts live in the database, so every worker process shares them.
 """
 
@@ -32,6 +36,8 @@ from gamut_eval.annotate._db import Database, LoginFailure, LoginSession, Role, 
 from gamut_eval.errors import InputError
 
 __all__ = [
+    "ADDRESS_FREE_FAILURES",
+    "ANY_NAME",
     "FREE_FAILURES",
     "MAX_DELAY",
     "NewToken",
@@ -210,54 +216,73 @@ def sign_out(session: Session, cookie: str) -> None:
 
 
 FREE_FAILURES = 3
+"""Failures in a row of one (name, address) pair that cost nothing."""
+ADDRESS_FREE_FAILURES = 10
+"""Failures in a row from one address, whatever the names, that cost nothing."""
 MAX_DELAY = 300.0
-"""Seconds: the longest a (name, address) pair is blocked after one more failure."""
+"""Seconds: the longest a (name, address) pair or an address is blocked after one more
+failure."""
+ANY_NAME = " *"
+"""The name of an address's own count (no user name starts with a space)."""
 
 
-def _key(name: str, address: str) -> tuple[str, str]:
-    return name.strip().lower()[:64], address[:64]
+def _keys(name: str, address: str) -> list[tuple[str, str, int]]:
+    """The two counts a sign-in from ``address`` as ``name`` touches: the pair's, and the
+    address's (every name), each with its free failures."""
+    where = address[:64]
+    return [
+        (name.strip().lower()[:64], where, FREE_FAILURES),
+        (ANY_NAME, where, ADDRESS_FREE_FAILURES),
+    ]
 
 
-def delay_after(failures: int) -> float:
-    """Seconds blocked after the ``failures``-th failure in a row."""
-    if failures < FREE_FAILURES:
+def delay_after(failures: int, free: int = FREE_FAILURES) -> float:
+    """Seconds blocked after the ``failures``-th failure in a row (``free`` cost nothing)."""
+    if failures < free:
         return 0.0
-    return min(2.0 ** (failures - FREE_FAILURES), MAX_DELAY)
+    return min(2.0 ** (failures - free), MAX_DELAY)
 
 
-def _row(session: Session, name: str, address: str) -> LoginFailure | None:
-    key, where = _key(name, address)
+def _row(session: Session, key: str, where: str) -> LoginFailure | None:
     query = select(LoginFailure).where(LoginFailure.name == key, LoginFailure.address == where)
     return session.scalar(query)
 
 
 def blocked_for(session: Session, name: str, address: str) -> float:
-    """Seconds this pair must still wait before its next attempt (0: it may try now)."""
-    row = _row(session, name, address)
-    if row is None:
-        return 0.0
-    until = datetime.strptime(row.blocked_until, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    return max(0.0, (until - datetime.now(UTC)).total_seconds())
+    """Seconds a sign-in as ``name`` from ``address`` must still wait (0: it may try now):
+    the longer of the pair's block and the address's."""
+    wait = 0.0
+    for key, where, _ in _keys(name, address):
+        row = _row(session, key, where)
+        if row is not None:
+            until = datetime.strptime(row.blocked_until, "%Y-%m-%dT%H:%M:%S.%fZ")
+            left = (until.replace(tzinfo=UTC) - datetime.now(UTC)).total_seconds()
+            wait = max(wait, left)
+    return wait
 
 
 def record_failure(session: Session, name: str, address: str) -> float:
-    """Count one more failure; the seconds the pair is now blocked for."""
-    row = _row(session, name, address)
-    if row is None:
-        key, where = _key(name, address)
-        row = LoginFailure(name=key, address=where, failures=0, blocked_until="", updated_at="")
-        session.add(row)
-    row.failures += 1
-    delay = delay_after(row.failures)
-    row.blocked_until = _stamp(datetime.now(UTC) + timedelta(seconds=delay))
-    row.updated_at = utc_now()
+    """Count one more failure of the pair and of the address; the seconds the sign-in is
+    now blocked for (the longer of the two)."""
+    delay = 0.0
+    for key, where, free in _keys(name, address):
+        row = _row(session, key, where)
+        if row is None:
+            row = LoginFailure(name=key, address=where, failures=0, blocked_until="", updated_at="")
+            session.add(row)
+        row.failures += 1
+        row_delay = delay_after(row.failures, free)
+        row.blocked_until = _stamp(datetime.now(UTC) + timedelta(seconds=row_delay))
+        row.updated_at = utc_now()
+        delay = max(delay, row_delay)
     session.flush()
     return delay
 
 
 def clear_failures(session: Session, name: str, address: str) -> None:
-    """Forget the pair's failures (after a successful sign-in)."""
-    key, where = _key(name, address)
+    """Forget the pair's failures (after a successful sign-in). The address's count stays:
+    signing in with one's own token must not wipe the failures tried on other names."""
+    key, where, _ = _keys(name, address)[0]
     session.execute(
         delete(LoginFailure).where(LoginFailure.name == key, LoginFailure.address == where)
     )

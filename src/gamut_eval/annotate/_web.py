@@ -39,6 +39,7 @@ from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Resp
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.datastructures import Headers
 from starlette.responses import PlainTextResponse
 from starlette.templating import Jinja2Templates
@@ -97,6 +98,24 @@ SECURITY_HEADERS: tuple[tuple[str, str], ...] = (
     ("referrer-policy", "same-origin"),
     ("cross-origin-opener-policy", "same-origin"),
 )
+
+
+class RowId(Convertor[int]):
+    """A row id in a path (``/rubrics/{rubric_id:row_id}``): 1 to 9 digits, so anything
+    else (a number past the database's integer, a sign, a letter) matches no route and is
+    a 404 with the security headers, never a database error."""
+
+    regex = "[0-9]{1,9}"
+
+    def convert(self, value: str) -> int:
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        return str(value)
+
+
+register_url_convertor("row_id", RowId())
+
 _LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
@@ -153,7 +172,20 @@ class HostAndHeadersMiddleware:
             response = PlainTextResponse("Invalid Host header", status_code=400)
             await response(scope, receive, send_with_headers)
             return
-        await self.app(scope, receive, send_with_headers)
+        started = False
+
+        async def send_tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send_with_headers(message)
+
+        try:
+            await self.app(scope, receive, send_tracked)
+        except Exception:
+            if not started:  # a bug's 500 carries the headers too; the error is still logged
+                response = PlainTextResponse("Internal Server Error", status_code=500)
+                await response(scope, receive, send_with_headers)
+            raise
 
 
 SESSION_COOKIE = "gamut_session"
@@ -349,8 +381,7 @@ def login(
         seconds = math.ceil(wait)
         response = _login_page(
             request,
-            f"Too many failed sign-ins for this name from your address: wait {seconds} s, "
-            "then try again.",
+            f"Too many failed sign-ins from your address: wait {seconds} s, then try again.",
             429,
             name,
         )

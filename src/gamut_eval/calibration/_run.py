@@ -167,7 +167,7 @@ def run_calibrated(
     from gamut_eval.run import run_benchmark
 
     _check(calibrate, judges)
-    dataset = load_dataset(dataset_path)
+    dataset = load_dataset(dataset_path, image_root=options.get("image_root"))
     sample, notes = calibration_sample(calibrate, [record.id for record in dataset])
     record = {
         "judge": judges[0].judge,

@@ -81,8 +81,22 @@ def annotate() -> None:
     help="Sign a browser out after this many minutes without a request (sessions last "
     "12 hours at most).",
 )
+@click.option(
+    "--forwarded-allow-ips",
+    "forwarded_allow_ips",
+    default="",
+    metavar="ADDRESSES",
+    help="Comma-separated addresses or networks of the reverse proxies whose "
+    "X-Forwarded-For and X-Forwarded-Proto headers are believed (as uvicorn's option of "
+    "that name). Default: none, so a client cannot choose its own address.",
+)
 def serve_command(
-    db: str, host: str, port: int, allow_host: tuple[str, ...], session_idle: float
+    db: str,
+    host: str,
+    port: int,
+    allow_host: tuple[str, ...],
+    session_idle: float,
+    forwarded_allow_ips: str,
 ) -> None:
     """Run the web app (migrates the database first)."""
     from gamut_eval.annotate import check_bind, count_users, serve
@@ -93,7 +107,8 @@ def serve_command(
             f"gamut annotate on http://{host}:{port} (database {database.shown}; sessions "
             f"end after {session_idle:g} idle minutes)"
         )
-        serve(database, host, port, allow_host, session_idle)
+        proxies = [ip.strip() for ip in forwarded_allow_ips.split(",") if ip.strip()]
+        serve(database, host, port, allow_host, session_idle, forwarded_allow_ips=proxies)
 
 
 @annotate.command("migrate")

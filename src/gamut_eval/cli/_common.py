@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import re
 from collections.abc import Sequence
@@ -22,6 +23,8 @@ __all__ = [
     "console",
     "dump_json",
     "err_console",
+    "failure_message",
+    "image_root_option",
     "option_of",
     "print_plain",
     "rich_console",
@@ -48,6 +51,17 @@ class DatasetPath(click.Path):
 
 
 DATASET_PATH = DatasetPath()
+
+image_root_option = click.option(
+    "--image-root",
+    "image_root",
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="The folder the dataset's image paths are relative to and must stay inside "
+    "(default: the dataset file's folder).",
+)
+"""``--image-root DIR``: every command that takes a dataset takes this with it."""
 
 
 HUB_RUN = "gamut_eval.hub_run"
@@ -163,3 +177,39 @@ def with_options(text: str, settings: Sequence[str], command: click.Command | No
     if not options:
         return text
     return f"{text} (option{'s' if len(options) > 1 else ''} {', '.join(options)})"
+
+
+def failure_message(exc: BaseException) -> str | None:
+    """One line for the failures that are the machine's or the input's, not a bug: a full
+    disk (``ENOSPC``, a quota, SQLite's ``database or disk is full``, however wrapped) and
+    input nested deeper than Python's stack. None for anything else."""
+    if isinstance(exc, click.exceptions.Exit | click.exceptions.Abort | click.ClickException):
+        return None  # click's own ending, whatever it was raised while handling
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.errno in (errno.ENOSPC, errno.EDQUOT):
+            where = Path(str(current.filename)).parent if current.filename else None
+            place = f"the disk holding {where}" if where else "the disk"
+            return (
+                f"no space left on {place} ({current.strerror or current}): free some space "
+                "there, or write to another disk, then run the same command again (finished "
+                "work is kept)"
+            )
+        if type(current).__name__ == "OperationalError" and "disk is full" in str(current):
+            return (
+                f"no space left on the disk ({current}): free some space on the disk holding "
+                "the output folder, then run the same command again (finished work is kept)"
+            )
+        if isinstance(current, RecursionError):
+            return (
+                "the input is nested too deeply to read (lists or objects inside each other "
+                "thousands of levels deep); is it the right file?"
+            )
+        pending += [current.__cause__, current.__context__]
+        pending += list(getattr(current, "exceptions", ()))
+    return None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gamut_eval.cli._common import console, err_console
+from gamut_eval.cli._common import console, err_console, image_root_option
 from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
@@ -127,6 +127,7 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
     show_default=True,
     help="Dataset (JSONL, JSON or Parquet), or `sample` for the bundled sample benchmark.",
 )
+@image_root_option
 @click.option(
     "--responses",
     type=_file,
@@ -160,6 +161,7 @@ def judge(
     out: Path | None,
     dry_run: bool,
     wait_for_store: float,
+    image_root: Path | None,
     **options: Any,
 ) -> None:
     """Grade every check of every response independently, with four verdicts.
@@ -181,7 +183,7 @@ def judge(
     label = "judging with {label}" + (f" ({name})" if name in ("batch", "ray") else "")
     with PassProgress(label) as progress:
         report = judge_responses(
-            load_dataset(resolve_dataset_path(dataset)),
+            load_dataset(resolve_dataset_path(dataset), image_root=image_root),
             responses,
             settings,
             store,
@@ -278,6 +280,14 @@ def dry_run_table(report: DryRunReport) -> Table:
         ("prompt tokens a prefix cache can serve", f"{report.cacheable_tokens:,}"),
         ("prompt tokens written to the cache", f"{report.cache_write_tokens:,}"),
     ]
+    if report.long_answers:
+        rows.insert(
+            4,
+            (
+                f"of which {report.long_answers:,} long answer(s), each sent with every check",
+                f"{report.long_answer_tokens:,}",
+            ),
+        )
     if report.prices is not None:
         rows.append((f"prices per 1M tokens {money}".strip(), _prices(report.prices)))
     for label, cost in (

@@ -193,6 +193,14 @@ class _Group(GroupedGroup):
                 raise
             click.echo(f"error: {message}", err=True)
             ctx.exit(EXIT_INPUT)
+        except Exception as exc:  # a full disk, or input nested past Python's stack
+            from gamut_eval.cli._common import failure_message
+
+            message = failure_message(exc)
+            if message is None:
+                raise
+            click.echo(f"error: {message}", err=True)
+            ctx.exit(EXIT_INPUT)
 
 
 def with_option(group: click.Group, ctx: click.Context, exc: GamutError) -> str:

@@ -14,6 +14,7 @@ from gamut_eval.cli._common import (
     console,
     dump_json,
     err_console,
+    image_root_option,
     out_option,
     write_output,
 )
@@ -28,13 +29,13 @@ def _is_dataset(path: Path) -> bool:
     return path.suffix.lower() == ".jsonl"
 
 
-def _validate_one(path: Path) -> str:
+def _validate_one(path: Path, image_root: Path | None = None) -> str:
     """A one-line summary of a valid file; raises ``InputError`` otherwise."""
     from gamut_eval.dataset import load_dataset
     from gamut_eval.rubric import compile_rubric, load_meta_rubric
 
     if _is_dataset(path):
-        dataset = load_dataset(path)
+        dataset = load_dataset(path, image_root=image_root)
         checks = sum(len(c.checks) for c in dataset.checklists().values())
         return f"{len(dataset)} questions, {checks} checks"
     checklist = compile_rubric(load_meta_rubric(path))
@@ -43,7 +44,8 @@ def _validate_one(path: Path) -> str:
 
 @click.command(cls=GroupedCommand)
 @click.argument("paths", nargs=-1, required=True, type=_path_argument)
-def validate(paths: tuple[Path, ...]) -> None:
+@image_root_option
+def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
     """Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).
 
     `sample` stands for the bundled sample dataset. Every problem of every file is printed
@@ -53,7 +55,7 @@ def validate(paths: tuple[Path, ...]) -> None:
     failed = 0
     for path in paths:
         try:
-            summary = _validate_one(path)
+            summary = _validate_one(path, image_root)
         except ValidationError as exc:
             failed += 1
             for detail in exc.details:

@@ -17,7 +17,7 @@ from gamut_eval.cli._calibrate import (
     print_calibration,
     print_plan,
 )
-from gamut_eval.cli._common import console, err_console, print_plain
+from gamut_eval.cli._common import console, err_console, image_root_option, print_plain
 from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
 from gamut_eval.cli._options import model_options, model_values, settings_from
@@ -48,13 +48,19 @@ F = TypeVar("F", bound=Callable[..., Any])
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
 _setting = click.Choice(["multimodal", "text_only", "both"])
-_dataset_option = click.option(
+_dataset_path_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
     show_default=True,
     help="Dataset JSONL, `sample` for the bundled sample benchmark, or "
     "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
 )
+
+
+def _dataset_option(command: Any) -> Any:
+    """``--dataset`` and ``--image-root``."""
+    return _dataset_path_option(image_root_option(command))
+
 
 _GENERATION = "generation_"
 """Starts the keyword names of the generation options (the judge has a ``temperature``
@@ -96,6 +102,7 @@ def _dry_run(
     setting: str,
     fill_missing: bool,
     prices: Path | None,
+    image_root: Path | None,
     calibrate: CalibrateWith | None = None,
     planner: dict[str, Any] | None = None,
 ) -> None:
@@ -120,6 +127,7 @@ def _dry_run(
         setting=setting,
         fill_missing=fill_missing,
         prices=_prices(prices),
+        image_root=image_root,
     )
     for report in reports:
         console.print(dry_run_table(report))
@@ -192,6 +200,7 @@ def generate(
     max_connections: int | None,
     out: Path,
     probe: bool,
+    image_root: Path | None,
     **options: Any,
 ) -> None:
     """Answer every question with each model, through an Inspect eval set.
@@ -211,6 +220,7 @@ def generate(
         max_connections=max_connections,
         generation=generation_settings(options),
         probe=probe,
+        image_root=image_root,
     )
     err_console.print(f"wrote {count} responses to {out}")
 
@@ -290,6 +300,7 @@ def run(
     prices: Path | None,
     overwrite: bool,
     wait_for_store: float,
+    image_root: Path | None,
     **options: Any,
 ) -> None:
     """Generate answers, judge them with each judge, score, and print the leaderboard.
@@ -320,7 +331,7 @@ def run(
     if dry_run:
         _dry_run(
             dataset, out_dir, settings, responses, setting, fill_missing, prices,
-            calibrate, planner,
+            image_root, calibrate, planner,
         )  # fmt: skip
         return
     probe = all(s.probe for s in settings)  # --no-probe skips the models' probe too
@@ -335,6 +346,7 @@ def run(
         "prices": _prices(prices),
         "generation": generation,
         "probe": probe,
+        "image_root": image_root,
     }
     path = resolve_dataset_path(dataset)
     with PassProgress() as progress:

@@ -20,6 +20,7 @@ from gamut_eval.cli._common import (
     console,
     dump_json,
     err_console,
+    image_root_option,
     out_option,
     write_output,
 )
@@ -206,6 +207,7 @@ def summary_table(
     help="A dataset (.jsonl, .json or .parquet), or `sample` for the bundled sample; scores "
     "every response in a verdict-rows file.",
 )
+@image_root_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 @click.option(
     "--lam",
@@ -234,6 +236,7 @@ def score(
     mu: float,
     weights: tuple[str, ...],
     out: Path | None,
+    image_root: Path | None,
 ) -> None:
     """Score verdicts: one response against a checklist, or every response of a run.
 
@@ -253,7 +256,7 @@ def score(
         _score_one(load_checklist(checklist), verdicts, params, as_json, out)
     else:
         assert dataset is not None  # narrowed above; not input validation
-        _score_run(dataset, verdicts, params, as_json, out)
+        _score_run(dataset, verdicts, params, as_json, out, image_root)
 
 
 def _score_one(
@@ -272,7 +275,12 @@ def _score_one(
 
 
 def _score_run(
-    dataset_path: Path, path: Path, params: ScoringParams, as_json: bool, out: Path | None
+    dataset_path: Path,
+    path: Path,
+    params: ScoringParams,
+    as_json: bool,
+    out: Path | None,
+    image_root: Path | None = None,
 ) -> None:
     from gamut_eval._tables import table_format, write_rows
     from gamut_eval._verdict_table import read_verdict_table
@@ -282,7 +290,8 @@ def _score_run(
 
     if out is not None:
         table_format(out)  # an unknown extension is refused before any work
-    checklists = load_dataset(dataset_path, long_lived=True).checklists()
+    dataset = load_dataset(dataset_path, long_lived=True, image_root=image_root)
+    checklists = dataset.checklists()
     verdict_rows = read_verdict_table(path).frame
     try:
         scores = score_table(verdict_rows, checklists, params)

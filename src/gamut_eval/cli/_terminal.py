@@ -233,7 +233,9 @@ def _field_widths(total: int) -> dict[str, int]:
 
 
 def warn_flagged(stats: JudgeStats) -> None:
-    """Name the answers that carry invisible (zero-width or bidi) characters."""
+    """Name the answers that carry invisible (zero-width or bidi) characters, and count the
+    long ones."""
+    _warn_long(stats)
     if not stats.flagged:
         return
     err_console.print(
@@ -242,6 +244,19 @@ def warn_flagged(stats: JudgeStats) -> None:
     )
     for question, model, setting, chars in stats.flagged[:20]:
         err_console.print(f"  {question} / {model} / {setting}: {' '.join(chars)}")
+
+
+def _warn_long(stats: JudgeStats) -> None:
+    """Count the answers longer than ``long_answer_tokens`` (the first few were named as
+    the pass reached them)."""
+    if not stats.long:
+        return
+    tokens = sum(t * checks for *_, t, checks in stats.long)
+    err_console.print(
+        f"[yellow]warning:[/yellow] {len(stats.long)} answer(s) longer than "
+        f"--long-answer-tokens were each sent whole with every check (about {tokens:,} "
+        "prompt tokens in all)"
+    )
 
 
 # -- tables that fit the terminal ----------------------------------------------------------

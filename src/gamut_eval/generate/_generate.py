@@ -44,6 +44,7 @@ def generate_responses(
     retry_attempts: int = 3,
     generation: GenerationSettings | None = None,
     probe: bool = True,
+    image_root: Path | None = None,
 ) -> int:
     """Run the eval set and export every answer to ``out`` (JSONL); returns the row count.
 
@@ -67,7 +68,12 @@ def generate_responses(
 
         probe_models(models, setting, generation)
     tasks = [
-        gamut_task(dataset=str(dataset), setting=s, system_message=generation.system_message)
+        gamut_task(
+            dataset=str(dataset),
+            setting=s,
+            system_message=generation.system_message,
+            image_root=str(image_root) if image_root else None,
+        )
         for s in settings_for(setting)
     ]
     kwargs: dict[str, Any] = generation.generate_config()

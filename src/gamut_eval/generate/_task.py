@@ -51,6 +51,7 @@ def gamut_task(
     judge_image: bool = False,
     store: str | None = None,
     system_message: str | None = None,
+    image_root: str | None = None,
 ) -> Task:
     """The GAMUT benchmark as an Inspect task in one setting.
 
@@ -63,6 +64,8 @@ def gamut_task(
         judge_image: Show the judge the image too.
         store: Verdict store for the scorer (SQLite), so re-scoring is incremental.
         system_message: A system message put before every question, verbatim.
+        image_root: The folder the dataset's image paths are relative to and must stay
+            inside (default: the dataset file's folder).
     """
     from inspect_ai import Task
     from inspect_ai.model import GenerateConfig
@@ -76,7 +79,7 @@ def gamut_task(
     if setting not in SETTING_CHOICES:
         raise InputError(f"setting must be one of {', '.join(SETTING_CHOICES)}; got {setting!r}")
     path = resolve_dataset_path(dataset)
-    data = load_dataset(path)
+    data = load_dataset(path, image_root=image_root)
     setting_name: Setting = "multimodal" if setting == "multimodal" else "text_only"
     scorer = (
         gamut_scorer(judge=judge, dataset=str(path), judge_image=judge_image, store=store)

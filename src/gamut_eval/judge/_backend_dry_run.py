@@ -81,6 +81,10 @@ class DryRunReport(BaseModel):
     """The price-table entry used; None without a table or a matching entry."""
     prices: ModelPrice | None = None
     """That entry's prices per million tokens (input, cached input, cache writes...)."""
+    long_answers: int = 0
+    """Answers estimated longer than the judge's ``long_answer_tokens``."""
+    long_answer_tokens: int = 0
+    """The part of ``prompt_tokens`` that is those answers, sent with each of their checks."""
     cost_standard: float | None = None
     """Standard prices, no prompt caching."""
     cost_cached: float | None = None
@@ -151,6 +155,8 @@ def estimate_pass(
     totals["total"] = work.stats.total
     report = _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
     report.prompt_variants = dict(sorted(variants.items()))
+    report.long_answers = len(work.stats.long)
+    report.long_answer_tokens = sum(tokens * checks for *_, tokens, checks in work.stats.long)
     report.cache_rules = described
     report.cache_min_tokens = rules.min_tokens
     return report

@@ -65,6 +65,7 @@ from gamut_eval.judge._cache_rules import cache_rules
 from gamut_eval.judge._client import JudgeServerGone
 from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._prompt import (
+    CHARS_PER_TOKEN,
     COMPACT,
     JudgeImage,
     PromptVariant,
@@ -232,6 +233,8 @@ def complete_answers(plan: JudgePlan) -> None:
 
 FLUSH_S = 0.05
 """How often finished verdicts are committed: what a kill -9 can lose (and re-judge)."""
+LONG_NOTES = 5
+"""Long answers named one by one as they are reached; the rest are counted at the end."""
 
 
 @dataclass
@@ -258,6 +261,9 @@ class JudgeStats:
     flagged: list[tuple[str, str, str, list[str]]] = field(default_factory=list)
     """Answers with zero-width or bidi control characters: (question, model, setting,
     characters). They are judged as written, and reported."""
+    long: list[tuple[str, str, str, int, int]] = field(default_factory=list)
+    """Answers estimated longer than ``long_answer_tokens``: (question, model, setting,
+    estimated tokens, checks to send it with)."""
     started: float = field(default_factory=time.monotonic)
     unfinished: str | None = None
     """Set by a backend that stopped with work outstanding (re-asks awaiting another batch
@@ -420,6 +426,7 @@ class JudgeWork:
                 continue
             if count_cached:
                 self._flag_hidden(plan)
+                self._flag_long(plan, len(todo))
             yield Pending(plan, todo)
 
     def _flag_hidden(self, plan: PlannedResponse) -> None:
@@ -427,6 +434,21 @@ class JudgeWork:
         if hidden:
             row = plan.row
             self.stats.flagged.append((row.question_id, row.model, row.setting, hidden))
+
+    def _flag_long(self, plan: PlannedResponse, checks: int) -> None:
+        tokens = len(plan.row.response) // CHARS_PER_TOKEN
+        limit = self.settings.long_answer_tokens
+        if tokens <= limit:
+            return
+        row = plan.row
+        self.stats.long.append((row.question_id, row.model, row.setting, tokens, checks))
+        if len(self.stats.long) <= LONG_NOTES:
+            self.note(
+                f"warning: the answer to {row.question_id} by {row.model} ({row.setting}) "
+                f"is about {tokens:,} tokens, more than long_answer_tokens ({limit:,}); it "
+                f"is sent whole with each of its {checks} checks (about {tokens * checks:,} "
+                "prompt tokens) and may not fit the judge's context"
+            )
 
     # -- what was judged -------------------------------------------------------------------
 

@@ -113,6 +113,9 @@ class JudgeSettings(BaseModel):
     """inspect backend: the provider's prompt caching (``auto``, true or false)."""
     max_unscored_rate: Annotated[float, Field(ge=0, le=1)] = 0.02
     """Fail the run if more checks than this share cannot be graded."""
+    long_answer_tokens: Annotated[int, Field(ge=1)] = 32_000
+    """Warn about an answer estimated longer than this many tokens: it is sent whole with
+    each of its checks, and may not fit the judge's context. The dry run counts them."""
     request_args: Annotated[dict[str, Any], Field(json_schema_extra=_cli(None))] = {}
     """Extra fields of every judge request (``-J key=value``, e.g. ``seed=1``): added to the
     request body by the fast clients, passed as ``extra_body`` through Inspect."""

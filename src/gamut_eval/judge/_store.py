@@ -14,6 +14,7 @@ Readers (exports, reports) need no lock: WAL lets them read while a run writes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
@@ -230,13 +231,21 @@ class VerdictStore:
 
     @contextlib.contextmanager
     def _transaction(self) -> Iterator[None]:
-        self._db.execute("BEGIN IMMEDIATE")
+        """One write transaction. A full disk is an ``OSError(ENOSPC)`` naming the store (the
+        command line turns it into one line saying where and what to do)."""
         try:
-            yield
-        except BaseException:
-            self._db.execute("ROLLBACK")
-            raise
-        self._db.execute("COMMIT")
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(sqlite3.OperationalError):  # SQLite may have ended it
+                    self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+        except sqlite3.OperationalError as exc:
+            if "disk is full" not in str(exc):
+                raise
+            raise OSError(errno.ENOSPC, str(exc), str(self.path)) from exc
 
     def usage(self, keys: Iterable[Sequence[str]]) -> tuple[int, int, int, int]:
         """Tokens the stored verdicts of ``keys`` (given in groups, e.g. per answer) cost:

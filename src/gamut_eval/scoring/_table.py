@@ -16,7 +16,7 @@ import pandas as pd
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric import TIERS, Checklist
 from gamut_eval.scoring._params import ScoringParams
-from gamut_eval.scoring._table_errors import LISTED, missing_summary, unknown_details
+from gamut_eval.scoring._table_errors import LISTED, missing_summary, named, unknown_details
 from gamut_eval.scoring._verdict import Verdict
 
 __all__ = ["COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores"]
@@ -176,7 +176,7 @@ def _missing_details(
     for g in short:
         names = {k: columns.codes(k)[1][codes[g]] for k, codes in zip(keys, key_codes, strict=True)}
         present = set(check_ids[check_codes[group == g]])
-        where = ", ".join(f"{k} {v!r}" for k, v in names.items())
+        where = ", ".join(f"{k} {named(v)}" for k, v in names.items())
         for check in checklists[names["question_id"]].checks:
             if check.id not in present:
                 details.append(

@@ -5,10 +5,18 @@ from __future__ import annotations
 
 from gamut_eval.errors import ErrorDetail
 
-__all__ = ["LISTED", "missing_summary", "unknown_details"]
+__all__ = ["LISTED", "missing_summary", "named", "unknown_details"]
 
 LISTED = 5
 """How many offending rows an error lists by name (the count is always given)."""
+_NAMED_CHARS = 80
+
+
+def named(value: object) -> str:
+    """A name from the rows as a message shows it: quoted, and cut to 80 characters (a
+    judge or model name is whatever the file says, however long)."""
+    text = repr(value)
+    return text if len(text) <= _NAMED_CHARS else text[: _NAMED_CHARS - 3] + "..."
 
 
 def unknown_details(questions: list[str], checks: list[tuple[str, str]]) -> list[ErrorDetail]:
@@ -33,7 +41,7 @@ def unknown_details(questions: list[str], checks: list[tuple[str, str]]) -> list
             )
         )
         details += [
-            ErrorDetail("check_id", "known-check", f"no such check in question {q!r}", c)
+            ErrorDetail("check_id", "known-check", f"no such check in question {named(q)}", c)
             for q, c in checks[:LISTED]
         ]
     return details
