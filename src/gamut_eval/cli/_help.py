@@ -53,7 +53,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
         "config", "concurrency", "adaptive-concurrency", "rpm", "tpm", "timeout",
         "max-retries", "max-reasks", "max-unscored-rate", "probe", "wait-for-store",
         "retry-after-cap", "dead-after", "fetch-timeout", "fetch-max-bytes",
-        "max-concurrency", "refresh",
+        "max-concurrency", "refresh", "long-answer-tokens",
     ),
 }  # fmt: skip
 
