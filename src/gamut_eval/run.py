@@ -25,7 +25,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,12 +34,14 @@ import pandas as pd
 
 from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
+from gamut_eval._lock import Held
 from gamut_eval._folder import (
     DERIVED,
     Finished,
     claim_folder,
     file_sha256,
     finished_digest,
+    lock_folder,
     record_finished,
     take_finished,
 )
@@ -241,14 +243,54 @@ def run_benchmark(
     identity = _identity(
         dataset, models, responses, setting, judges, params, fill_missing, generation
     )
-    # Each judge is resolved once; the probe returns it with the request shape it learned
-    # (a dead endpoint ends the run here, with nothing written), and the passes read that.
-    resolved = probe_judges([resolve_judge(settings) for settings in judges])
-    if given is None and probe:
-        from gamut_eval.generate import probe_models
+    note = _noter(on_event)
+    # The folder is locked (after a read-only check that it can be this run's) before the
+    # probes: a second run on it is refused at once, and nothing is deleted before the lock.
+    locked = lock_folder(out_dir, identity, overwrite=overwrite, wait_s=wait_for_store_s, note=note)
+    with locked as held:
+        # Each judge is resolved once; the probe returns it with the request shape it
+        # learned (a dead endpoint ends the run here, with nothing written), and the passes
+        # read that.
+        resolved = probe_judges([resolve_judge(settings) for settings in judges])
+        if given is None and probe:
+            from gamut_eval.generate import probe_models
 
-        probe_models(models, setting, generation)
-    claim_folder(out_dir, identity, overwrite=overwrite)
+            probe_models(models, setting, generation)
+        claim_folder(out_dir, identity, overwrite=overwrite, note=note)
+        return _run_claimed(
+            dataset, out_dir, judges, resolved, identity, given, models, responses, setting,
+            params, on_event, max_connections, fill_missing, generation, prices, held,
+        )  # fmt: skip
+
+
+def _noter(on_event: OnEvent | None) -> Callable[[str], object] | None:
+    """A message for the user, as a pass's note."""
+    if on_event is None:
+        return None
+    from gamut_eval.judge import JudgeStats, PassEvent
+
+    return lambda message: on_event(PassEvent("note", "", JudgeStats(), message))
+
+
+def _run_claimed(
+    dataset: Dataset,
+    out_dir: Path,
+    judges: Sequence[JudgeSettings],
+    resolved: Sequence[ResolvedJudge],
+    identity: RunIdentity,
+    given: CompleteResponses | None,
+    models: Sequence[str],
+    responses: Path | None,
+    setting: str,
+    params: ScoringParams,
+    on_event: OnEvent | None,
+    max_connections: int | None,
+    fill_missing: bool,
+    generation: GenerationSettings | None,
+    prices: PriceTable | None,
+    held: Held,
+) -> RunResult:
+    """The run in its claimed folder, under its lock (``held``)."""
     previous = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
@@ -274,7 +316,7 @@ def run_benchmark(
         manifest = _manifest(identity, dataset, responses, judges, generation, filled, resolved)
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
-        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous
+        dataset, answers, resolved, out_dir, on_event, identity, previous, held
     )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
@@ -384,18 +426,18 @@ def _judge_all(
     judges: Sequence[ResolvedJudge],
     out_dir: Path,
     on_event: OnEvent | None,
-    wait_s: float,
     identity: RunIdentity,
     previous: Finished | None,
+    held: Held,
 ) -> tuple[dict[str, JudgeReport], Finished, bool]:
     """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
     the record to write when the run finishes, and whether the verdicts are those the
     run's last finished invocation wrote (``previous``: then nothing is rewritten)."""
-    # The answers are validated once, for every judge, before the store is created or locked.
+    # The answers are validated once, for every judge.
     plan = JudgePlan(dataset, answers, judges[0].settings)
     plans = [plan.for_judge(judge.settings) for judge in judges]
     reports: dict[str, JudgeReport] = {}
-    with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
+    with VerdictStore(out_dir / "store.sqlite", held=held) as store:
         passes = [
             judge_pass(p, make_backend(judge), store, on_event)
             for p, judge in zip(plans, judges, strict=True)
