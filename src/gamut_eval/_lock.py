@@ -175,14 +175,20 @@ def hold(
 
 
 @contextlib.contextmanager
-def hold_run_folder_of(path: Path | None, *, setting: str = "out") -> Iterator[Held | None]:
+def hold_run_folder_of(
+    path: Path | None, *, setting: str = "out", besides: Path | None = None
+) -> Iterator[Held | None]:
     """Hold the lock of the run folder a file or folder ``path`` is written into (its
     parent), for the block: a command
     writing a file into a run folder (``gamut judge --out``, ``gamut score --out``,
     ``gamut report``) is refused while a run holds it. A folder that is no run's (no lock
-    file in it) is not locked, and gets no lock file."""
+    file in it) is not locked, and gets no lock file. ``besides``: a lock file the caller
+    takes itself (a verdict store's); when it is the folder's, it is not taken twice."""
     folder = path.parent if path is not None else None
     if folder is None or not (folder / RUN_LOCK).is_file():
+        yield None
+        return
+    if besides is not None and lock_key(besides) == lock_key(folder / RUN_LOCK):
         yield None
         return
     with hold(folder / RUN_LOCK, what=f"the run folder {folder}", setting=setting) as held:

@@ -273,6 +273,7 @@ def _score_one(
 def _score_run(
     dataset_path: Path, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval._lock import hold_run_folder_of
     from gamut_eval._tables import table_format, write_rows
     from gamut_eval._verdict_table import read_verdict_table
     from gamut_eval.dataset import load_dataset
@@ -288,7 +289,8 @@ def _score_run(
     except ValidationError as exc:
         raise ValidationError([d.in_file(path) for d in exc.details]) from None
     if out is not None:
-        write_rows(out, score_rows(scores))
+        with hold_run_folder_of(out):  # refused while a run holds the folder
+            write_rows(out, score_rows(scores))
         err_console.print(f"wrote {out}")
     summary = summarise_scores(scores)
     if as_json:

@@ -57,6 +57,7 @@ from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval._lock import hold_run_folder_of
 from gamut_eval._tables import table_format, write_rows
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
@@ -663,11 +664,15 @@ def judge_responses(
     backend = backend or make_backend(settings)
     if backend.probed:  # a dead endpoint ends here, before the store is opened
         [backend.judge] = probe_judges([backend.judge])
-    with open_store(store_path, backend, wait_for_store_s) as store:
-        stats = judge_pass(plan, backend, store, on_event)
-        if not backend.exports_rows:
-            return JudgeReport(stats, 0, 0)
-        count, unscored = export_verdict_rows(verdict_rows(plan, store), out)
+    # Verdicts written into a run folder wait for no run that holds it: refused at once.
+    store_lock = store_path.with_name(store_path.name + ".lock")
+    into = out if backend.exports_rows else None
+    with hold_run_folder_of(into, besides=store_lock if backend.writes_store else None):
+        with open_store(store_path, backend, wait_for_store_s) as store:
+            stats = judge_pass(plan, backend, store, on_event)
+            if not backend.exports_rows:
+                return JudgeReport(stats, 0, 0)
+            count, unscored = export_verdict_rows(verdict_rows(plan, store), out)
     report = JudgeReport(stats, count, unscored)
     if not stats.unfinished:
         check_unscored_rate(report, settings)

@@ -1,0 +1,263 @@
+"""A run folder is locked before anything in it is touched, for the whole run: a second run
+on it (``--overwrite`` or not, answers given or generated) is refused at once, exit 2,
+naming the process that holds it, with the folder untouched; the first run then finishes
+as if alone. A lock left by a killed process is taken over with a note.
+
+Two real processes: the first ``gamut run`` is a child process; the fake judge server runs
+in this process and holds every reply after the first run's probe until the test lets
+go, so the first run is certainly still at work when the second starts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from gamut_eval._tables import read_rows
+from gamut_eval.cli._main import cli
+from gamut_eval.data import sample_dir
+from gamut_eval.testing import FakeOpenAIServer
+
+SAMPLE = sample_dir()
+JUDGE = "openai-api/fake/fake-judge"
+HANG_GUARD_S = 120
+"""How long to wait for a child before the test fails instead of hanging (not a budget)."""
+
+
+class Gate:
+    """The fake server's ``sleep``: the first ``free`` replies go out, the rest wait until
+    ``open()``."""
+
+    def __init__(self, free: int) -> None:
+        self.free = free
+        self.calls = 0
+        self.opened = threading.Event()
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls += 1
+        if self.calls <= self.free:
+            return
+        while not self.opened.is_set():
+            await asyncio.sleep(0.01)
+
+    def open(self) -> None:
+        self.opened.set()
+
+
+@pytest.fixture
+def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeOpenAIServer, Gate]]:
+    gate = Gate(free=1)  # the first run's probe
+    server = FakeOpenAIServer(latency_ms=1, sleep=gate)
+    server.start()
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
+    monkeypatch.setenv("FAKE_API_KEY", "unused")
+    try:
+        yield server, gate
+    finally:
+        gate.open()
+        server.stop()
+
+
+def gamut(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "gamut_eval", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ),
+    )
+
+
+def wait_for(condition: object, child: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + HANG_GUARD_S
+    while not condition():  # type: ignore[operator]
+        assert child.poll() is None, child.communicate()
+        assert time.monotonic() < deadline, "the first run never got there"
+        time.sleep(0.02)
+
+
+def tree(folder: Path) -> dict[str, bytes]:
+    """Every file of the folder but the verdict store (a cache the holder writes), by
+    relative path, with its bytes."""
+    skip = {"store.sqlite", "store.sqlite-wal", "store.sqlite-shm"}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name not in skip
+    }
+
+
+def holder_named(text: str, pid: int) -> bool:
+    flat = " ".join(text.split())
+    return f"pid {pid} on {socket.gethostname()}, `python -m gamut_eval run" in flat
+
+
+def finish(child: subprocess.Popen[str]) -> tuple[int, str]:
+    _, err = child.communicate(timeout=HANG_GUARD_S)
+    return child.returncode, err
+
+
+def test_an_overwrite_of_a_folder_a_run_is_using_is_refused_and_the_run_finishes(
+    tmp_path: Path, gated: tuple[FakeOpenAIServer, Gate]
+) -> None:
+    server, gate = gated
+    out = tmp_path / "run"
+    args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", JUDGE]
+    first = gamut(*args, "--out", str(out))
+    try:
+        wait_for(lambda: len(server.requests) >= 2, first)  # probed, and judging (held)
+        before = tree(out)
+        assert {"run.json", "responses.jsonl"} <= set(before)
+        sent = len(server.requests)
+
+        second = gamut(*args, "--out", str(out), "--setting", "text_only", "--overwrite")
+        code, err = finish(second)
+        assert code == 2, err
+        assert "the run folder" in err and "is in use by another gamut process" in err
+        assert holder_named(err, first.pid)
+        assert "Traceback" not in err
+        assert tree(out) == before  # nothing deleted, nothing written
+        assert len(server.requests) == sent  # not even a probe
+        assert first.poll() is None
+    finally:
+        gate.open()
+    code, err = finish(first)
+    assert code == 0, err
+    manifest = json.loads((out / "run.json").read_text())
+    assert manifest["setting"] == "both"
+    answers = [row for _, row in read_rows(SAMPLE / "responses.jsonl")]
+    written = [row for _, row in read_rows(out / "responses.jsonl")]
+    assert len(written) == len(answers)
+    verdicts = [row for _, row in read_rows(out / "verdicts.jsonl")]
+    assert {row["setting"] for row in verdicts} == {"multimodal", "text_only"}
+    assert all(row["verdict"] is not None for row in verdicts)
+    scores = [row for _, row in read_rows(out / "scores.jsonl")]
+    assert len(scores) == len(answers)  # one per answer and judge
+    lock = out / "store.sqlite.lock"
+    assert lock.read_text() == ""  # a clean exit leaves no holder behind
+
+
+def test_a_second_generating_run_is_refused_before_it_generates_anything(
+    tmp_path: Path, gated: tuple[FakeOpenAIServer, Gate]
+) -> None:
+    server, gate = gated
+    out = tmp_path / "run"
+    model = f"openai-api/fake/cand-{tmp_path.name}"
+    args = ["run", "--model", model, "--judge", "gamut/offline", "--setting", "text_only"]
+    first = gamut(*args, "--out", str(out))
+    try:
+        wait_for(lambda: len(server.requests) >= 2, first)  # probed, and generating (held)
+        before = tree(out)
+        sent = len(server.requests)
+        second = gamut(*args, "--out", str(out))
+        code, err = finish(second)
+        assert code == 2, err
+        assert holder_named(err, first.pid)
+        assert len(server.requests) == sent  # neither a probe nor an answer paid twice
+        assert tree(out) == before
+    finally:
+        gate.open()
+    code, err = finish(first)
+    assert code == 0, err
+    rows = [row for _, row in read_rows(out / "responses.jsonl")]
+    assert {row["model"] for row in rows} == {model}
+
+
+KILLED_HOLDER = """
+import sys
+from gamut_eval._lock import hold
+with hold(sys.argv[1], what="the run folder"):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args), terminal_width=200)
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    lock = out / "store.sqlite.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", KILLED_HOLDER, str(lock)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout.readline() == "held\n"
+    args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", "gamut/offline"]
+    busy = invoke(*args, "--out", str(out))
+    assert busy.exit_code == 2
+    assert f"pid {holder.pid} on {socket.gethostname()}" in " ".join(busy.output.split())
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait()
+    holder.stdin.close()
+    holder.stdout.close()
+    assert json.loads(lock.read_text())["pid"] == holder.pid  # its record stays behind
+
+    result = invoke(*args, "--out", str(out))
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"took over the lock left by pid {holder.pid} on {socket.gethostname()}" in text
+    assert "which is no longer running" in text
+    assert (out / "scores.jsonl").is_file()
+    again = invoke(*args, "--out", str(out))  # a clean exit left nothing to take over
+    assert again.exit_code == 0
+    assert "took over" not in again.output
+
+
+def test_judge_score_and_report_write_nothing_into_a_folder_a_run_holds(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    answers = str(SAMPLE / "responses.jsonl")
+    args = ["run", "--responses", answers, "--judge", "gamut/offline", "--out", str(out)]
+    assert invoke(*args).exit_code == 0
+    writers = [
+        ["judge", "--responses", answers, "--judge", "gamut/offline"],
+        ["judge", "--responses", answers, "--judge", "gamut/offline", "--store", str(out / "s")],
+        ["score", "--dataset", "sample", "--verdicts", str(out / "verdicts.jsonl")],
+    ]
+    outputs = [out / "verdicts.jsonl", out / "verdicts.jsonl", out / "scores.jsonl"]
+    holder = subprocess.Popen(
+        [sys.executable, "-c", KILLED_HOLDER, str(out / "store.sqlite.lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdin is not None
+    try:
+        assert holder.stdout.readline() == "held\n"
+        before = tree(out)
+        for command, target in zip(writers, outputs, strict=True):
+            refused = invoke(*command, "--out", str(target))
+            assert refused.exit_code == 2, (command, refused.output)
+            assert f"pid {holder.pid} on " in " ".join(refused.output.split())
+        report = invoke("report", str(out), "--format", "md")
+        assert report.exit_code == 2, report.output
+        assert f"pid {holder.pid} on " in " ".join(report.output.split())
+        assert tree(out) == before
+    finally:
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.wait(timeout=HANG_GUARD_S) == 0
+        holder.stdin.close()
+        holder.stdout.close()
+    for command, target in zip(writers, outputs, strict=True):  # the run let go: they write
+        assert invoke(*command, "--out", str(target)).exit_code == 0, command
+    assert invoke("report", str(out), "--format", "md").exit_code == 0
+    assert (out / "report.md").is_file()
