@@ -33,7 +33,16 @@ from pathlib import Path
 
 from gamut_eval.errors import InputError
 
-__all__ = ["RUN_LOCK", "Held", "Holder", "LockBusy", "hold", "hold_run_folder_of", "lock_key"]
+__all__ = [
+    "RUN_LOCK",
+    "Held",
+    "Holder",
+    "LockBusy",
+    "hold",
+    "hold_run_folder_of",
+    "lock_key",
+    "process_alive",
+]
 
 RUN_LOCK = "store.sqlite.lock"
 """A run folder's lock file (the lock of its verdict store, ``store.sqlite``)."""
@@ -58,15 +67,18 @@ class Holder:
 
     def alive(self) -> bool | None:
         """Whether the process still runs (None: it runs on another host, unknown)."""
-        if self.host != socket.gethostname():
-            return None
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
+        return process_alive(self.pid) if self.host == socket.gethostname() else None
+
+
+def process_alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it runs, as another user
         return True
+    return True
 
 
 def _program() -> str:

@@ -261,3 +261,58 @@ def test_judge_score_and_report_write_nothing_into_a_folder_a_run_holds(tmp_path
         assert invoke(*command, "--out", str(target)).exit_code == 0, command
     assert invoke("report", str(out), "--format", "md").exit_code == 0
     assert (out / "report.md").is_file()
+
+
+# -- temporary files ---------------------------------------------------------------------
+
+KILLED_WRITER = """
+import sys
+from gamut_eval._files import atomic_writer
+with atomic_writer(sys.argv[1]) as handle:
+    handle.write("half of it")
+    handle.flush()
+    print("writing", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_writer(
+    tmp_path: Path,
+) -> None:
+    from gamut_eval._files import atomic_writer
+
+    target = tmp_path / "verdicts.jsonl"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", KILLED_WRITER, str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None and writer.stdin is not None
+    assert writer.stdout.readline() == "writing\n"
+    os.kill(writer.pid, signal.SIGKILL)
+    writer.wait()
+    writer.stdin.close()
+    writer.stdout.close()
+    (left,) = tmp_path.glob(".verdicts.jsonl.*.tmp")
+    assert left.name.startswith(f".verdicts.jsonl.{writer.pid}.")
+    assert not target.exists()
+    other = tmp_path / f".other.jsonl.{writer.pid}.x.tmp"  # another file's: not this writer's
+    other.write_text("")
+    with atomic_writer(target) as handle:
+        handle.write("whole\n")
+    assert target.read_text() == "whole\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name, "verdicts.jsonl"]
+
+
+def test_a_run_removes_the_temporary_files_an_interrupted_invocation_left(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", "gamut/offline"]
+    assert invoke(*args, "--out", str(out)).exit_code == 0
+    left = [out / ".verdicts.jsonl.x8Rq2w.tmp", out / "logs" / ".a.eval.1.ab.tmp"]
+    for path in left:
+        path.write_text("half")
+    result = invoke(*args, "--out", str(out))  # up to date: rewrites nothing, yet cleans
+    assert result.exit_code == 0, result.output
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp")]
+    assert "removed temporary files an interrupted run left" in " ".join(result.output.split())
