@@ -38,7 +38,7 @@ import hashlib
 import json
 import shutil
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -182,6 +182,8 @@ class Finished:
 
     digest: str
     verdicts: dict[str, tuple[int, int]]
+    cells: dict[str, dict[tuple[str, str], tuple[int, int]]] = field(default_factory=dict)
+    """Per judge: rows and unscored rows per (model, setting) (empty in older records)."""
 
 
 def _code() -> str:
@@ -216,7 +218,11 @@ def take_finished(folder: Path) -> Finished | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         path.unlink()
         verdicts = {str(k): (int(v[0]), int(v[1])) for k, v in data["verdicts"].items()}
-        return Finished(digest=str(data["digest"]), verdicts=verdicts)
+        cells = {
+            str(judge): {(str(m), str(s)): (int(n), int(u)) for m, s, n, u in rows}
+            for judge, rows in data.get("cells", {}).items()
+        }
+        return Finished(digest=str(data["digest"]), verdicts=verdicts, cells=cells)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         path.unlink(missing_ok=True)
         return None
@@ -224,7 +230,8 @@ def take_finished(folder: Path) -> Finished | None:
 
 def record_finished(folder: Path, finished: Finished) -> None:
     """Record that the run finished (its last step)."""
-    data = {"digest": finished.digest, "verdicts": finished.verdicts}
+    cells = {j: [[*cell, *n] for cell, n in c.items()] for j, c in finished.cells.items()}
+    data = {"digest": finished.digest, "verdicts": finished.verdicts, "cells": cells}
     with atomic_writer(folder / FINISHED) as handle:
         json.dump(data, handle, indent=2)
         handle.write("\n")

@@ -34,7 +34,6 @@ import pandas as pd
 
 from gamut_eval import __version__
 from gamut_eval._files import atomic_writer
-from gamut_eval._lock import Held
 from gamut_eval._folder import (
     DERIVED,
     Finished,
@@ -45,6 +44,7 @@ from gamut_eval._folder import (
     record_finished,
     take_finished,
 )
+from gamut_eval._lock import Held
 from gamut_eval._tables import write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval._verdict_table import read_verdict_table
@@ -52,6 +52,7 @@ from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge import (
     PROMPT_VERSION,
+    Cells,
     JudgePlan,
     JudgeReport,
     JudgeSettings,
@@ -64,6 +65,7 @@ from gamut_eval.judge import (
     make_backend,
     probe_judges,
     resolve_judge,
+    tally,
     verdict_rows,
     write_verdict_rows,
 )
@@ -451,15 +453,19 @@ def _judge_all(
         )
         if previous is not None and up_to_date:
             for judge_plan, stats in zip(plans, passes, strict=True):
-                rows, unscored = previous.verdicts[judge_plan.settings.judge]
-                reports[judge_plan.settings.judge] = JudgeReport(stats, rows, unscored)
+                name = judge_plan.settings.judge
+                count, unscored = previous.verdicts[name]
+                kept = previous.cells.get(name, {})
+                reports[name] = JudgeReport(stats, count, unscored, kept)
         else:
             for name in DERIVED:  # about to be older than the verdicts: never left so
                 (out_dir / name).unlink(missing_ok=True)
             with atomic_writer(out_dir / "verdicts.jsonl") as handle:
                 for judge_plan, stats in zip(plans, passes, strict=True):
-                    count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
-                    reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
+                    cells: Cells = {}
+                    tallied = tally(verdict_rows(judge_plan, store), cells)
+                    count, unscored = write_verdict_rows(tallied, handle)
+                    reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored, cells)
     failures = []
     for judge in judges:
         try:
@@ -468,7 +474,11 @@ def _judge_all(
             failures.append(str(exc))
     if failures:
         raise UnscoredRateExceeded("\n".join(failures), setting="max_unscored_rate")
-    record = Finished(digest, {name: (r.rows, r.unscored) for name, r in reports.items()})
+    record = Finished(
+        digest,
+        {name: (r.rows, r.unscored) for name, r in reports.items()},
+        {name: dict(r.cells) for name, r in reports.items()},
+    )
     return reports, record, up_to_date
 
 

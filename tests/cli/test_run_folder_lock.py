@@ -126,7 +126,8 @@ def test_an_overwrite_of_a_folder_a_run_is_using_is_refused_and_the_run_finishes
         second = gamut(*args, "--out", str(out), "--setting", "text_only", "--overwrite")
         code, err = finish(second)
         assert code == 2, err
-        assert "the run folder" in err and "is in use by another gamut process" in err
+        assert "the run folder" in err
+        assert "is in use by another gamut process" in err
         assert holder_named(err, first.pid)
         assert "Traceback" not in err
         assert tree(out) == before  # nothing deleted, nothing written
@@ -199,7 +200,8 @@ def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path: Path) -
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout is not None
+    assert holder.stdin is not None
     assert holder.stdout.readline() == "held\n"
     args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", "gamut/offline"]
     busy = invoke(*args, "--out", str(out))
@@ -239,7 +241,8 @@ def test_judge_score_and_report_write_nothing_into_a_folder_a_run_holds(tmp_path
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert holder.stdout is not None and holder.stdin is not None
+    assert holder.stdout is not None
+    assert holder.stdin is not None
     try:
         assert holder.stdout.readline() == "held\n"
         before = tree(out)
@@ -288,7 +291,8 @@ def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_writer(
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert writer.stdout is not None and writer.stdin is not None
+    assert writer.stdout is not None
+    assert writer.stdin is not None
     assert writer.stdout.readline() == "writing\n"
     os.kill(writer.pid, signal.SIGKILL)
     writer.wait()

@@ -112,7 +112,8 @@ def test_a_second_writer_is_refused_with_a_clear_message(tmp_path: Path) -> None
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    assert holder.stdin is not None and holder.stdout is not None
+    assert holder.stdin is not None
+    assert holder.stdout is not None
     try:
         assert holder.stdout.readline() == b"ready\n"
         with pytest.raises(StoreBusyError) as info:
