@@ -288,7 +288,7 @@ def _check_unscored(frame: pd.DataFrame, limit: float) -> None:
     from gamut_eval.judge import unscored_limit_error, unscored_over
 
     keys = ["judge", "model", "setting"]
-    table = frame.assign(**{k: frame[k] if k in frame else "" for k in keys})
+    table = frame.assign(**{k: frame.get(k, "") for k in keys})
     counts = table["verdict"].isna().groupby([table[k] for k in keys], observed=True)
     cells: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
     for (judge, model, setting), rows in counts:
