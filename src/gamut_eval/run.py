@@ -246,18 +246,25 @@ def run_benchmark(
         dataset, models, responses, setting, judges, params, fill_missing, generation
     )
     note = _noter(on_event)
-    # The folder is locked (after a read-only check that it can be this run's) before the
-    # probes: a second run on it is refused at once, and nothing is deleted before the lock.
-    locked = lock_folder(out_dir, identity, overwrite=overwrite, wait_s=wait_for_store_s, note=note)
-    with locked as held:
+
+    def probed() -> list[ResolvedJudge]:
         # Each judge is resolved once; the probe returns it with the request shape it
-        # learned (a dead endpoint ends the run here, with nothing written), and the passes
-        # read that.
+        # learned (a dead endpoint ends the run here, with nothing written), and the
+        # passes read that.
         resolved = probe_judges([resolve_judge(settings) for settings in judges])
         if given is None and probe:
             from gamut_eval.generate import probe_models
 
             probe_models(models, setting, generation)
+        return resolved
+
+    # A folder in use is locked (after a read-only check that it can be this run's) before
+    # the probes, so a second run on it is refused at once; a new one is made and locked
+    # only once they passed. Nothing is deleted or written before the lock is held.
+    resolved = None if out_dir.exists() else probed()
+    locked = lock_folder(out_dir, identity, overwrite=overwrite, wait_s=wait_for_store_s, note=note)
+    with locked as held:
+        resolved = resolved or probed()
         claim_folder(out_dir, identity, overwrite=overwrite, note=note)
         return _run_claimed(
             dataset, out_dir, judges, resolved, identity, given, models, responses, setting,

@@ -216,13 +216,6 @@ def test_the_unscored_limit_holds_for_each_model_and_setting_in_judge_run_and_sc
     assert "(option --max-unscored-rate)" in flat(ran.stderr)
 
 
-def test_the_score_command_s_unscored_limit_defaults_to_the_judge_s() -> None:
-    from gamut_eval.cli._score import MAX_UNSCORED_RATE
-    from gamut_eval.judge import JudgeSettings
-
-    assert JudgeSettings.model_fields["max_unscored_rate"].default == MAX_UNSCORED_RATE
-
-
 # -- bad responses files: exit 2, nothing sent, nothing written ------------------------------
 
 
