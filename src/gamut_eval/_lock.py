@@ -105,9 +105,17 @@ def _read_holder(fd: int) -> Holder | str | None:
         return None
     try:
         data = json.loads(text)
-        return Holder(int(data["pid"]), str(data["host"]), str(data["command"]), data["started"])
+        return Holder(
+            int(data["pid"]), str(data["host"]), str(data["command"]), str(data["started"])
+        )
     except (ValueError, KeyError, TypeError):
         return text[:80]
+
+
+def _who(holder: Holder | str | None) -> str:
+    if isinstance(holder, Holder):
+        return holder.describe()
+    return f"pid {holder}" if holder else "it has not named itself yet"
 
 
 @dataclass(frozen=True)
@@ -141,10 +149,9 @@ def _take(path: Path, wait_s: float, what: str, setting: Sequence[str], hint: st
             if time.monotonic() >= deadline:
                 holder = _read_holder(fd)
                 os.close(fd)
-                who = holder.describe() if isinstance(holder, Holder) else f"pid {holder}"
                 raise LockBusy(
-                    f"{what} is in use by another gamut process ({who}); nothing was changed: "
-                    f"{hint}",
+                    f"{what} is in use by another gamut process ({_who(holder)}); nothing was "
+                    f"changed: {hint}",
                     setting=setting,
                 ) from None
             time.sleep(0.1)
@@ -175,7 +182,7 @@ def hold(
         os.ftruncate(fd, 0)
         os.pwrite(fd, (json.dumps(record) + "\n").encode(), 0)
         if left is not None and note is not None:
-            who = left.describe() if isinstance(left, Holder) else f"pid {left}"
+            who = _who(left)
             alive = left.alive() if isinstance(left, Holder) else False
             gone = "is no longer running" if alive is False else "no longer holds it"
             note(f"{what}: took over the lock left by {who}, which {gone}")
@@ -191,11 +198,11 @@ def hold_run_folder_of(
     path: Path | None, *, setting: str = "out", besides: Path | None = None
 ) -> Iterator[Held | None]:
     """Hold the lock of the run folder a file or folder ``path`` is written into (its
-    parent), for the block: a command
-    writing a file into a run folder (``gamut judge --out``, ``gamut score --out``,
-    ``gamut report``) is refused while a run holds it. A folder that is no run's (no lock
-    file in it) is not locked, and gets no lock file. ``besides``: a lock file the caller
-    takes itself (a verdict store's); when it is the folder's, it is not taken twice."""
+    parent), for the block: a command writing into a run folder (``gamut judge --out``,
+    ``gamut score --out``, ``gamut report``) is refused while a run holds it. A folder
+    that is no run's (no lock file in it) is not locked, and gets no lock file.
+    ``besides``: a lock file the caller takes itself (a verdict store's); when it is the
+    folder's, it is not taken twice."""
     folder = path.parent if path is not None else None
     if folder is None or not (folder / RUN_LOCK).is_file():
         yield None
