@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -27,7 +28,8 @@ from click.testing import CliRunner, Result
 from gamut_eval._tables import read_rows
 from gamut_eval.cli._main import cli
 from gamut_eval.data import sample_dir
-from gamut_eval.testing import FakeOpenAIServer
+from gamut_eval.judge import PROBE_CHECK
+from gamut_eval.testing import FakeOpenAIServer, KeywordPolicy, RequestContext
 
 SAMPLE = sample_dir()
 JUDGE = "openai-api/fake/fake-judge"
@@ -55,17 +57,38 @@ class Gate:
         self.opened.set()
 
 
+MODEL_PROBE = "Reply with the single word: ready."
+"""What an answering model's probe asks (``generate._probe.PROBE_PROMPT``)."""
+
+
+class Bodies:
+    """The keyword judge, keeping every request body it answers."""
+
+    def __init__(self) -> None:
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: dict[str, Any], ctx: RequestContext) -> str:
+        self.bodies.append(request)
+        return KeywordPolicy().reply(request, ctx)
+
+    def probes(self) -> int:
+        """Probes received: of a judge or of an answering model."""
+        texts = [json.dumps(body["messages"]) for body in self.bodies]
+        return sum(PROBE_CHECK in text or MODEL_PROBE in text for text in texts)
+
+
 @pytest.fixture
-def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[FakeOpenAIServer, Gate]]:
+def gated(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Bodies, Gate]]:
     gate = Gate(free=1)  # the first run's probe
-    server = FakeOpenAIServer(latency_ms=1, sleep=gate)
+    bodies = Bodies()
+    server = FakeOpenAIServer(policy=bodies, latency_ms=1, sleep=gate)
     server.start()
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
     monkeypatch.setenv("FAKE_API_KEY", "unused")
     try:
-        yield server, gate
+        yield bodies, gate
     finally:
         gate.open()
         server.stop()
@@ -106,7 +129,12 @@ def holder_named(text: str, pid: int) -> bool:
 
 
 def finish(child: subprocess.Popen[str]) -> tuple[int, str]:
-    _, err = child.communicate(timeout=HANG_GUARD_S)
+    try:
+        _, err = child.communicate(timeout=HANG_GUARD_S)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
     return child.returncode, err
 
 
@@ -118,10 +146,9 @@ def test_an_overwrite_of_a_folder_a_run_is_using_is_refused_and_the_run_finishes
     args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", JUDGE]
     first = gamut(*args, "--out", str(out))
     try:
-        wait_for(lambda: len(server.requests) >= 2, first)  # probed, and judging (held)
+        wait_for(lambda: gate.calls >= 2, first)  # probed, and judging (held)
         before = tree(out)
         assert {"run.json", "responses.jsonl"} <= set(before)
-        sent = len(server.requests)
 
         second = gamut(*args, "--out", str(out), "--setting", "text_only", "--overwrite")
         code, err = finish(second)
@@ -131,11 +158,11 @@ def test_an_overwrite_of_a_folder_a_run_is_using_is_refused_and_the_run_finishes
         assert holder_named(err, first.pid)
         assert "Traceback" not in err
         assert tree(out) == before  # nothing deleted, nothing written
-        assert len(server.requests) == sent  # not even a probe
+        assert server.probes() == 1  # the first run's: the second sent not even a probe
         assert first.poll() is None
     finally:
         gate.open()
-    code, err = finish(first)
+        code, err = finish(first)
     assert code == 0, err
     manifest = json.loads((out / "run.json").read_text())
     assert manifest["setting"] == "both"
@@ -160,21 +187,23 @@ def test_a_second_generating_run_is_refused_before_it_generates_anything(
     args = ["run", "--model", model, "--judge", "gamut/offline", "--setting", "text_only"]
     first = gamut(*args, "--out", str(out))
     try:
-        wait_for(lambda: len(server.requests) >= 2, first)  # probed, and generating (held)
+        wait_for(lambda: gate.calls >= 2, first)  # probed, and generating (held)
         before = tree(out)
-        sent = len(server.requests)
         second = gamut(*args, "--out", str(out))
         code, err = finish(second)
         assert code == 2, err
         assert holder_named(err, first.pid)
-        assert len(server.requests) == sent  # neither a probe nor an answer paid twice
+        assert server.probes() == 1  # the first run's: the second sent not even a probe
         assert tree(out) == before
     finally:
         gate.open()
-    code, err = finish(first)
+        code, err = finish(first)
     assert code == 0, err
     rows = [row for _, row in read_rows(out / "responses.jsonl")]
     assert {row["model"] for row in rows} == {model}
+    questions = len(SAMPLE.joinpath("dataset.jsonl").read_text().splitlines())
+    assert len(rows) == questions  # one answer per question, in the one setting
+    assert len(server.bodies) - server.probes() == questions  # each paid for once
 
 
 KILLED_HOLDER = """
@@ -190,27 +219,39 @@ def invoke(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), terminal_width=200)
 
 
-def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path: Path) -> None:
-    out = tmp_path / "run"
-    out.mkdir()
-    lock = out / "store.sqlite.lock"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", KILLED_HOLDER, str(lock)],
+def started(script: str, path: Path, ready: str) -> subprocess.Popen[str]:
+    """A Python child running ``script`` on ``path``, once it printed ``ready``."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", script, str(path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
-    assert holder.stdout is not None
-    assert holder.stdin is not None
-    assert holder.stdout.readline() == "held\n"
+    assert child.stdout is not None
+    assert child.stdout.readline() == f"{ready}\n"
+    return child
+
+
+def killed(child: subprocess.Popen[str]) -> None:
+    """``kill -9`` the child (if it still runs), and close its pipes."""
+    if child.poll() is None:
+        os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    for stream in (child.stdin, child.stdout):
+        if stream is not None:
+            stream.close()
+
+
+def test_a_lock_left_by_a_killed_run_is_taken_over_with_a_note(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    lock = out / "store.sqlite.lock"
+    holder = started(KILLED_HOLDER, lock, "held")
     args = ["run", "--responses", str(SAMPLE / "responses.jsonl"), "--judge", "gamut/offline"]
     busy = invoke(*args, "--out", str(out))
     assert busy.exit_code == 2
     assert f"pid {holder.pid} on {socket.gethostname()}" in " ".join(busy.output.split())
-    os.kill(holder.pid, signal.SIGKILL)
-    holder.wait()
-    holder.stdin.close()
-    holder.stdout.close()
+    killed(holder)
     assert json.loads(lock.read_text())["pid"] == holder.pid  # its record stays behind
 
     result = invoke(*args, "--out", str(out))
@@ -235,16 +276,9 @@ def test_judge_score_and_report_write_nothing_into_a_folder_a_run_holds(tmp_path
         ["score", "--dataset", "sample", "--verdicts", str(out / "verdicts.jsonl")],
     ]
     outputs = [out / "verdicts.jsonl", out / "verdicts.jsonl", out / "scores.jsonl"]
-    holder = subprocess.Popen(
-        [sys.executable, "-c", KILLED_HOLDER, str(out / "store.sqlite.lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert holder.stdout is not None
+    holder = started(KILLED_HOLDER, out / "store.sqlite.lock", "held")
     assert holder.stdin is not None
     try:
-        assert holder.stdout.readline() == "held\n"
         before = tree(out)
         for command, target in zip(writers, outputs, strict=True):
             refused = invoke(*command, "--out", str(target))
@@ -258,8 +292,7 @@ def test_judge_score_and_report_write_nothing_into_a_folder_a_run_holds(tmp_path
         holder.stdin.write("\n")
         holder.stdin.flush()
         assert holder.wait(timeout=HANG_GUARD_S) == 0
-        holder.stdin.close()
-        holder.stdout.close()
+        killed(holder)  # gone already: this only closes its pipes
     for command, target in zip(writers, outputs, strict=True):  # the run let go: they write
         assert invoke(*command, "--out", str(target)).exit_code == 0, command
     assert invoke("report", str(out), "--format", "md").exit_code == 0
@@ -285,19 +318,8 @@ def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_writer(
     from gamut_eval._files import atomic_writer
 
     target = tmp_path / "verdicts.jsonl"
-    writer = subprocess.Popen(
-        [sys.executable, "-c", KILLED_WRITER, str(target)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert writer.stdout is not None
-    assert writer.stdin is not None
-    assert writer.stdout.readline() == "writing\n"
-    os.kill(writer.pid, signal.SIGKILL)
-    writer.wait()
-    writer.stdin.close()
-    writer.stdout.close()
+    writer = started(KILLED_WRITER, target, "writing")
+    killed(writer)
     (left,) = tmp_path.glob(".verdicts.jsonl.*.tmp")
     assert left.name.startswith(f".verdicts.jsonl.{writer.pid}.")
     assert not target.exists()
