@@ -9,7 +9,8 @@
     RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored counts
     RUN_DIR/.finished.json    what the last invocation that finished made its files from
 
-The folder is owned by one run (``_folder.py``): rerun with the same inputs, it continues
+The folder is owned by one run (``_folder.py``) and locked by it while it runs (a second
+process on it is refused, naming the first): rerun with the same inputs, it continues
 where it stopped (the eval set keeps finished samples, the store finished verdicts); a
 different run into it is refused unless ``overwrite``. A rerun that finds nothing to judge
 after a run that finished, with the same code, rewrites neither ``verdicts.jsonl`` nor the
