@@ -127,10 +127,10 @@ def lock_folder(
     wait_s: float = 0.0,
     note: Callable[[str], object] | None = None,
 ) -> Iterator[Held]:
-    """Hold ``folder``'s lock for the block (the lock of its verdict store: hand it to the
-    store opened under it), once it is known (reading only) that the
-    folder can be this run's; ``InputError`` (``LockBusy`` while another process holds
-    it, naming that process) leaves it untouched. Then ``claim_folder``."""
+    """Hold ``folder``'s lock for the block, once it is known (reading only) that the
+    folder can be this run's; ``InputError`` (``LockBusy`` while another process holds it,
+    naming that process) leaves it untouched. The lock is the one of the folder's verdict
+    store: hand it (``Held``) to the store opened under it. Then ``claim_folder``."""
     _refuse(folder, identity, overwrite)
     folder.mkdir(parents=True, exist_ok=True)
     with hold(

@@ -265,7 +265,8 @@ def run_benchmark(
     resolved = None if out_dir.exists() else probed()
     locked = lock_folder(out_dir, identity, overwrite=overwrite, wait_s=wait_for_store_s, note=note)
     with locked as held:
-        resolved = resolved or probed()
+        if resolved is None:
+            resolved = probed()
         claim_folder(out_dir, identity, overwrite=overwrite, note=note)
         return _run_claimed(
             dataset, out_dir, judges, resolved, identity, given, models, responses, setting,
