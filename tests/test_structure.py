@@ -33,7 +33,20 @@ ROOT = REPO / "src"
 PACKAGE = "gamut_eval"
 
 LAYERS: list[tuple[str, list[str]]] = [
-    ("base", ["errors", "_extras", "hub", "_lazy", "_files", "_tables", "_verdict_table", "data"]),
+    (
+        "base",
+        [
+            "errors",
+            "_extras",
+            "hub",
+            "_lazy",
+            "_files",
+            "_lock",
+            "_tables",
+            "_verdict_table",
+            "data",
+        ],
+    ),
     ("rubric", ["rubric"]),
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).

@@ -8,6 +8,7 @@ half-written output behind.
 from __future__ import annotations
 
 import contextlib
+import glob
 import json
 import os
 import re
@@ -336,12 +337,28 @@ def _umask() -> int:
     return mask
 
 
+def _remove_stale_temps(path: Path) -> None:
+    """Remove the temporary files of ``path`` that writers which are gone left (killed
+    mid-write): their names carry their writer's pid."""
+    from gamut_eval._lock import process_alive
+
+    prefix = f".{path.name}."
+    for entry in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        pid = entry.name[len(prefix) :].split(".", 1)[0]
+        if pid.isdigit() and not process_alive(int(pid)):
+            entry.unlink(missing_ok=True)
+
+
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
-    """Write to a temporary file beside ``path``; rename over it only when the block succeeds."""
+    """Write to a temporary file beside ``path`` (``.NAME.PID.XXXX.tmp``); rename over it
+    only when the block succeeds. A temporary file of ``path`` that a killed writer left is
+    removed by the next writer of ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    _remove_stale_temps(path)
+    prefix = f".{path.name}.{os.getpid()}."
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
     os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; outputs get the usual mode
     try:
         with os.fdopen(fd, mode, encoding=None if "b" in mode else "utf-8") as handle:

@@ -2,7 +2,11 @@
 
 ``run.json`` records the run's identity (content hashes of the dataset and the answers,
 the models, the setting, each judge's verdict-relevant settings, the prompt version, the
-scoring parameters). Before a run touches its folder:
+scoring parameters). Before a run touches its folder it checks, reading only, that the
+folder can be its; then it takes the folder's lock (``lock_folder``: ``_lock.py``, held for
+the whole run, generation included), so a second run on the folder, ``--overwrite`` or not,
+is refused at once naming the process that holds it, and nothing is deleted before the lock
+is held. Under the lock (``claim_folder``):
 
 - an empty or new folder is claimed;
 - a folder whose ``run.json`` has the same identity is the same run: it continues;
@@ -11,6 +15,9 @@ scoring parameters). Before a run touches its folder:
   first, so the new run never mixes with the old one. The verdict store is kept: it is
   a cache keyed by content hashes (judge, prompt, question, answer, check), so it cannot
   mix runs, and keeping it spares re-judging what did not change.
+
+Temporary files that an interrupted write left (``.NAME.XXXX.tmp``, ``atomic_writer``) are
+removed when the folder is claimed: the lock says no other writer is at work in it.
 
 Derived files (``DERIVED``) are deleted before the verdicts they come from are rewritten,
 so none is ever older than its data.
@@ -26,14 +33,17 @@ as they are.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import shutil
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gamut_eval._files import atomic_writer
+from gamut_eval._lock import RUN_LOCK, Held, hold
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -47,6 +57,7 @@ __all__ = [
     "claim_folder",
     "file_sha256",
     "finished_digest",
+    "lock_folder",
     "record_finished",
     "take_finished",
 ]
@@ -83,35 +94,85 @@ def _recorded(folder: Path) -> RunIdentity | str:
         return "a run whose run.json records no identity (an older gamut-eval, or damaged)"
 
 
-def claim_folder(folder: Path, identity: RunIdentity, *, overwrite: bool = False) -> None:
-    """Make ``folder`` this run's, or raise ``InputError`` leaving it untouched."""
+def _refuse(folder: Path, identity: RunIdentity, overwrite: bool) -> list[str]:
+    """Raise ``InputError`` if ``folder`` cannot be this run's (reading only); return its
+    entries (the lock file aside: a folder holding only that is empty)."""
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: the run folder is a file; choose a folder", setting="out_dir")
-    entries = sorted(p.name for p in folder.iterdir()) if folder.exists() else []
-    if not entries:
-        folder.mkdir(parents=True, exist_ok=True)
-        return
+    if not folder.exists():
+        return []
+    entries = sorted(p.name for p in folder.iterdir() if p.name != RUN_LOCK)
+    if not entries or overwrite:
+        return entries
     recorded = _recorded(folder)
     if recorded == identity:
-        return
-    if not overwrite:
-        if isinstance(recorded, str):
-            what = f"holds {recorded} ({', '.join(entries[:5])})"
-        else:
-            what = f"holds another run (it differs in: {', '.join(recorded.differences(identity))})"
-        raise InputError(
-            f"{folder} {what}; nothing was changed. Rerun with the same inputs to continue "
-            "that run, choose another folder, or set overwrite to replace it",
-            setting=("overwrite", "out_dir"),
-        )
-    for name in entries:
-        if name in STORE_FILES:
-            continue
-        path = folder / name
-        if path.is_dir() and not path.is_symlink():
-            shutil.rmtree(path)
-        else:
-            path.unlink()
+        return entries
+    if isinstance(recorded, str):
+        what = f"holds {recorded} ({', '.join(entries[:5])})"
+    else:
+        what = f"holds another run (it differs in: {', '.join(recorded.differences(identity))})"
+    raise InputError(
+        f"{folder} {what}; nothing was changed. Rerun with the same inputs to continue "
+        "that run, choose another folder, or set overwrite to replace it",
+        setting=("overwrite", "out_dir"),
+    )
+
+
+@contextlib.contextmanager
+def lock_folder(
+    folder: Path,
+    identity: RunIdentity,
+    *,
+    overwrite: bool = False,
+    wait_s: float = 0.0,
+    note: Callable[[str], object] | None = None,
+) -> Iterator[Held]:
+    """Hold ``folder``'s lock for the block, once it is known (reading only) that the
+    folder can be this run's; ``InputError`` (``LockBusy`` while another process holds it,
+    naming that process) leaves it untouched. The lock is the one of the folder's verdict
+    store: hand it (``Held``) to the store opened under it. Then ``claim_folder``."""
+    _refuse(folder, identity, overwrite)
+    folder.mkdir(parents=True, exist_ok=True)
+    with hold(
+        folder / RUN_LOCK,
+        what=f"the run folder {folder}",
+        wait_s=wait_s,
+        setting=("wait_for_store", "out_dir"),
+        note=note,
+        hint="wait for that run to finish (or stop it; rerun with the same inputs to continue "
+        "it), or choose another folder",
+    ) as held:
+        yield held
+
+
+def claim_folder(
+    folder: Path,
+    identity: RunIdentity,
+    *,
+    overwrite: bool = False,
+    note: Callable[[str], object] | None = None,
+) -> None:
+    """Make ``folder`` this run's, or raise ``InputError`` leaving it untouched. Called
+    while ``lock_folder`` holds it: what it found is checked again, then (``overwrite``)
+    the old run's files are removed, and any temporary file an interrupted write left."""
+    entries = _refuse(folder, identity, overwrite)
+    folder.mkdir(parents=True, exist_ok=True)
+    if overwrite and _recorded(folder) != identity:
+        for name in entries:
+            if name in STORE_FILES:
+                continue
+            path = folder / name
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    stale = [p for p in folder.rglob(".*.tmp") if p.is_file()]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    if stale and note is not None:
+        names = ", ".join(str(p.relative_to(folder)) for p in stale[:3])
+        more = f" and {len(stale) - 3} more" if len(stale) > 3 else ""
+        note(f"{folder}: removed temporary files an interrupted run left ({names}{more})")
 
 
 @dataclass(frozen=True)
@@ -121,6 +182,8 @@ class Finished:
 
     digest: str
     verdicts: dict[str, tuple[int, int]]
+    cells: dict[str, dict[tuple[str, str], tuple[int, int]]] = field(default_factory=dict)
+    """Per judge: rows and unscored rows per (model, setting) (empty in older records)."""
 
 
 def _code() -> str:
@@ -155,7 +218,11 @@ def take_finished(folder: Path) -> Finished | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         path.unlink()
         verdicts = {str(k): (int(v[0]), int(v[1])) for k, v in data["verdicts"].items()}
-        return Finished(digest=str(data["digest"]), verdicts=verdicts)
+        cells = {
+            str(judge): {(str(m), str(s)): (int(n), int(u)) for m, s, n, u in rows}
+            for judge, rows in data.get("cells", {}).items()
+        }
+        return Finished(digest=str(data["digest"]), verdicts=verdicts, cells=cells)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         path.unlink(missing_ok=True)
         return None
@@ -163,7 +230,8 @@ def take_finished(folder: Path) -> Finished | None:
 
 def record_finished(folder: Path, finished: Finished) -> None:
     """Record that the run finished (its last step)."""
-    data = {"digest": finished.digest, "verdicts": finished.verdicts}
+    cells = {j: [[*cell, *n] for cell, n in c.items()] for j, c in finished.cells.items()}
+    data = {"digest": finished.digest, "verdicts": finished.verdicts, "cells": cells}
     with atomic_writer(folder / FINISHED) as handle:
         json.dump(data, handle, indent=2)
         handle.write("\n")

@@ -33,9 +33,10 @@ _URL = re.compile(
 )
 _FORM = "hf://datasets/OWNER/NAME[@REVISION]/PATH"
 _NOT_PUSHED = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite.lock",
-               "*.lock", ".gamut-tmp-*", ".finished.json")  # fmt: skip
-"""A run folder's local verdict cache, lock files and the record of what its last finished
-invocation made its files from (the local store's state): not part of what is shared."""
+               "*.lock", ".gamut-tmp-*", "*.tmp", ".finished.json")  # fmt: skip
+"""A run folder's local verdict cache, lock files, temporary files an interrupted write left
+and the record of what its last finished invocation made its files from (the local store's
+state): not part of what is shared."""
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,13 @@ class ResponseRow(BaseModel):
     metadata: dict[str, Any] = {}
     """Free-form extra fields (e.g. ``illustrative: true``)."""
 
+    @pydantic.field_validator("model")
+    @classmethod
+    def _named(cls, model: str) -> str:
+        if not model.strip():
+            raise ValueError("a model needs a name (an empty one would be scored as a model)")
+        return model
+
 
 def iter_responses(path: str | Path) -> Iterator[tuple[int, ResponseRow]]:
     """Stream ``(line, row)``; assumes ``check_responses`` passed."""

@@ -9,7 +9,8 @@
     RUN_DIR/summary.json      per (model, setting, judge): mean scores and unscored counts
     RUN_DIR/.finished.json    what the last invocation that finished made its files from
 
-The folder is owned by one run (``_folder.py``): rerun with the same inputs, it continues
+The folder is owned by one run (``_folder.py``) and locked by it while it runs (a second
+process on it is refused, naming the first): rerun with the same inputs, it continues
 where it stopped (the eval set keeps finished samples, the store finished verdicts); a
 different run into it is refused unless ``overwrite``. A rerun that finds nothing to judge
 after a run that finished, with the same code, rewrites neither ``verdicts.jsonl`` nor the
@@ -25,7 +26,7 @@ import json
 import math
 import platform
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,9 +41,11 @@ from gamut_eval._folder import (
     claim_folder,
     file_sha256,
     finished_digest,
+    lock_folder,
     record_finished,
     take_finished,
 )
+from gamut_eval._lock import Held
 from gamut_eval._tables import write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval._verdict_table import read_verdict_table
@@ -50,6 +53,7 @@ from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge import (
     PROMPT_VERSION,
+    Cells,
     JudgePlan,
     JudgeReport,
     JudgeSettings,
@@ -62,6 +66,7 @@ from gamut_eval.judge import (
     make_backend,
     probe_judges,
     resolve_judge,
+    tally,
     verdict_rows,
     write_verdict_rows,
 )
@@ -256,14 +261,66 @@ def run_benchmark(
     identity = _identity(
         dataset, models, responses, setting, judges, params, fill_missing, generation, calibration
     )
-    # Each judge is resolved once; the probe returns it with the request shape it learned
-    # (a dead endpoint ends the run here, with nothing written), and the passes read that.
-    resolved = probe_judges([resolve_judge(settings) for settings in judges])
-    if given is None and probe:
-        from gamut_eval.generate import probe_models
+    note = _noter(on_event)
 
-        probe_models(models, setting, generation)
-    claim_folder(out_dir, identity, overwrite=overwrite)
+    def probed() -> list[ResolvedJudge]:
+        # Each judge is resolved once; the probe returns it with the request shape it
+        # learned (a dead endpoint ends the run here, with nothing written), and the
+        # passes read that.
+        resolved = probe_judges([resolve_judge(settings) for settings in judges])
+        if given is None and probe:
+            from gamut_eval.generate import probe_models
+
+            probe_models(models, setting, generation)
+        return resolved
+
+    # A folder in use is locked (after a read-only check that it can be this run's) before
+    # the probes, so a second run on it is refused at once; a new one is made and locked
+    # only once they passed. Nothing is deleted or written before the lock is held.
+    resolved = None if out_dir.exists() else probed()
+    locked = lock_folder(out_dir, identity, overwrite=overwrite, wait_s=wait_for_store_s, note=note)
+    with locked as held:
+        if resolved is None:
+            resolved = probed()
+        claim_folder(out_dir, identity, overwrite=overwrite, note=note)
+        return _run_claimed(
+            dataset, out_dir, judges, resolved, identity, given, models, responses, setting,
+            params, on_event, max_connections, fill_missing, generation, prices, held,
+            sampled, calibration, image_root,
+        )  # fmt: skip
+
+
+def _noter(on_event: OnEvent | None) -> Callable[[str], object] | None:
+    """A message for the user, as a pass's note."""
+    if on_event is None:
+        return None
+    from gamut_eval.judge import JudgeStats, PassEvent
+
+    return lambda message: on_event(PassEvent("note", "", JudgeStats(), message))
+
+
+def _run_claimed(
+    dataset: Dataset,
+    out_dir: Path,
+    judges: Sequence[JudgeSettings],
+    resolved: Sequence[ResolvedJudge],
+    identity: RunIdentity,
+    given: CompleteResponses | None,
+    models: Sequence[str],
+    responses: Path | None,
+    setting: str,
+    params: ScoringParams,
+    on_event: OnEvent | None,
+    max_connections: int | None,
+    fill_missing: bool,
+    generation: GenerationSettings | None,
+    prices: PriceTable | None,
+    held: Held,
+    sampled: Mapping[str, Collection[str]],
+    calibration: Mapping[str, Any] | None,
+    image_root: Path | None,
+) -> RunResult:
+    """The run in its claimed folder, under its lock (``held``)."""
     previous = take_finished(out_dir)
     manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
     if calibration is not None:
@@ -292,7 +349,7 @@ def run_benchmark(
         manifest = manifest.model_copy(update={"filled_missing": list(filled)})
         _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
-        dataset, answers, resolved, out_dir, on_event, wait_for_store_s, identity, previous, sampled
+        dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
     )
     summary = score_run_folder(dataset, out_dir, params)
     from gamut_eval.generate import write_run_logs
@@ -405,20 +462,20 @@ def _judge_all(
     judges: Sequence[ResolvedJudge],
     out_dir: Path,
     on_event: OnEvent | None,
-    wait_s: float,
     identity: RunIdentity,
     previous: Finished | None,
+    held: Held,
     sampled: Mapping[str, Collection[str]],
 ) -> tuple[dict[str, JudgeReport], Finished, bool]:
     """Judge with every judge and write ``verdicts.jsonl``; return each judge's report,
     the record to write when the run finishes, and whether the verdicts are those the
     run's last finished invocation wrote (``previous``: then nothing is rewritten).
     ``sampled``: the questions a judge grades the answers to, when not all."""
-    # The answers are validated once, for every judge, before the store is created or locked.
+    # The answers are validated once, for every judge.
     plan = JudgePlan(dataset, answers, judges[0].settings)
     plans = [plan.for_judge(judge.settings, sampled.get(judge.judge)) for judge in judges]
     reports: dict[str, JudgeReport] = {}
-    with VerdictStore(out_dir / "store.sqlite", wait_s=wait_s) as store:
+    with VerdictStore(out_dir / "store.sqlite", held=held) as store:
         passes = [
             judge_pass(p, make_backend(judge), store, on_event)
             for p, judge in zip(plans, judges, strict=True)
@@ -436,15 +493,19 @@ def _judge_all(
         )
         if previous is not None and up_to_date:
             for judge_plan, stats in zip(plans, passes, strict=True):
-                rows, unscored = previous.verdicts[judge_plan.settings.judge]
-                reports[judge_plan.settings.judge] = JudgeReport(stats, rows, unscored)
+                name = judge_plan.settings.judge
+                count, unscored = previous.verdicts[name]
+                kept = previous.cells.get(name, {})
+                reports[name] = JudgeReport(stats, count, unscored, kept)
         else:
             for name in DERIVED:  # about to be older than the verdicts: never left so
                 (out_dir / name).unlink(missing_ok=True)
             with atomic_writer(out_dir / "verdicts.jsonl") as handle:
                 for judge_plan, stats in zip(plans, passes, strict=True):
-                    count, unscored = write_verdict_rows(verdict_rows(judge_plan, store), handle)
-                    reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored)
+                    cells: Cells = {}
+                    tallied = tally(verdict_rows(judge_plan, store), cells)
+                    count, unscored = write_verdict_rows(tallied, handle)
+                    reports[judge_plan.settings.judge] = JudgeReport(stats, count, unscored, cells)
     failures = []
     for judge in judges:
         try:
@@ -453,7 +514,11 @@ def _judge_all(
             failures.append(str(exc))
     if failures:
         raise UnscoredRateExceeded("\n".join(failures), setting="max_unscored_rate")
-    record = Finished(digest, {name: (r.rows, r.unscored) for name, r in reports.items()})
+    record = Finished(
+        digest,
+        {name: (r.rows, r.unscored) for name, r in reports.items()},
+        {name: dict(r.cells) for name, r in reports.items()},
+    )
     return reports, record, up_to_date
 
 

@@ -69,7 +69,29 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def _score(dataset: Path, verdicts: Path, *extra: str) -> tuple[int, str, str]:
-    return run("score", "--dataset", str(dataset), "--verdicts", str(verdicts), *extra)
+    """``gamut score``, with no unscored limit unless one is given: these hand-made rows
+    leave checks unscored on purpose (a: 1 of its 10 checks), and the limit has a test."""
+    limit = [] if "--max-unscored-rate" in extra else ["--max-unscored-rate", "1"]
+    argv = ["score", "--dataset", str(dataset), "--verdicts", str(verdicts), *limit, *extra]
+    return run(*argv)
+
+
+def test_no_score_past_the_unscored_limit_of_a_model_in_a_setting(
+    dataset: Path, tmp_path: Path
+) -> None:
+    verdicts = tmp_path / "verdicts.jsonl"
+    write_rows(verdicts, GOOD)
+    out = tmp_path / "scores.jsonl"
+    code, stdout, stderr = _score(
+        dataset, verdicts, "--max-unscored-rate", "0.02", "--out", str(out)
+    )
+    assert code == 1
+    message = " ".join(stderr.split())
+    assert "a / multimodal: 1 of 10 checks (10.0%) could not be graded by j" in message
+    assert "b / multimodal" not in message
+    assert "(option --max-unscored-rate)" in message
+    assert (stdout, out.exists()) == ("", False)
+    assert _score(dataset, verdicts, "--max-unscored-rate", "0.1")[0] == 0  # 10% is not above
 
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".json", ".parquet"])
@@ -193,3 +215,10 @@ def test_the_score_command_module_does_not_import_pandas() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_score_command_s_unscored_limit_defaults_to_the_judge_s() -> None:
+    from gamut_eval.cli._score import MAX_UNSCORED_RATE
+    from gamut_eval.judge import JudgeSettings
+
+    assert JudgeSettings.model_fields["max_unscored_rate"].default == MAX_UNSCORED_RATE

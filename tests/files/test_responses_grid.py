@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,39 @@ def test_answers_outside_the_grid_are_an_error() -> None:
     rows = [_row(q, "a") for q in QUESTIONS] + [_row("q1", "z")]
     with pytest.raises(ValidationError, match=r"1 answer\(s\) are for a model or setting not"):
         complete_responses(rows, QUESTIONS, ["a"], ["multimodal"])
+
+
+@pytest.mark.parametrize("name", ["", "   ", "\t"])
+def test_an_empty_model_name_is_refused_naming_file_line_field_and_value(
+    tmp_path: Path, name: str
+) -> None:
+    path = tmp_path / "answers.jsonl"
+    rows = [
+        {"question_id": "q1", "model": "a", "setting": "multimodal", "response": "x"},
+        {"question_id": "q2", "model": name, "setting": "multimodal", "response": "x"},
+    ]
+    write_rows(path, rows)
+    with pytest.raises(ValidationError) as info:
+        check_responses(path, set(QUESTIONS))
+    assert len(info.value.details) == 1
+    message = str(info.value)
+    assert message.startswith(f"{path}:2:model: ")
+    assert "a model needs a name" in message
+    assert message.endswith(f"(found: {json.dumps(name)})")
+    assert "\n" not in message
+
+
+def test_gamut_judge_refuses_an_empty_model_name_with_exit_2(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gamut_eval.cli import cli
+
+    path = tmp_path / "answers.jsonl"
+    write_rows(path, [{"question_id": "q", "model": " ", "setting": "text_only", "response": ""}])
+    out = tmp_path / "verdicts.jsonl"
+    argv = ["judge", "--responses", str(path), "--judge", "gamut/offline", "--out", str(out)]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 2
+    assert f"{path}:1:model: Value error, a model needs a name" in " ".join(result.output.split())
+    assert "Traceback" not in result.output
+    assert not out.exists()

@@ -111,7 +111,7 @@ def test_run_records_the_settings_and_a_change_is_another_run(
     assert refused.exit_code == 2, refused.output
     assert "generation" in refused.output
     assert len(recorder.answer_requests()) == 2
-    assert len(recorder.model_probe_requests()) == 3
+    assert len(recorder.model_probe_requests()) == 2  # refused before its probe
 
 
 def test_requests_to_answering_models_are_retried_a_bounded_number_of_times() -> None:

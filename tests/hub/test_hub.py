@@ -83,6 +83,8 @@ def test_gamut_push_uploads_a_run_without_its_store_and_load_run_reads_it_back(
                            "--out", str(out))  # fmt: skip
     assert code == 0, err
     assert (out / "store.sqlite").exists()
+    (out / ".verdicts.jsonl.4242.k2j3.tmp").write_text("half a verdict file")  # a killed export
+    (out / "logs" / ".x.eval.ab12.tmp").write_text("half a log")
     code, stdout, err = cli_run("push", str(out), "hf://datasets/alice/runs/demo")
     assert code == 0, err
     assert stdout.startswith(f"pushed {out} to hf://datasets/alice/runs/demo: {hub.url}/")
@@ -91,6 +93,7 @@ def test_gamut_push_uploads_a_run_without_its_store_and_load_run_reads_it_back(
     assert not list(pushed.glob("store.sqlite*"))  # the local verdict cache stays local
     assert (out / ".finished.json").is_file()
     assert not (pushed / ".finished.json").exists()  # it describes that local cache
+    assert not [p for p in pushed.rglob("*") if p.name.endswith(".tmp")]  # never uploaded
     remote = load_run("hf://datasets/alice/runs/demo")
     here = load_run(out)
     for name in ("answers", "verdicts", "scores"):

@@ -157,7 +157,9 @@ def test_max_unscored_rate_fails_the_run_with_exit_1_but_writes_the_rows(
     failed = invoke(*judge_args(small, "--max-unscored-rate", "0.1"))
     assert failed.exit_code == 1
     message = flat(failed.stderr)
-    assert "2 of 10 checks (20.0%) could not be graded" in message
+    judge = "could not be graded by openai-api/fake/fake-judge"
+    assert f"lab/alpha / multimodal: 1 of 5 checks (20.0%) {judge}" in message
+    assert f"lab/beta / text_only: 1 of 5 checks (20.0%) {judge}" in message
     assert "above max_unscored_rate 0.1" in message  # the library names the setting
     assert "(option --max-unscored-rate)" in message  # the command line adds its option
     rows = small.rows()
@@ -168,6 +170,51 @@ def test_max_unscored_rate_fails_the_run_with_exit_1_but_writes_the_rows(
     passed = invoke(*judge_args(small, "--max-unscored-rate", "0.25"))
     assert passed.exit_code == 0, passed.output
     assert len(small.rows()) == 10
+
+
+def test_the_unscored_limit_holds_for_each_model_and_setting_in_judge_run_and_score(
+    serve: StartServer, make_workspace: Callable[..., Workspace]
+) -> None:
+    # 11 questions of one check, two models: the judge cannot grade model-1's answer to
+    # q-0, so model-1 has 1 of 11 checks unscored (9.1%), model-0 none, the whole 1 of 22
+    # (4.5%). Past a 5% limit per model and setting, though not over the whole.
+    serve(faults=[FaultRule("content_policy", contains="Answer number 1 to question 0:")])
+    records = synthetic_records(11, 1)
+    ws = make_workspace(records, synthetic_responses(records, 2))
+    named = "lab/model-1 / multimodal: 1 of 11 checks (9.1%) could not be graded by"
+    for limit in ("0.02", "0.05"):
+        judged = invoke(*judge_args(ws, "--max-unscored-rate", limit))
+        assert judged.exit_code == 1, judged.output
+        message = flat(judged.stderr)
+        assert named in message
+        assert "lab/model-0" not in message
+        assert f"above max_unscored_rate {limit}" in message
+        assert "(option --max-unscored-rate)" in message
+    assert invoke(*judge_args(ws, "--max-unscored-rate", "0.1")).exit_code == 0
+    rows = ws.rows()
+    assert (len(rows), sum(r["verdict"] is None for r in rows)) == (22, 1)
+
+    score = ["score", "--dataset", str(ws.dataset_path), "--verdicts", str(ws.out)]
+    scores = ws.root / "scores.jsonl"
+    for limit in ("0.02", "0.05"):  # the default is 0.02, as gamut judge's
+        extra = ["--max-unscored-rate", limit] if limit != "0.02" else []
+        refused = invoke(*score, *extra, "--out", str(scores))
+        assert refused.exit_code == 1
+        message = flat(refused.stderr)
+        assert named in message
+        assert "(option --max-unscored-rate)" in message
+        assert "gamut" not in refused.stdout  # no score printed
+        assert not scores.exists()
+    scored = invoke(*score, "--max-unscored-rate", "0.1", "--out", str(scores))
+    assert scored.exit_code == 0, scored.output
+    assert len(read_jsonl(scores)) == 22 // 1  # one score row per answer
+
+    run = ["run", "--dataset", str(ws.dataset_path), "--responses", str(ws.responses_path)]
+    run += ["--judge", JUDGE, "--setting", "multimodal", "--no-probe"]
+    ran = invoke(*run, "--out", str(ws.root / "run"), "--max-unscored-rate", "0.05")
+    assert ran.exit_code == 1, ran.output
+    assert named in flat(ran.stderr)
+    assert "(option --max-unscored-rate)" in flat(ran.stderr)
 
 
 # -- bad responses files: exit 2, nothing sent, nothing written ------------------------------

@@ -24,8 +24,9 @@ from judge_helpers import (
     synthetic_responses,
 )
 
+from gamut_eval._lock import hold
 from gamut_eval.cli import cli
-from gamut_eval.errors import GamutError
+from gamut_eval.errors import GamutError, InputError
 from gamut_eval.judge import StoreBusyError, StoredVerdict, VerdictStore
 
 
@@ -92,21 +93,6 @@ def test_verdicts_survive_reopening_and_many_keys_are_looked_up(tmp_path: Path) 
 # -- one writer at a time -------------------------------------------------------------------
 
 
-def test_a_second_writer_is_refused_with_a_clear_message(tmp_path: Path) -> None:
-    path = tmp_path / "v.sqlite"
-    with VerdictStore(path):
-        with pytest.raises(StoreBusyError) as info:
-            VerdictStore(path)
-        message = str(info.value)
-        assert str(path) in message
-        assert f"pid {os.getpid()}" in message
-        assert "wait_for_store" in message
-        assert info.value.settings == ("wait_for_store", "store")  # the CLI adds the options
-        assert "database is locked" not in message
-    with VerdictStore(path) as again:  # released on close
-        assert again.count() == {}
-
-
 HOLDER = """
 import sys
 from gamut_eval.judge import StoredVerdict, VerdictStore
@@ -119,6 +105,48 @@ print("wrote", flush=True)
 sys.stdin.readline()
 store.close()
 """
+
+
+def test_a_second_writer_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    path = tmp_path / "v.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert holder.stdin is not None
+    assert holder.stdout is not None
+    try:
+        assert holder.stdout.readline() == b"ready\n"
+        with pytest.raises(StoreBusyError) as info:
+            VerdictStore(path)
+        message = str(info.value)
+        assert str(path) in message
+        assert f"pid {holder.pid} on " in message  # the holder: pid, host, command, since
+        assert "wait_for_store" in message
+        assert info.value.settings == ("wait_for_store", "store")  # the CLI adds the options
+        assert isinstance(info.value, InputError)  # exit 2: nothing was changed
+        assert "database is locked" not in message
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdin.close()
+        holder.stdout.close()
+    with VerdictStore(path) as again:  # released when its holder died
+        assert again.count() == {"ok": 1}
+
+
+def test_a_store_opened_under_its_lock_takes_no_lock_of_its_own(tmp_path: Path) -> None:
+    # A run holds its folder's lock (the store's) for its whole life and hands it to the
+    # store it opens; anyone else, in this process too, is refused.
+    path = tmp_path / "v.sqlite"
+    with hold(path.with_name("v.sqlite.lock"), what="the run") as held:
+        with VerdictStore(path, held=held) as store:
+            store.put([StoredVerdict("k", "j", "v", "meets", "", "ok", None, 1)])
+            with pytest.raises(StoreBusyError):
+                VerdictStore(path)
+        with pytest.raises(StoreBusyError):
+            VerdictStore(path)
+    with VerdictStore(path) as again:
+        assert again.count() == {"ok": 1}
 
 
 def test_another_process_holding_the_store_refuses_or_makes_us_wait(tmp_path: Path) -> None:
@@ -227,7 +255,7 @@ def cli_args(ws: Workspace, *extra: str) -> list[str]:
     ]
 
 
-def test_a_second_judge_process_on_a_busy_store_exits_1_with_the_message(
+def test_a_second_judge_process_on_a_busy_store_exits_2_with_the_message(
     serve: StartServer, make_workspace: Callable[..., Workspace]
 ) -> None:
     server = serve()
@@ -241,7 +269,7 @@ def test_a_second_judge_process_on_a_busy_store_exits_1_with_the_message(
             env=dict(os.environ),
             timeout=60,
         )
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 2, result.stderr  # refused, nothing changed: bad input
     assert "is in use by another gamut process" in result.stderr
     assert f"pid {os.getpid()}" in result.stderr
     assert "(options --wait-for-store, --store)" in result.stderr  # the command line adds them
@@ -269,14 +297,14 @@ def test_a_second_run_that_waits_for_the_store_sends_nothing_twice(
         )
         try:
             deadline = time.monotonic() + 30
-            while not (lock.exists() and lock.read_text().strip() == str(first.pid)):
+            while not (lock.exists() and f'"pid": {first.pid},' in lock.read_text()):
                 assert first.poll() is None, log.read_text()
                 assert time.monotonic() < deadline
                 time.sleep(0.01)
             assert first.poll() is None  # the first run is still judging
             busy = CliRunner().invoke(cli, cli_args(ws))
-            assert busy.exit_code == 1
-            assert f"in use by another gamut process (pid {first.pid})" in busy.stderr
+            assert busy.exit_code == 2
+            assert f"in use by another gamut process (pid {first.pid} on " in busy.stderr
             assert first.poll() is None  # so the next run has to wait for it
             waited = CliRunner().invoke(cli, cli_args(ws, "--wait-for-store", "60"))
             assert first.wait(timeout=60) == 0

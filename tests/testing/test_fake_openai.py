@@ -542,6 +542,35 @@ def test_subprocess_prints_ready_and_serves_with_faults_and_auth() -> None:
         assert stop_fake_server_process(proc) == 0
 
 
+def test_the_command_line_fake_grades_a_reask_by_the_original_check() -> None:
+    # A re-ask is the first ask, the bad reply, then a correction note: the note has no
+    # check, and grading it would say `missing` for an answer that meets the check.
+    answer = "A Korean rice bowl, bibimbap: a dish topped with vegetables."
+    first = {"role": "user", "content": judge_prompt(answer)}
+    note = (
+        "Your previous reply was not a valid verdict (truncated JSON). Reply again with only "
+        'the JSON object {"explanation": "...", "verdict": "meets"} for the same check.'
+    )
+    proc, base_url = start_fake_server_process(policy="keyword")
+    try:
+        with openai.OpenAI(base_url=base_url, api_key="k", max_retries=0) as c:
+            asked = c.chat.completions.create(model="m", messages=[first])
+            reasked = c.chat.completions.create(
+                model="m",
+                messages=[
+                    first,
+                    {"role": "assistant", "content": '{"verdict": "mee'},
+                    {"role": "user", "content": note},
+                ],
+            )
+        assert verdict_of(asked.choices[0].message.content or "") == "meets"
+        reply = json.loads(reasked.choices[0].message.content or "")
+        assert reply["verdict"] == "meets"
+        assert reply["explanation"] == "7/7 check keywords found; absent: none"
+    finally:
+        assert stop_fake_server_process(proc) == 0
+
+
 def test_cli_rejects_a_bad_faults_file_with_exit_code_2(
     tmp_path: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

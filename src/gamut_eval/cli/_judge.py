@@ -42,7 +42,8 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
         type=click.FloatRange(min=0),
         default=0.0,
         show_default=True,
-        help="Seconds to wait if another process is using the store.",
+        help="Seconds to wait if another process is using the store (or, gamut run, the run "
+        "folder) before giving up.",
     )
 
     request_args = click.option(

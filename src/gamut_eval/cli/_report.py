@@ -153,6 +153,7 @@ def report(
       gamut report runs/x --embeddings            # diversity on MiniLM embeddings
       gamut report hf://datasets/me/runs/x -o x.html   # a run pushed to the Hub
     """
+    from gamut_eval._lock import hold_run_folder_of
     from gamut_eval.analysis import (
         ReportConfig,
         default_output,
@@ -184,7 +185,8 @@ def report(
         return
     here = Path.cwd() if click.get_current_context().meta.get(HUB_RUN) else run_dir
     target = out or default_output(here, fmt)  # a run from the Hub: not into the Hub cache
-    written = write_report(result, fmt, target)
+    with hold_run_folder_of(target):  # refused while a run holds the folder
+        written = write_report(result, fmt, target)
     print_summary(result)
     where = target if len(written) == 1 else f"{target}/ ({len(written)} files)"
     print_plain(f"report: {where}")

@@ -309,7 +309,8 @@ def run(
     Writes RUN_DIR/responses.jsonl, verdicts.jsonl, scores.jsonl, summary.json, run.json,
     and Inspect logs with every judge's scores in RUN_DIR/logs/ (`inspect view`).
     Interrupted and rerun with the same arguments, it continues where it stopped; a
-    different run into a used folder is refused (exit 2) unless --overwrite. Every
+    different run into a used folder is refused (exit 2) unless --overwrite, and a folder
+    another run is at work in is refused (exit 2) in any case. Every
     question must have an answer from every model in every setting run, unless
     --fill-missing. The generation options apply to generated answers (not --responses);
     --epochs above 1 is for `gamut generate` (a run scores one answer per cell).

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 # The rubric and scoring models are imported inside the functions: building pydantic
 # models costs more than the rest of `gamut score --help` together.
 _TIER_NAMES = ("answer_critical", "valuable", "context")
+MAX_UNSCORED_RATE = 0.02
+"""``JudgeSettings.max_unscored_rate``'s default, spelled out to keep the import lazy (a
+test holds them equal)."""
 _TIER_ALIASES = {"ac": "answer_critical", "v": "valuable", "c": "context"} | {
     t: t for t in _TIER_NAMES
 }
@@ -226,6 +229,14 @@ def summary_table(
     metavar="TIER=W",
     help="Tier weight, e.g. ac=0.6 v=0.3 c=0.1 (repeatable).",
 )
+@click.option(
+    "--max-unscored-rate",
+    type=click.FloatRange(0, 1),
+    default=MAX_UNSCORED_RATE,
+    show_default=True,
+    help="With --dataset: refuse to score (exit 1) when a larger share of one model's checks "
+    "in one setting has no verdict, as `gamut judge` and `gamut run` refuse.",
+)
 @out_option
 def score(
     checklist: Path | None,
@@ -235,6 +246,7 @@ def score(
     lam: float,
     mu: float,
     weights: tuple[str, ...],
+    max_unscored_rate: float,
     out: Path | None,
     image_root: Path | None,
 ) -> None:
@@ -256,7 +268,7 @@ def score(
         _score_one(load_checklist(checklist), verdicts, params, as_json, out)
     else:
         assert dataset is not None  # narrowed above; not input validation
-        _score_run(dataset, verdicts, params, as_json, out, image_root)
+        _score_run(dataset, verdicts, params, as_json, out, max_unscored_rate, image_root)
 
 
 def _score_one(
@@ -274,14 +286,32 @@ def _score_one(
         console.print(_card_table(card))
 
 
+def _check_unscored(frame: pd.DataFrame, limit: float) -> None:
+    """``UnscoredRateExceeded`` when a judge left more than ``limit`` of one model's checks
+    in one setting without a verdict (``gamut judge``'s limit, applied to its rows)."""
+    from gamut_eval.judge import unscored_limit_error, unscored_over
+
+    keys = ["judge", "model", "setting"]
+    table = frame.assign(**{k: frame.get(k, "") for k in keys})
+    counts = table["verdict"].isna().groupby([table[k] for k in keys], observed=True)
+    cells: dict[str, dict[tuple[str, str], tuple[int, int]]] = {}
+    for (judge, model, setting), rows in counts:
+        cells.setdefault(str(judge), {})[str(model), str(setting)] = (len(rows), int(rows.sum()))
+    lines = [line for judge, c in cells.items() for line in unscored_over(judge, c, limit)]
+    if lines:
+        raise unscored_limit_error(lines, limit)
+
+
 def _score_run(
     dataset_path: Path,
     path: Path,
     params: ScoringParams,
     as_json: bool,
     out: Path | None,
+    max_unscored_rate: float,
     image_root: Path | None = None,
 ) -> None:
+    from gamut_eval._lock import hold_run_folder_of
     from gamut_eval._tables import table_format, write_rows
     from gamut_eval._verdict_table import read_verdict_table
     from gamut_eval.dataset import load_dataset
@@ -297,8 +327,10 @@ def _score_run(
         scores = score_table(verdict_rows, checklists, params)
     except ValidationError as exc:
         raise ValidationError([d.in_file(path) for d in exc.details]) from None
+    _check_unscored(verdict_rows, max_unscored_rate)  # no score past the limit, as judge
     if out is not None:
-        write_rows(out, score_rows(scores))
+        with hold_run_folder_of(out):  # refused while a run holds the folder
+            write_rows(out, score_rows(scores))
         err_console.print(f"wrote {out}")
     summary = summarise_scores(scores)
     if as_json:

@@ -54,6 +54,7 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.judge._pass import (
         NOT_JUDGED as NOT_JUDGED,
         Backend as Backend,
+        Cells as Cells,
         JudgePlan as JudgePlan,
         JudgeReport as JudgeReport,
         JudgeStats as JudgeStats,
@@ -69,6 +70,9 @@ if _typing.TYPE_CHECKING:
         judge_pass as judge_pass,
         judge_responses as judge_responses,
         run_pass as run_pass,
+        tally as tally,
+        unscored_limit_error as unscored_limit_error,
+        unscored_over as unscored_over,
         verdict_rows as verdict_rows,
         write_verdict_rows as write_verdict_rows,
     )

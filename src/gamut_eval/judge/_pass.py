@@ -57,6 +57,7 @@ from typing import IO, TYPE_CHECKING, Literal, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict
 
+from gamut_eval._lock import hold_run_folder_of
 from gamut_eval._tables import table_format, write_rows
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
@@ -89,6 +90,7 @@ if TYPE_CHECKING:
 __all__ = [
     "FLUSH_S",
     "Backend",
+    "Cells",
     "JudgePlan",
     "JudgeReport",
     "JudgeStats",
@@ -108,6 +110,9 @@ __all__ = [
     "judge_responses",
     "open_store",
     "run_pass",
+    "tally",
+    "unscored_limit_error",
+    "unscored_over",
     "verdict_rows",
     "write_verdict_rows",
 ]
@@ -577,10 +582,25 @@ class JudgeReport:
     """Verdict rows written."""
     unscored: int
     """Rows without a verdict."""
+    cells: Mapping[tuple[str, str], tuple[int, int]] = field(default_factory=dict)
+    """Rows and rows without a verdict per (model, setting); the unscored limit holds for
+    each (empty: for the whole report)."""
 
     @property
     def unscored_rate(self) -> float:
         return self.unscored / self.rows if self.rows else 0.0
+
+
+Cells = dict[tuple[str, str], tuple[int, int]]
+"""Rows and rows without a verdict per (model, setting)."""
+
+
+def tally(rows: Iterator[VerdictRow], cells: Cells) -> Iterator[VerdictRow]:
+    """``rows``, counted per (model, setting) into ``cells`` as they pass."""
+    for row in rows:
+        count, unscored = cells.get((row.model, row.setting), (0, 0))
+        cells[row.model, row.setting] = (count + 1, unscored + (row.verdict is None))
+        yield row
 
 
 def verdict_rows(plan: JudgePlan, store: Store) -> Iterator[VerdictRow]:
@@ -631,20 +651,41 @@ def export_verdict_rows(rows: Iterator[VerdictRow], out: Path | None) -> tuple[i
     return write_rows(out, counted()), unscored
 
 
-def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
-    """Raise ``UnscoredRateExceeded`` when too many checks could not be graded."""
-    if report.unscored_rate <= settings.max_unscored_rate:
-        return
-    reasons = (
-        ", ".join(f"{r} x{n}" for r, n in report.stats.reasons.most_common(5)) or "see the rows"
-    )
-    raise UnscoredRateExceeded(
-        f"{report.unscored} of {report.rows} checks ({100 * report.unscored_rate:.1f}%) could "
-        f"not be graded by {settings.judge}, above max_unscored_rate "
-        f"{settings.max_unscored_rate:g}; no score should be reported from this run. "
-        f"Reasons: {reasons}. Rerun to retry them.",
+def unscored_over(
+    judge: str, cells: Mapping[tuple[str, str], tuple[int, int]], limit: float
+) -> list[str]:
+    """One line for each (model, setting) whose share of checks ``judge`` could not grade
+    is above ``limit``."""
+    return [
+        f"{model} / {setting}: {unscored} of {rows} checks ({100 * unscored / rows:.1f}%) "
+        f"could not be graded by {judge}"
+        for (model, setting), (rows, unscored) in sorted(cells.items())
+        if rows and unscored / rows > limit
+    ]
+
+
+def unscored_limit_error(
+    lines: Sequence[str], limit: float, reasons: str = ""
+) -> UnscoredRateExceeded:
+    """The error of checks past the unscored limit (``lines``: ``unscored_over``'s)."""
+    why = f" Reasons: {reasons}." if reasons else ""
+    return UnscoredRateExceeded(
+        "; ".join(lines) + f"; above max_unscored_rate {limit:g} (the share of each model's "
+        "checks in each setting that may go ungraded): no score should be reported from "
+        f"this run.{why} Rerun to retry them, or raise max_unscored_rate",
         setting="max_unscored_rate",
     )
+
+
+def check_unscored_rate(report: JudgeReport, settings: JudgeSettings) -> None:
+    """Raise ``UnscoredRateExceeded`` when too many checks of a model in a setting (of the
+    whole report, when it has no cells) could not be graded."""
+    cells = report.cells or {("all models", "all settings"): (report.rows, report.unscored)}
+    lines = unscored_over(settings.judge, cells, settings.max_unscored_rate)
+    if not lines:
+        return
+    reasons = ", ".join(f"{r} x{n}" for r, n in report.stats.reasons.most_common(5))
+    raise unscored_limit_error(lines, settings.max_unscored_rate, reasons or "see the rows")
 
 
 @contextlib.contextmanager
@@ -692,12 +733,19 @@ def judge_responses(
     backend = backend or make_backend(settings)
     if backend.probed:  # a dead endpoint ends here, before the store is opened
         [backend.judge] = probe_judges([backend.judge])
-    with open_store(store_path, backend, wait_for_store_s) as store:
+    # Verdicts written into a run folder wait for no run that holds it: refused at once.
+    store_lock = store_path.with_name(store_path.name + ".lock")
+    into = out if backend.exports_rows else None
+    with (
+        hold_run_folder_of(into, besides=store_lock if backend.writes_store else None),
+        open_store(store_path, backend, wait_for_store_s) as store,
+    ):
         stats = judge_pass(plan, backend, store, on_event)
         if not backend.exports_rows:
             return JudgeReport(stats, 0, 0)
-        count, unscored = export_verdict_rows(verdict_rows(plan, store), out)
-    report = JudgeReport(stats, count, unscored)
+        cells: Cells = {}
+        count, unscored = export_verdict_rows(tally(verdict_rows(plan, store), cells), out)
+    report = JudgeReport(stats, count, unscored, cells)
     if not stats.unfinished:
         check_unscored_rate(report, settings)
     return report

@@ -5,25 +5,24 @@ response, check text, image), so a resumed run sends only what is missing and a 
 after editing one check sends only that check. Only successful verdicts count as done:
 unscored rows are kept for reporting but retried by the next run (errors are never cached).
 
-Concurrency: one writer per store. A run holds an exclusive ``flock`` on ``<store>.lock``
-for its whole life, so a second run on the same store waits (``wait_s``) or refuses with a
-clear message, instead of racing it, double-billing, or dying on ``database is locked``.
-Readers (exports, reports) need no lock: WAL lets them read while a run writes.
+Concurrency: one writer per store. A writer holds the lock ``<store>.lock`` (``_lock.py``:
+the one lock, also a run folder's, which a run hands to its store) for its whole life, so a
+second process on the same store waits (``wait_s``) or refuses with a message naming the
+holder, instead of racing it, double-billing, or dying on ``database is locked``. Readers
+(exports, reports) need no lock: WAL lets them read while a run writes.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
-import os
 import sqlite3
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 from typing import Protocol
 
+from gamut_eval._lock import Held, LockBusy, hold, lock_key
 from gamut_eval.errors import GamutError
 
 __all__ = ["MemoryStore", "Store", "StoreBusyError", "StoreError", "StoredVerdict", "VerdictStore"]
@@ -92,8 +91,8 @@ class StoreError(GamutError):
     """The verdict store cannot be opened or used."""
 
 
-class StoreBusyError(StoreError):
-    """Another process is writing to this store."""
+class StoreBusyError(StoreError, LockBusy):
+    """Another process is writing to this store (exit 2: nothing was changed)."""
 
 
 def _chunks(keys: Sequence[str]) -> Iterator[Sequence[str]]:
@@ -104,14 +103,24 @@ def _chunks(keys: Sequence[str]) -> Iterator[Sequence[str]]:
 class VerdictStore:
     """Open (creating if needed) the store at ``path``.
 
-    ``writer=True`` takes the exclusive run lock (waiting up to ``wait_s`` seconds);
-    read-only users pass ``writer=False``.
+    ``writer=True`` takes the exclusive run lock (waiting up to ``wait_s`` seconds), unless
+    the caller holds it already and hands it over (``held``: a run's folder lock, the lock
+    of its store); read-only users pass ``writer=False``.
     """
 
-    def __init__(self, path: str | Path, *, writer: bool = True, wait_s: float = 0.0) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        writer: bool = True,
+        wait_s: float = 0.0,
+        held: Held | None = None,
+    ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock_fd: int | None = self._acquire(wait_s) if writer else None
+        self._lock = contextlib.ExitStack()
+        if writer and (held is None or held.key != lock_key(self.lock_path)):
+            self._acquire(wait_s)
         try:
             self._db = self._connect(writer)
         except sqlite3.Error as exc:
@@ -155,31 +164,25 @@ class VerdictStore:
         return db
 
     def _release(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # releases the flock
-            self._lock_fd = None
+        self._lock.close()
 
-    def _acquire(self, wait_s: float) -> int:
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-        deadline = time.monotonic() + wait_s
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
-                    os.close(fd)
-                    raise StoreBusyError(
-                        f"{self.path} is in use by another gamut process (pid {holder}); wait "
-                        "for it to finish (wait_for_store seconds), or use another store",
-                        setting=("wait_for_store", "store"),
-                    ) from None
-                time.sleep(0.1)
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        return fd
+    @property
+    def lock_path(self) -> Path:
+        """The writers' lock file."""
+        return self.path.with_name(self.path.name + ".lock")
+
+    def _acquire(self, wait_s: float) -> None:
+        lock = hold(
+            self.lock_path,
+            what=str(self.path),
+            wait_s=wait_s,
+            setting=("wait_for_store", "store"),
+            hint="wait for it to finish (wait_for_store seconds), or use another store",
+        )
+        try:
+            self._lock.enter_context(lock)
+        except LockBusy as exc:
+            raise StoreBusyError(str(exc), setting=exc.settings) from None
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):

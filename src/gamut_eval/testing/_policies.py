@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from gamut_eval.errors import GamutError
 from gamut_eval.scoring import Verdict
-from gamut_eval.testing._requests import RequestContext, last_user_message, prompt_text
+from gamut_eval.testing._requests import RequestContext, prompt_text, user_messages
 
 __all__ = [
     "CHECK_HEADING_RE",
@@ -135,9 +135,13 @@ def _fenced_response(request: Mapping[str, Any]) -> str | None:
 
 
 def _check_text(request: Mapping[str, Any]) -> str:
-    message = last_user_message(request)
-    headings = list(CHECK_HEADING_RE.finditer(message))
-    return message[headings[-1].end() :].strip() if headings else ""
+    """The check of the latest user message that holds one: a re-ask ends with a correction
+    note, and is graded by the check it asks about again."""
+    for message in reversed(user_messages(request)):
+        headings = list(CHECK_HEADING_RE.finditer(message))
+        if headings:
+            return message[headings[-1].end() :].strip()
+    return ""
 
 
 def parse_judge_prompt(request: Mapping[str, Any]) -> JudgePrompt | None:

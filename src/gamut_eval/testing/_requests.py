@@ -24,6 +24,7 @@ __all__ = [
     "last_user_message",
     "message_text",
     "prompt_text",
+    "user_messages",
 ]
 
 
@@ -94,12 +95,15 @@ def _messages(request: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     return [m for m in messages if isinstance(m, dict)]
 
 
+def user_messages(request: Mapping[str, Any]) -> list[str]:
+    """Texts of the messages whose role is ``user``, in order."""
+    return [message_text(m) for m in _messages(request) if m.get("role") == "user"]
+
+
 def last_user_message(request: Mapping[str, Any]) -> str:
     """Text of the last message whose role is ``user`` ("" when there is none)."""
-    for message in reversed(_messages(request)):
-        if message.get("role") == "user":
-            return message_text(message)
-    return ""
+    users = user_messages(request)
+    return users[-1] if users else ""
 
 
 def prompt_text(request: Mapping[str, Any]) -> str:
