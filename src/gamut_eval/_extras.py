@@ -9,11 +9,12 @@ turns any ``ModuleNotFoundError`` of a library listed here into the same message
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable
 
 from gamut_eval.errors import InputError
 
-__all__ = ["EXTRA_MODULES", "MissingExtra", "install_command", "missing_extra_message",
-           "require_extra"]  # fmt: skip
+__all__ = ["EXTRA_MODULES", "MissingExtra", "extra_installed", "install_command",
+           "missing_extra_message", "model_extras", "require_extra", "require_extras"]  # fmt: skip
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "annotate": (
@@ -27,7 +28,10 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     ),
     "embeddings": ("sentence_transformers",),
     "hub": ("huggingface_hub",),
+    "inspect": ("inspect_ai", "mmh3", "openai"),
     "ray": ("ray",),
+    "anthropic": ("anthropic",),
+    "google": ("google.genai",),
 }
 """Extra -> the top-level modules it installs that the project imports."""
 
@@ -36,8 +40,15 @@ _DRIVERS = {"psycopg": "annotate", "multipart": "annotate"}
 PostgreSQL driver; python-multipart's old name)."""
 
 
+PROVIDER_EXTRAS = {"anthropic": "anthropic", "google": "google"}
+"""Inspect providers whose SDK an extra of its own installs (OpenAI's comes with
+``inspect``: Inspect's ``openai`` provider and the OpenAI-compatible ones use it)."""
+
+
 def install_command(extra: str) -> str:
-    return f"pip install 'gamut-eval[{extra}]'"
+    """The command that installs ``extra`` (several: ``inspect,anthropic``), published and
+    from a clone of the repository."""
+    return f"pip install 'gamut-eval[{extra}]' (from a clone: pip install -e '.[{extra}]')"
 
 
 class MissingExtra(InputError):
@@ -51,15 +62,39 @@ def _installed(module: str) -> bool:
         return False
 
 
+def extra_installed(extra: str) -> bool:
+    """Whether every module of ``extra`` can be imported (found, not imported)."""
+    return all(_installed(m) for m in EXTRA_MODULES[extra])
+
+
+def model_extras(model: str) -> tuple[str, ...]:
+    """The extras an Inspect model (``anthropic/claude-sonnet-4-5``) needs: ``inspect``,
+    and its provider's SDK where an extra brings it."""
+    provider = PROVIDER_EXTRAS.get(model.partition("/")[0])
+    return ("inspect", provider) if provider else ("inspect",)
+
+
+def require_extras(extras: Iterable[str], feature: str) -> None:
+    """Raise :class:`MissingExtra` naming one install command for every extra of
+    ``extras`` with a module not installed; ``feature`` names what needs them (``gamut
+    annotate``). Called before a command writes anything."""
+    wanted = list(dict.fromkeys(extras))
+    missing = {e: [m for m in EXTRA_MODULES[e] if not _installed(m)] for e in wanted}
+    lacking = [e for e in wanted if missing[e]]
+    if not lacking:
+        return
+    modules = [m for e in lacking for m in missing[e]]
+    names = " and ".join(f"'{e}'" for e in lacking)
+    raise MissingExtra(
+        f"{feature} needs the optional {names} extra{'s' if len(lacking) > 1 else ''} "
+        f"({', '.join(modules)} {'is' if len(modules) == 1 else 'are'} not installed): "
+        + install_command(",".join(lacking))
+    )
+
+
 def require_extra(extra: str, feature: str) -> None:
-    """Raise :class:`MissingExtra` naming the install command when a module of ``extra``
-    is not installed; ``feature`` names what needs it (``gamut annotate``)."""
-    missing = [m for m in EXTRA_MODULES[extra] if not _installed(m)]
-    if missing:
-        raise MissingExtra(
-            f"{feature} needs the optional '{extra}' extra ({', '.join(missing)} "
-            f"{'is' if len(missing) == 1 else 'are'} not installed): {install_command(extra)}"
-        )
+    """:func:`require_extras` for one extra."""
+    require_extras((extra,), feature)
 
 
 def missing_extra_message(exc: ModuleNotFoundError) -> str | None:
