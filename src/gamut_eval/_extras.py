@@ -1,7 +1,10 @@
 """Optional extras: which ``pip install 'gamut-eval[EXTRA]'`` brings a missing library.
 
-A command that needs an extra checks for it first (:func:`require_extra`) and otherwise
-ends with exit code 2 and the install command, never a traceback; the command line also
+The core install grades (validate, compile, judge, score, report); Inspect AI is the
+``inspect`` extra. A command that needs an extra checks for it first, before it writes
+anything (:func:`require_extras`; :func:`model_extras` for an Inspect model and its
+provider's SDK), and otherwise ends with exit code 2 and one install command naming every
+missing extra, never a traceback; the command line also
 turns any ``ModuleNotFoundError`` of a library listed here into the same message
 (:func:`missing_extra_message`).
 """

@@ -61,6 +61,7 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+@pytest.mark.slow
 def test_grading_needs_no_extra(tmp_path: Path) -> None:
     sample = sample_dir()
     rubric = str(ROOT / "examples" / "dish_bibimbap.yaml")
