@@ -133,9 +133,7 @@ NEEDS_AN_EXTRA = {
 
 
 @pytest.mark.parametrize("case", sorted(NEEDS_AN_EXTRA))
-def test_a_command_needing_an_extra_names_it_and_writes_nothing(
-    tmp_path: Path, case: str
-) -> None:
+def test_a_command_needing_an_extra_names_it_and_writes_nothing(tmp_path: Path, case: str) -> None:
     argv, extras = NEEDS_AN_EXTRA[case]
     result = gamut(tmp_path, *argv)
     assert result.returncode == 2, result.stderr
