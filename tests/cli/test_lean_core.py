@@ -124,6 +124,16 @@ NEEDS_AN_EXTRA = {
          "--backend", "ray", "--out", "v.jsonl"],
         "ray",
     ),
+    "stability-inspect": (
+        ["stability", "--responses", SAMPLE_ANSWERS, "--judge", "openai/gpt-4.1-mini",
+         "--backend", "inspect", "--repeats", "2", "--store-dir", "stores"],
+        "inspect",
+    ),
+    "audit-judge-ray": (
+        ["audit-judge", "--responses", SAMPLE_ANSWERS, "--judge", "openai/gpt-4.1-mini",
+         "--backend", "ray", "--store-dir", "stores"],
+        "ray",
+    ),
     "build": (
         ["build", "questions", "--images", str(ROOT / "sample"), "--model",
          "openai/gpt-4.1-mini", "--workdir", "work"],
