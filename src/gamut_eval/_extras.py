@@ -103,7 +103,9 @@ def require_extra(extra: str, feature: str) -> None:
 def missing_extra_message(exc: ModuleNotFoundError) -> str | None:
     """The install command for the extra providing the missing module, if one does."""
     top = (exc.name or "").split(".")[0]
-    extra = _DRIVERS.get(top) or next((e for e, ms in EXTRA_MODULES.items() if top in ms), None)
+    extra = _DRIVERS.get(top) or next(
+        (e for e, ms in EXTRA_MODULES.items() if top in {m.split(".")[0] for m in ms}), None
+    )
     if extra is None:
         return None
     return f"{top} is not installed; it comes with the optional '{extra}' extra: " + (

@@ -54,6 +54,10 @@ def test_a_missing_optional_library_becomes_the_install_command() -> None:
     hub = ModuleNotFoundError(name="huggingface_hub.hf_api")
     assert missing_extra_message(hub) is not None
     assert "gamut-eval[hub]" in missing_extra_message(hub)  # type: ignore[operator]
+    inspect = missing_extra_message(ModuleNotFoundError(name="inspect_ai.model"))
+    assert inspect is not None
+    assert inspect.startswith("inspect_ai is not installed; it comes with the optional 'inspect'")
+    assert "gamut-eval[google]" in missing_extra_message(ModuleNotFoundError(name="google.genai"))  # type: ignore[operator]
     # A core library missing is a broken install, not an extra to suggest.
     assert missing_extra_message(ModuleNotFoundError(name="numpy")) is None
 
