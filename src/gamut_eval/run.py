@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from gamut_eval import __version__
+from gamut_eval._extras import extra_installed, model_extras, require_extras
 from gamut_eval._files import atomic_writer
 from gamut_eval._folder import (
     DERIVED,
@@ -65,6 +66,7 @@ from gamut_eval.judge import (
     judge_pass,
     make_backend,
     probe_judges,
+    require_judge_extras,
     resolve_judge,
     tally,
     verdict_rows,
@@ -256,6 +258,13 @@ def run_benchmark(
     if not judges:
         raise InputError("give at least one judge (judges)", setting="judges")
     generation = _check_generation(generation, responses)
+    # What an extra must bring is checked first: a missing one ends the run with nothing
+    # written, probe or not.
+    require_extras(
+        (e for m in models for e in model_extras(m)), "answering with " + ", ".join(models)
+    )
+    unprobed = [resolve_judge(settings) for settings in judges]
+    require_judge_extras(unprobed)
     dataset = load_dataset(dataset_path, long_lived=long_lived, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing) if responses else None
     identity = _identity(
@@ -267,7 +276,7 @@ def run_benchmark(
         # Each judge is resolved once; the probe returns it with the request shape it
         # learned (a dead endpoint ends the run here, with nothing written), and the
         # passes read that.
-        resolved = probe_judges([resolve_judge(settings) for settings in judges])
+        resolved = probe_judges(unprobed)
         if given is None and probe:
             from gamut_eval.generate import probe_models
 
@@ -352,9 +361,10 @@ def _run_claimed(
         dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
     )
     summary = score_run_folder(dataset, out_dir, params)
-    from gamut_eval.generate import write_run_logs
+    if extra_installed("inspect"):  # given answers are graded without it; logs need it
+        from gamut_eval.generate import write_run_logs
 
-    write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
+        write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
     manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, sampled)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))

@@ -8,7 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gamut_eval._extras import EXTRA_MODULES, missing_extra_message, require_extra
+from gamut_eval._extras import (
+    EXTRA_MODULES,
+    MissingExtra,
+    missing_extra_message,
+    model_extras,
+    require_extra,
+    require_extras,
+)
 from gamut_eval.cli._main import cli
 
 
@@ -24,7 +31,8 @@ def test_annotate_without_the_extra_names_it(
     text = " ".join(result.stderr.split())
     assert text == (
         "error: gamut annotate needs the optional 'annotate' extra (fastapi, uvicorn are not "
-        "installed): pip install 'gamut-eval[annotate]'"
+        "installed): pip install 'gamut-eval[annotate]' (from a clone: pip install -e "
+        "'.[annotate]')"
     )
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert not (tmp_path / "a.sqlite").exists()
@@ -49,11 +57,15 @@ def test_a_missing_optional_library_becomes_the_install_command() -> None:
     psycopg = ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
     assert missing_extra_message(psycopg) == (
         "psycopg is not installed; it comes with the optional 'annotate' extra: "
-        "pip install 'gamut-eval[annotate]'"
+        "pip install 'gamut-eval[annotate]' (from a clone: pip install -e '.[annotate]')"
     )
     hub = ModuleNotFoundError(name="huggingface_hub.hf_api")
     assert missing_extra_message(hub) is not None
     assert "gamut-eval[hub]" in missing_extra_message(hub)  # type: ignore[operator]
+    inspect = missing_extra_message(ModuleNotFoundError(name="inspect_ai.model"))
+    assert inspect is not None
+    assert inspect.startswith("inspect_ai is not installed; it comes with the optional 'inspect'")
+    assert "gamut-eval[google]" in missing_extra_message(ModuleNotFoundError(name="google.genai"))  # type: ignore[operator]
     # A core library missing is a broken install, not an extra to suggest.
     assert missing_extra_message(ModuleNotFoundError(name="numpy")) is None
 
@@ -76,7 +88,29 @@ def test_the_cli_turns_a_missing_optional_import_into_exit_2(
 
 
 def test_every_installed_extra_passes_its_check() -> None:
-    # The dev environment has the annotate, hub and ray extras (requirements/dev.lock).
-    for extra in ("annotate", "hub", "ray"):
+    # The dev environment has the inspect, annotate, hub and ray extras (requirements/dev.lock).
+    for extra in ("inspect", "annotate", "hub", "ray"):
         require_extra(extra, "this test")
-    assert set(EXTRA_MODULES) >= {"annotate", "embeddings", "hub", "ray"}
+    assert set(EXTRA_MODULES) >= {"inspect", "annotate", "embeddings", "hub", "ray"}
+
+
+def test_an_inspect_model_needs_inspect_and_its_providers_sdk() -> None:
+    assert model_extras("openai/gpt-4.1-mini") == ("inspect",)
+    assert model_extras("vllm/Qwen/Qwen3-8B") == ("inspect",)
+    assert model_extras("anthropic/claude-sonnet-4-5") == ("inspect", "anthropic")
+    assert model_extras("google/gemini-2.5-pro") == ("inspect", "google")
+
+
+def test_several_missing_extras_are_one_install_command(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai", None)
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    with pytest.raises(MissingExtra) as caught:
+        require_extras(["inspect", "anthropic", "inspect", "hub"], "answering with M")
+    assert str(caught.value) == (
+        "answering with M needs the optional 'inspect' and 'anthropic' extras (inspect_ai, "
+        "anthropic are not installed): pip install 'gamut-eval[inspect,anthropic]' "
+        "(from a clone: pip install -e '.[inspect,anthropic]')"
+    )
+    require_extras([], "nothing")  # nothing needed, nothing raised

@@ -38,3 +38,30 @@ def test_a_judge_without_its_sdk_names_the_extra(tmp_path: Path) -> None:
     assert "pip install 'gamut-eval[google]'" in " ".join(result.output.split())
     assert not out.exists()
     assert not (tmp_path / "verdicts.sqlite").exists()
+
+
+def test_without_the_probe_a_missing_sdk_still_ends_the_run_before_any_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "anthropic", None)
+    monkeypatch.chdir(tmp_path)
+    argv = ["run", "--model", "anthropic/claude-sonnet-4-5", "--judge", "gamut/offline"]
+    result = CliRunner().invoke(cli, [*argv, "--no-probe", "--out", "run"])
+    assert result.exit_code == 2, result.output
+    text = " ".join(result.output.split())
+    assert "needs the optional 'anthropic' extra (anthropic is not installed)" in text
+    assert "pip install 'gamut-eval[anthropic]'" in text
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_ray_judge_without_ray_leaves_no_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    monkeypatch.chdir(tmp_path)
+    argv = ["judge", "--responses", str(sample_dir() / "responses.jsonl")]
+    judge = ["--judge", "openai/gpt-4.1-mini", "--backend", "ray"]
+    result = CliRunner().invoke(cli, [*argv, *judge, "--out", "v.jsonl"])
+    assert result.exit_code == 2, result.output
+    assert "pip install 'gamut-eval[ray]'" in " ".join(result.output.split())
+    assert list(tmp_path.iterdir()) == []  # no verdicts.sqlite in the working folder

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 from rich.markup import escape
 
+from gamut_eval._extras import model_extras, require_extras
 from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
 from gamut_eval.cli._help import GroupedCommand, GroupedGroup
 from gamut_eval.construct import (
@@ -124,6 +125,7 @@ def _run(
     body: Callable[[BuildSession], Awaitable[R]],
 ) -> R:
     """Open the session the options describe, run ``body`` in one event loop."""
+    _require_inspect(opts)
     from gamut_eval.construct import BuildSession
     from gamut_eval.prices import load_prices
 
@@ -145,6 +147,13 @@ def _run(
             return await body(session)
 
     return asyncio.run(main())
+
+
+def _require_inspect(opts: dict[str, Any]) -> None:
+    """The build drives its model through Inspect AI (the ``inspect`` extra, which also
+    brings its text extraction and search), checked before a stage writes anything."""
+    model = opts.get("model")
+    require_extras(model_extras(model) if model else ("inspect",), "gamut build")
 
 
 def _provider(opts: dict[str, Any]) -> SearchProvider:
@@ -174,6 +183,7 @@ def _searching(
     body: Callable[[BuildSession, SearchProvider], Awaitable[R]],
 ) -> R:
     """``_run`` with the search provider the options describe, closed when ``body`` ends."""
+    _require_inspect(opts)
     provider = _provider(opts)
 
     async def main(session: BuildSession) -> R:

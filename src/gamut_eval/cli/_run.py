@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gamut_eval._extras import extra_installed, install_command
 from gamut_eval.cli._calibrate import (
     calibrate_options,
     calibrate_request,
@@ -615,6 +616,14 @@ def print_where(out_dir: object) -> None:
         soft_wrap=True,
         highlight=False,
     )
+    if not (Path(str(out_dir)) / "logs").is_dir() and not extra_installed("inspect"):
+        err_console.print(
+            "no Inspect logs (inspect view): they need the optional 'inspect' extra: "
+            + install_command("inspect"),
+            markup=False,
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:

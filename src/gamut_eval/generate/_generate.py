@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gamut_eval._extras import model_extras, require_extras
 from gamut_eval._files import atomic_writer
 from gamut_eval.errors import GamutError
 from gamut_eval.generate._task import SETTING_CHOICES, gamut_task
@@ -58,6 +59,9 @@ def generate_responses(
     (a line of progress at a time) when standard error is not one, as in CI logs.
     Raises ``GenerationIncomplete`` (after writing what exists) when samples are missing.
     """
+    require_extras(
+        (e for m in models for e in model_extras(m)), "answering with " + ", ".join(models)
+    )
     from inspect_ai import eval_set
 
     from gamut_eval.generate._settings import GenerationSettings

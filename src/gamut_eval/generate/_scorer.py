@@ -23,6 +23,7 @@ from gamut_eval.judge import (
     Store,
     VerdictStore,
     make_backend,
+    require_judge_extras,
     resolve_judge,
     run_pass,
 )
@@ -64,6 +65,7 @@ def build_score_fn(
         {"judge": judge, "judge_image": judge_image, "backend": backend, "concurrency": concurrency}
     )
     resolved = resolve_judge(settings)  # once: every answer's pass reads the same record
+    require_judge_extras([resolved])  # when the task is made, before the eval writes a log
     data: Dataset = load_dataset(resolve_dataset_path(dataset))
     checklists = data.checklists()
     records = data.by_id()

@@ -116,6 +116,7 @@ if _typing.TYPE_CHECKING:
         ResolvedJudge as ResolvedJudge,
         default_backend as default_backend,
         make_backend as make_backend,
+        require_judge_extras as require_judge_extras,
         resolve_endpoint as resolve_endpoint,
         resolve_judge as resolve_judge,
     )

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from gamut_eval._extras import model_extras, require_extras
 from gamut_eval.errors import InputError
 from gamut_eval.judge._client import Executor
 from gamut_eval.judge._registry import (
@@ -57,6 +58,7 @@ __all__ = [
     "backend_name",
     "default_backend",
     "make_backend",
+    "require_judge_extras",
     "resolve_endpoint",
     "resolve_judge",
 ]
@@ -308,6 +310,24 @@ class BackendOptions:
     """batch: make the batch API client from the endpoint (tests inject fakes here)."""
 
 
+def require_judge_extras(judges: Sequence[ResolvedJudge]) -> None:
+    """``MissingExtra`` naming the install command when a judge's backend needs an extra
+    that is not installed: Ray for ``ray``, Inspect AI (and the provider's SDK) for a judge
+    sent through Inspect. Checked before any file is written, probe or not."""
+    extras: list[str] = []
+    features: list[str] = []
+    for judge in judges:
+        needs: tuple[str, ...] = ()
+        if judge.backend == "ray":
+            needs = ("ray",)
+        elif judge.client == "inspect":
+            needs = model_extras(judge.judge)
+        if needs:
+            extras.extend(needs)
+            features.append(f"judge {judge.judge} on the {judge.backend} backend")
+    require_extras(extras, ", ".join(dict.fromkeys(features)))
+
+
 def make_backend(
     judge: JudgeSettings | ResolvedJudge,
     options: BackendOptions | None = None,
@@ -324,6 +344,8 @@ def make_backend(
         resolved = judge
     else:
         resolved = resolve_judge(judge, name, replicas=options.ray.endpoints)
+    if options.executor_factory is None:  # an injected client needs no extra
+        require_judge_extras([resolved])
     target = BACKENDS.get(resolved.backend)
     if target is None:
         raise InputError(

@@ -42,6 +42,7 @@ from gamut_eval.quality._verdicts import (
     ExecutorFactory,
     Verdicts,
     judge_in_store,
+    require_judge_backend,
     store_directory,
 )
 from gamut_eval.quality.probes import PROBES, Probe
@@ -326,6 +327,7 @@ def audit_judge(
         for p in probes
         if p not in runnable
     ]
+    require_judge_backend(settings, executor_factory)
     with store_directory(store_dir) as directory:
         run = _Run(dataset, settings, directory, executor_factory, on_event)
         by_probe = _judge_all(run, clean, runnable)

@@ -22,6 +22,7 @@ from gamut_eval.quality._verdicts import (
     Verdicts,
     judge_in_store,
     model_scores,
+    require_judge_backend,
     store_directory,
 )
 from gamut_eval.rubric import TIERS, Check, CheckKind
@@ -228,6 +229,7 @@ def judge_stability(
     """
     if repeats < 2:
         raise ValueError(f"stability needs at least 2 repeats; got {repeats}")
+    require_judge_backend(settings, executor_factory)
     plan = JudgePlan(dataset, responses, settings)
     runs = []
     with store_directory(store_dir) as directory:

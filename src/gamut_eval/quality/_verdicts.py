@@ -40,6 +40,8 @@ from gamut_eval.judge import (
     VerdictStore,
     judge_pass,
     make_backend,
+    require_judge_extras,
+    resolve_judge,
     verdict_rows,
 )
 from gamut_eval.rubric import Check, Checklist
@@ -52,6 +54,7 @@ __all__ = [
     "judge_in_store",
     "load_verdicts",
     "model_scores",
+    "require_judge_backend",
     "score_frame",
     "store_directory",
     "verdicts_from_rows",
@@ -193,6 +196,15 @@ def model_scores(
 
 
 ExecutorFactory = Callable[[JudgeSettings], Executor]
+
+
+def require_judge_backend(
+    settings: JudgeSettings, executor_factory: ExecutorFactory | None
+) -> None:
+    """The extra the judge's backend needs (``MissingExtra``), checked before any store or
+    folder is made; an injected client needs none."""
+    if executor_factory is None:
+        require_judge_extras([resolve_judge(settings)])
 
 
 @contextlib.contextmanager
