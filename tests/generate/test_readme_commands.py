@@ -53,8 +53,8 @@ def providers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeO
     folder holding the files the README's commands name."""
     monkeypatch.chdir(tmp_path)
     shutil.copy(sample_dir() / "responses.jsonl", tmp_path / "answers.jsonl")
-    (tmp_path / "examples").mkdir()
-    shutil.copy(ROOT / "examples" / "prices.yaml", tmp_path / "examples" / "prices.yaml")
+    (tmp_path / "examples" / "prices").mkdir(parents=True)
+    shutil.copy(ROOT / "examples" / "prices" / "prices.yaml", tmp_path / "examples" / "prices")
     with FakeOpenAIServer(policy=_answer) as openai, FakeAnthropicServer() as anthropic:
         for prefix, server in (("OPENAI", openai), ("LOCAL", openai), ("ANTHROPIC", anthropic)):
             monkeypatch.setenv(f"{prefix}_BASE_URL", server.base_url)
