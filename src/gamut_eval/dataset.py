@@ -315,10 +315,15 @@ def _rubric_record(path: Path, root: Path) -> tuple[DatasetRecord | None, list[E
         )
     except pydantic.ValidationError as exc:
         return None, errors + [d.in_file(path) for d in pydantic_details(exc)]
-    if meta is None:
-        return None, errors
+    if meta is None:  # the record fields are still checked (the placeholder's ids match)
+        return None, errors + [p.in_file(path) for p in _consistency(record, root)]
     record = record.model_copy(
-        update={"id": meta.id, "question": meta.question, "entity": meta.entity, "meta_rubric": meta}
+        update={
+            "id": meta.id,
+            "question": meta.question,
+            "entity": meta.entity,
+            "meta_rubric": meta,
+        }
     )
     return record, [p.in_file(path) for p in _consistency(record, root)]
 
@@ -343,7 +348,10 @@ def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
         if record.id in first:
             errors.append(
                 ErrorDetail(
-                    "id", "unique-id", f"duplicate question id; {first[record.id]} has it", record.id
+                    "id",
+                    "unique-id",
+                    f"duplicate question id; {first[record.id]} has it",
+                    record.id,
                 ).in_file(file)
             )
         first.setdefault(record.id, file)
@@ -431,7 +439,10 @@ def write_dataset(datasets: Dataset | Sequence[Dataset], out: str | Path) -> int
             if record.id in first:
                 errors.append(
                     ErrorDetail(
-                        "id", "unique-id", f"duplicate question id; {first[record.id]} has it", record.id
+                        "id",
+                        "unique-id",
+                        f"duplicate question id; {first[record.id]} has it",
+                        record.id,
                     ).in_file(part.path)
                 )
             first.setdefault(record.id, part.path)

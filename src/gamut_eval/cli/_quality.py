@@ -34,7 +34,8 @@ _dataset_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
     show_default=True,
-    help="Dataset JSONL, or `sample` for the bundled sample benchmark.",
+    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+    "them, or `sample` for the bundled sample benchmark.",
 )
 _json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print the full report as JSON instead of tables."
