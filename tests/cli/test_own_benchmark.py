@@ -31,7 +31,7 @@ domain: food
 evidence:
   - {{id: s1, text: Bibimbap is a Korean rice dish.}}
 items:
-  - {{id: identity, type: fact, tier: answer_critical, statement: Identifies bibimbap., cites: [s1]}}
+  - {{id: identity, type: fact, tier: answer_critical, statement: Names it., cites: [s1]}}
   - {{id: rice, type: fact, tier: valuable, statement: Mentions rice., cites: [s1]}}
 """
 
@@ -90,14 +90,17 @@ def test_every_problem_of_every_rubric_file_is_named(tmp_path: Path) -> None:
         load_dataset(folder)
     text = str(caught.value)
     assert f"{folder / 'q-b.yaml'}:items[0].tier" in text
-    assert f"{folder / 'q-b.yaml'}:image" in text and "[image-inside]" in text
+    assert f"{folder / 'q-b.yaml'}:image" in text
+    assert "[image-inside]" in text
     code, _, err = run("validate", str(folder))
-    assert code == 2 and "items[0].tier" in err
+    assert code == 2
+    assert "items[0].tier" in err
 
 
 def test_an_empty_folder_is_refused(tmp_path: Path) -> None:
     code, _, err = run("validate", str(tmp_path))
-    assert code == 2 and "no meta-rubric files here" in err
+    assert code == 2
+    assert "no meta-rubric files here" in err
 
 
 def test_gamut_dataset_writes_a_table_with_images_beside_it(tmp_path: Path) -> None:
@@ -151,10 +154,7 @@ def test_the_dataset_and_responses_schemas_are_shipped_and_hold_the_sample(kind:
 def _page() -> tuple[dict[str, str], list[list[str]]]:
     """The page's files (the block after 'Save this as `NAME`') and its commands."""
     text = PAGE.read_text()
-    files = {
-        name: body
-        for name, body in re.findall(r"Save this as\s+`([^`]+)`:\s*\n+```\w+\n(.*?)```", text, re.S)
-    }
+    files = dict(re.findall(r"Save this as\s+`([^`]+)`:\s*\n+```\w+\n(.*?)```", text, re.S))
     commands = [
         shlex.split(line)
         for block in re.findall(r"```sh\n(.*?)```", text, re.S)
