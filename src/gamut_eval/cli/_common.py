@@ -32,8 +32,8 @@ __all__ = [
 
 class DatasetPath(click.Path):
     """A dataset file, a meta-rubric file or a folder of them, ``sample`` (``SAMPLE_ALIAS``)
-    for the bundled sample benchmark, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched with its folder into
-    the Hub cache; the optional ``hub`` extra)."""
+    for the bundled sample benchmark, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging
+    Face Hub (fetched with its folder into the Hub cache; the optional ``hub`` extra)."""
 
     def __init__(self) -> None:
         super().__init__(path_type=Path)
