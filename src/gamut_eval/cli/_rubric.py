@@ -57,8 +57,7 @@ def validate(paths: tuple[Path, ...]) -> None:
             summary = _validate_one(path)
         except ValidationError as exc:
             failed += 1
-            for detail in exc.details:
-                click.echo(detail.render(), err=True)
+            click.echo(str(exc), err=True)
         except InputError as exc:
             failed += 1
             click.echo(str(exc), err=True)
