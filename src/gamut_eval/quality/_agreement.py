@@ -287,9 +287,8 @@ def agreement_reports(
     """``agreement_report`` for ``judge``, or, when none is named and the file holds the
     rows of several judges (a run's ``verdicts.jsonl``), one report per judge in file
     order."""
-    judges = [judge] if judge is not None else verdict_judges(verdicts_path)
-    if len(judges) < 2:
-        judges = [judge]
+    found = verdict_judges(verdicts_path) if judge is None else []
+    judges: list[str | None] = list(found) if len(found) > 1 else [judge]
     return [
         agreement_report(
             verdicts_path,
