@@ -148,7 +148,7 @@ def dataset_command(paths: tuple[Path, ...], out: Path) -> None:
     from gamut_eval.dataset import load_dataset, write_dataset
 
     written = write_dataset([load_dataset(path) for path in paths], out)
-    console.print(f"[green]wrote[/green] {out} ({written} questions)")
+    console.print(f"[green]wrote[/green] {out} ({written} question{'' if written == 1 else 's'})")
 
 
 SCHEMA_KINDS = {
