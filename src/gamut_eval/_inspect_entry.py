@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from inspect_ai import Task, task
 
-from gamut_eval.generate import gamut_scorer, gamut_task, scored_mean
+from gamut_eval.generate import gamut_scorer, gamut_task, mean, scored_mean, stderr
 
-__all__ = ["gamut", "gamut_scorer", "scored_mean"]
+__all__ = ["gamut", "gamut_scorer", "mean", "scored_mean", "stderr"]
 
 
 @task

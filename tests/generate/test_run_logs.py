@@ -137,7 +137,7 @@ def test_generated_run_logs_carry_each_judges_scores(
             _assert_sample_matches(
                 offline, verdicts[offline_key], gamut[offline_key], "gamut/offline"
             )
-        means = {s.name: s.metrics["gamut_eval/scored_mean"].value for s in log.results.scores}  # type: ignore[union-attr]
+        means = {s.name: s.metrics["gamut_eval/mean"].value for s in log.results.scores}  # type: ignore[union-attr]
         assert means["gamut"] == pytest.approx(1 / 3)
         assert means["answer_critical"] == pytest.approx(1.0)
         assert math.isnan(means["context"])  # nothing to score, not a zero

@@ -27,7 +27,12 @@ from gamut_eval.scoring import Verdict
 if TYPE_CHECKING:
     from gamut_eval.scoring import ScoringParams
 
-__all__ = ["VERDICT_WORDS", "ScoreParts", "score_parts"]
+__all__ = ["SHOWN_DIGITS", "VERDICT_WORDS", "ScoreParts", "score_parts", "shown"]
+
+SHOWN_DIGITS = 4
+"""Decimal places of the values an Inspect log shows (scores in [-1, 1] and their
+metrics): what the view prints, without floating-point tails (0.06, not
+0.060000000000000005). The run's scores.jsonl keeps every digit."""
 
 VERDICT_WORDS = {verdict.value: verdict.words for verdict in Verdict}
 """Each verdict as the explanation writes it."""
@@ -41,9 +46,15 @@ class ScoreParts:
     """The three parts of an Inspect ``Score`` of one answer by one judge."""
 
     value: dict[str, float]
-    """``gamut`` and each tier, NaN where there is nothing to score."""
+    """``gamut`` and each tier (rounded to ``SHOWN_DIGITS``), NaN where there is nothing
+    to score."""
     explanation: str
     metadata: dict[str, Any]
+
+
+def shown(value: float) -> float:
+    """``value`` rounded to ``SHOWN_DIGITS`` places (NaN stays NaN)."""
+    return round(value, SHOWN_DIGITS) if math.isfinite(value) else value
 
 
 def _short(text: str) -> str:
@@ -88,8 +99,8 @@ def score_parts(
 
     pairs = list(zip(checklist.checks, rows, strict=True))
     card = score_response(checklist, {c.id: r.verdict for c, r in pairs}, params)
-    value = {"gamut": math.nan if card.gamut is None else card.gamut}
-    value |= {t.value: card.tiers.get(t, math.nan) for t in TIERS}
+    value = {"gamut": math.nan if card.gamut is None else shown(card.gamut)}
+    value |= {t.value: shown(card.tiers.get(t, math.nan)) for t in TIERS}
     counts = dict.fromkeys((*VERDICT_WORDS, "unscored"), 0)
     for _, row in pairs:
         counts[row.verdict or "unscored"] += 1
