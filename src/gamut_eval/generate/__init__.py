@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
         parse_model_args as parse_model_args,
     )
     from gamut_eval.generate._task import (
+        NO_JUDGE as NO_JUDGE,
         SETTING_CHOICES as SETTING_CHOICES,
         gamut_task as gamut_task,
     )

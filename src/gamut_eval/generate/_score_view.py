@@ -30,9 +30,9 @@ if TYPE_CHECKING:
 __all__ = ["SHOWN_DIGITS", "VERDICT_WORDS", "ScoreParts", "score_parts", "shown"]
 
 SHOWN_DIGITS = 4
-"""Decimal places of the values an Inspect log shows (scores in [-1, 1] and their
-metrics): what the view prints, without floating-point tails (0.06, not
-0.060000000000000005). The run's scores.jsonl keeps every digit."""
+"""Decimal places of the metrics an Inspect log shows (means and standard errors of scores
+in [-1, 1]): what the view prints, without floating-point tails (0.06, not
+0.060000000000000005). The samples' values and the run's scores.jsonl keep every digit."""
 
 VERDICT_WORDS = {verdict.value: verdict.words for verdict in Verdict}
 """Each verdict as the explanation writes it."""
@@ -46,8 +46,8 @@ class ScoreParts:
     """The three parts of an Inspect ``Score`` of one answer by one judge."""
 
     value: dict[str, float]
-    """``gamut`` and each tier (rounded to ``SHOWN_DIGITS``), NaN where there is nothing
-    to score."""
+    """``gamut`` and each tier, NaN where there is nothing to score (every digit: the
+    metrics over them are rounded where shown)."""
     explanation: str
     metadata: dict[str, Any]
 
@@ -99,8 +99,8 @@ def score_parts(
 
     pairs = list(zip(checklist.checks, rows, strict=True))
     card = score_response(checklist, {c.id: r.verdict for c, r in pairs}, params)
-    value = {"gamut": math.nan if card.gamut is None else shown(card.gamut)}
-    value |= {t.value: shown(card.tiers.get(t, math.nan)) for t in TIERS}
+    value = {"gamut": math.nan if card.gamut is None else card.gamut}
+    value |= {t.value: card.tiers.get(t, math.nan) for t in TIERS}
     counts = dict.fromkeys((*VERDICT_WORDS, "unscored"), 0)
     for _, row in pairs:
         counts[row.verdict or "unscored"] += 1

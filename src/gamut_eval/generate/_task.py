@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
 from gamut_eval.data import dataset_reference, resolve_dataset_path
@@ -26,7 +25,8 @@ NO_JUDGE = (
     "with -T judge=MODEL (gamut/offline needs no service), or later with `inspect score "
     "LOG --scorer gamut_eval/gamut_scorer -S judge=MODEL -S dataset={dataset}`"
 )
-"""What a task without a judge says (through Inspect's log, shown on the terminal)."""
+"""What ``inspect eval gamut_eval/gamut`` without a judge says (through the log, which
+Inspect shows on the terminal and in the eval log)."""
 
 SETTING_CHOICES = ("multimodal", "text_only")
 
@@ -67,8 +67,8 @@ def gamut_task(
         setting: ``multimodal`` (image + question) or ``text_only`` (entity named in text).
         judge: Judge model; when given, each answer is scored with the Gamut scorer and every
             check's verdict is stored in the score's metadata. Without it the task only
-            generates answers, and says how to score them (``-T judge=``, or later
-            ``inspect score`` or ``gamut judge``).
+            generates answers (score them later with ``inspect score`` or ``gamut judge``;
+            the registered task says so, ``NO_JUDGE``).
         judge_image: Show the judge the image too.
         store: Verdict store for the scorer (SQLite), so re-scoring is incremental.
         system_message: A system message put before every question, verbatim.
@@ -88,8 +88,6 @@ def gamut_task(
     data = load_dataset(path)
     setting_name: Setting = "multimodal" if setting == "multimodal" else "text_only"
     reference = dataset_reference(path)
-    if not judge:
-        logging.getLogger(__name__).warning(NO_JUDGE.format(dataset=reference))
     scorer = (
         gamut_scorer(judge=judge, dataset=str(path), judge_image=judge_image, store=store)
         if judge
