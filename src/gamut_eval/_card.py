@@ -130,7 +130,8 @@ def _card(
         f"---\n{yaml.safe_dump(front, sort_keys=False, allow_unicode=True)}---\n\n"
         f"{CARD_MARKER}\n\n# {name}\n\n{about}\n\n"
         "## Use\n\n"
-        f"With gamut-eval: `gamut run --dataset {pushed_as} --model ... --judge ...`.\n\n"
+        f"With gamut-eval, the dataset is `{pushed_as}`: every command that takes a dataset "
+        "(`gamut run`, `gamut judge`, the Inspect task) takes this path.\n\n"
         f'With `datasets`: `load_dataset("{name}")` gives the `test` split: one row per '
         "question, its image as an `Image`, and its meta-rubric and compiled checklist as "
         "JSON text (`json.loads`).\n"

@@ -328,6 +328,18 @@ def _rubric_record(path: Path, root: Path) -> tuple[DatasetRecord | None, list[E
     return record, [p.in_file(path) for p in _consistency(record, root)]
 
 
+def _repeated_id(first: dict[str, Path], question: str, where: Path) -> list[ErrorDetail]:
+    """A duplicate-id problem when ``first`` (id -> the file that has it) already holds
+    ``question``; else notes ``where`` as its file."""
+    if question not in first:
+        first[question] = where
+        return []
+    detail = ErrorDetail(
+        "id", "unique-id", f"duplicate question id; {first[question]} has it", question
+    )
+    return [detail.in_file(where)]
+
+
 def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
     """A dataset of one meta-rubric file, or of every one in a folder; every problem of
     every file is reported."""
@@ -345,16 +357,7 @@ def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
         errors += problems
         if record is None:
             continue
-        if record.id in first:
-            errors.append(
-                ErrorDetail(
-                    "id",
-                    "unique-id",
-                    f"duplicate question id; {first[record.id]} has it",
-                    record.id,
-                ).in_file(file)
-            )
-        first.setdefault(record.id, file)
+        errors += _repeated_id(first, record.id, file)
         records.append(record)
     if errors:
         raise ValidationError(errors)
@@ -433,19 +436,10 @@ def write_dataset(datasets: Dataset | Sequence[Dataset], out: str | Path) -> int
     table_format(out)
     parts = [datasets] if isinstance(datasets, Dataset) else list(datasets)
     first: dict[str, Path] = {}
-    errors = []
+    errors: list[ErrorDetail] = []
     for part in parts:
         for record in part.records:
-            if record.id in first:
-                errors.append(
-                    ErrorDetail(
-                        "id",
-                        "unique-id",
-                        f"duplicate question id; {first[record.id]} has it",
-                        record.id,
-                    ).in_file(part.path)
-                )
-            first.setdefault(record.id, part.path)
+            errors += _repeated_id(first, record.id, part.path)
     if errors:
         raise ValidationError(errors)
     out.parent.mkdir(parents=True, exist_ok=True)

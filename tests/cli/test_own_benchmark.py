@@ -200,5 +200,7 @@ def test_the_own_benchmark_page_works_as_written(
         json.loads(line) for line in Path("runs/sourdough/scores.jsonl").read_text().splitlines()
     ]
     assert sorted(s["model"] for s in scores) == ["lab/model-a", "lab/model-b"]
+    # as the page says: model-a meets every check, model-b none
+    assert {s["model"]: s["gamut"] for s in scores} == {"lab/model-a": 1.0, "lab/model-b": 0.0}
     assert "lab/model-a" in Path("report.md").read_text()
     assert [r.id for r in load_dataset("bench/dataset.jsonl").records] == ["sourdough"]

@@ -30,34 +30,28 @@ from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn
 __all__ = ["gamut_scorer", "mean", "scored_mean", "stderr"]
 
 
-def _finite(scores: list[SampleScore]) -> list[SampleScore]:
-    return [s for s in scores if math.isfinite(s.score.as_float())]
+def _over_finite(inner: Metric) -> Metric:
+    """``inner`` over the samples that have a value (NaN left out), rounded; NaN when
+    none has."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        kept = [s for s in scores if math.isfinite(s.score.as_float())]
+        return shown(float(inner(kept))) if kept else math.nan
+
+    return compute
 
 
 @metric
 def mean() -> Metric:
-    """Inspect's ``mean()`` over the samples that have a value (NaN left out), rounded;
-    NaN when none has."""
-    inner = inspect_mean()
-
-    def compute(scores: list[SampleScore]) -> float:
-        kept = _finite(scores)
-        return shown(float(inner(kept))) if kept else math.nan
-
-    return compute
+    """Inspect's ``mean()`` over the samples that have a value, rounded."""
+    return _over_finite(inspect_mean())
 
 
 @metric
 def stderr() -> Metric:
     """Inspect's ``stderr()`` (the sample standard deviation over the square root of n)
-    over the samples that have a value, rounded; NaN when none has."""
-    inner = inspect_stderr()
-
-    def compute(scores: list[SampleScore]) -> float:
-        kept = _finite(scores)
-        return shown(float(inner(kept))) if kept else math.nan
-
-    return compute
+    over the samples that have a value, rounded."""
+    return _over_finite(inspect_stderr())
 
 
 @metric
