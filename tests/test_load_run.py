@@ -97,3 +97,52 @@ def test_scores_of_a_tier_no_answer_has_come_out_once_each(tmp_path: Path) -> No
     assert scores["context"].isna().tolist() == [True]
     assert scores["answer_critical.meets"].tolist() == [2]
     assert scores["context.meets"].tolist() == [0]
+
+
+def test_a_checks_table_and_verdicts_that_carry_tier_and_kind(run_dir: Path) -> None:
+    tables = load_run(run_dir)
+    checklists = gamut_eval.load_dataset(sample_dir() / "dataset.jsonl").checklists()
+    expected = [(q, c.id, c.tier.value, c.kind.value, c.text)
+                for q, cl in checklists.items() for c in cl.checks]  # fmt: skip
+    checks = tables.checks
+    assert checks is not None
+    assert list(checks.columns[:5]) == ["question_id", "check_id", "tier", "kind", "text"]
+    got = checks[["question_id", "check_id", "tier", "kind", "text"]].astype(str)
+    assert [tuple(row) for row in got.itertuples(index=False)] == expected
+    by_check = {(q, c): (t, k) for q, c, t, k, _ in expected}
+    rows = lines(run_dir / "verdicts.jsonl")
+    verdicts = tables.verdicts
+    assert len(verdicts) == len(rows)  # the join added columns, not rows
+    for row, tier, kind in zip(rows, verdicts["tier"], verdicts["kind"], strict=True):
+        assert (tier, kind) == by_check[(str(row["question_id"]), str(row["check_id"]))]
+    # e.g. the answer-critical verdicts, with no join to write
+    tiers = [by_check[(str(r["question_id"]), str(r["check_id"]))][0] for r in rows]
+    critical = [t for t in tiers if t == "answer_critical"]
+    assert int((verdicts["tier"] == "answer_critical").sum()) == len(critical)
+
+
+def test_checks_in_polars(run_dir: Path) -> None:
+    pl = pytest.importorskip("polars")
+    frames = load_run(run_dir).to_polars()
+    assert isinstance(frames.checks, pl.DataFrame)
+    assert frames.checks.columns[:5] == ["question_id", "check_id", "tier", "kind", "text"]
+    assert {"tier", "kind"} <= set(frames.verdicts.columns)
+    assert frames.verdicts.filter(pl.col("tier").is_null()).height == 0
+
+
+def test_a_run_whose_dataset_is_gone_has_no_checks_until_it_is_named(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    moved = tmp_path / "run"
+    shutil.copytree(run_dir, moved)
+    manifest = json.loads((moved / "run.json").read_text())
+    manifest["dataset"] = str(tmp_path / "gone" / "dataset.jsonl")
+    (moved / "run.json").write_text(json.dumps(manifest))
+    tables = load_run(moved)
+    assert tables.checks is not None
+    assert len(tables.checks) == 0
+    assert tables.verdicts["tier"].isna().all()
+    named = load_run(moved, dataset="sample")
+    assert named.checks is not None
+    assert len(named.checks) > 0
+    assert not named.verdicts["tier"].isna().any()

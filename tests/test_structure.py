@@ -51,7 +51,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("scoring", ["scoring"]),
     # "" is the package's __init__, which re-exports the core API (rubric, scoring, dataset).
     # prices: the price table, read by the judge's dry run, a run and a build.
-    ("dataset / responses", ["dataset", "responses", "prices", ""]),
+    ("dataset / responses", ["dataset", "_card", "responses", "prices", ""]),
     ("judge", ["judge"]),
     # _inspect_entry is Inspect AI's entry point into the task and scorer of generate.
     (

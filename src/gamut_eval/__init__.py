@@ -27,6 +27,7 @@ if _typing.TYPE_CHECKING:
         Dataset as Dataset,
         DatasetRecord as DatasetRecord,
         load_dataset as load_dataset,
+        write_dataset as write_dataset,
     )
     from gamut_eval.rubric import (
         Check as Check,

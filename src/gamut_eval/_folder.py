@@ -72,7 +72,15 @@ _CHUNK = 1 << 20
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in chunks."""
+    """SHA-256 of a file's bytes, read in chunks; of a dataset folder, of its meta-rubric
+    files' names and hashes (what ``load_dataset`` reads from it, not the files beside)."""
+    if path.is_dir():
+        from gamut_eval.dataset import rubric_files
+
+        folder = hashlib.sha256()
+        for file in rubric_files(path):
+            folder.update(f"{file.name}\0{file_sha256(file)}\n".encode())
+        return folder.hexdigest()
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(_CHUNK):

@@ -8,11 +8,13 @@ Importing this module imports Inspect AI; the rest of the package does so only o
 
 from __future__ import annotations
 
+import logging
+
 from inspect_ai import Task, task
 
-from gamut_eval.generate import gamut_scorer, gamut_task, scored_mean
+from gamut_eval.generate import NO_JUDGE, gamut_scorer, gamut_task, mean, scored_mean, stderr
 
-__all__ = ["gamut", "gamut_scorer", "scored_mean"]
+__all__ = ["gamut", "gamut_scorer", "mean", "scored_mean", "stderr"]
 
 
 @task
@@ -24,6 +26,8 @@ def gamut(
     store: str | None = None,
 ) -> Task:
     """The GAMUT benchmark (default: the bundled sample) in one setting."""
+    if not judge:  # answers only: say how to get scores
+        logging.getLogger(__name__).warning(NO_JUDGE.format(dataset=dataset or "sample"))
     return gamut_task(
         dataset=dataset, setting=setting, judge=judge, judge_image=judge_image, store=store
     )

@@ -1,11 +1,13 @@
-"""A finished run folder as three standard tables: :func:`load_run`.
+"""A finished run folder as standard tables: :func:`load_run`.
 
 ``gamut run`` writes ``responses.jsonl`` (the answers), ``verdicts.jsonl`` (one row per
 answer x check x judge) and ``scores.jsonl`` (one row per answer x judge); this reads all
 three into pandas DataFrames in one call (polars on request, when it is installed), with
-the columns the files' rows have. Score rows are flattened the way ``score_table`` names its
-columns: ``answer_critical``, ``valuable``, ``context`` (tier scores) and
-``answer_critical.meets`` etc. (verdict counts per tier).
+the columns the files' rows have, and adds the run's checks (one row per question and
+check: tier, kind, text) from its dataset, whose tier and kind the verdicts carry too.
+Score rows are flattened the way ``score_table`` names its columns: ``answer_critical``,
+``valuable``, ``context`` (tier scores) and ``answer_critical.meets`` etc. (verdict counts
+per tier).
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from gamut_eval.dataset import Dataset
 
 __all__ = ["RunTables", "load_run"]
 
@@ -40,6 +44,11 @@ class RunTables:
     """``scores.jsonl`` flattened: the keys, ``judge``, ``gamut``, tier scores, counts."""
     manifest: dict[str, Any] = field(default_factory=dict)
     """``run.json`` (models, judges, scoring parameters, usage), or {} when absent."""
+    checks: pd.DataFrame | None = None
+    """The run's checks, one row per question and check: ``question_id``, ``check_id``,
+    ``tier``, ``kind``, ``text``, ``item``, ``secondary`` (from the dataset's checklists,
+    as the run scored them). No rows when the dataset is not found (name it with
+    ``load_run(..., dataset=...)``)."""
 
     def to_polars(self) -> PolarsRunTables:
         """The same tables as polars DataFrames (needs ``pip install polars``)."""
@@ -53,6 +62,7 @@ class RunTables:
             verdicts=pl.from_pandas(self.verdicts),
             scores=pl.from_pandas(self.scores),
             manifest=self.manifest,
+            checks=pl.from_pandas(self.checks if self.checks is not None else _checks(None)),
         )
 
 
@@ -65,6 +75,7 @@ class PolarsRunTables:
     verdicts: Any
     scores: Any
     manifest: dict[str, Any]
+    checks: Any
 
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
@@ -109,11 +120,67 @@ def _flat_scores(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def load_run(path: str | Path) -> RunTables:
-    """The answers, verdicts and scores of the run folder ``path`` (or
+_CHECK_COLUMNS = ("question_id", "check_id", "tier", "kind", "text", "item", "secondary")
+
+
+def _checks(dataset: Dataset | None) -> pd.DataFrame:
+    """One row per question and check of ``dataset`` (none without one); ids, tier and
+    kind categorical, as the verdict table's keys are."""
+    import pandas as pd
+
+    rows = [
+        (question, c.id, c.tier.value, c.kind.value, c.text, c.item, c.secondary)
+        for question, checklist in (dataset.checklists().items() if dataset else ())
+        for c in checklist.checks
+    ]
+    frame = pd.DataFrame(rows, columns=list(_CHECK_COLUMNS))
+    for column in ("question_id", "check_id", "tier", "kind", "item"):
+        frame[column] = frame[column].astype("category")
+    frame["secondary"] = frame["secondary"].astype(bool)
+    return frame
+
+
+def _with_checks(verdicts: pd.DataFrame, checks: pd.DataFrame) -> pd.DataFrame:
+    """The verdict rows with their check's ``tier`` and ``kind`` (null for a check the
+    dataset does not have), row for row."""
+    if verdicts.empty or not {"question_id", "check_id"} <= set(verdicts.columns):
+        return verdicts
+    keys = ["question_id", "check_id"]
+    index = checks.set_index(keys)[["tier", "kind"]]
+    where = index.reindex(
+        list(
+            zip(verdicts["question_id"].astype(str), verdicts["check_id"].astype(str), strict=True)
+        )
+    )
+    out = verdicts.copy()
+    for column in ("tier", "kind"):
+        if column not in out.columns:
+            out[column] = where[column].to_numpy()
+            out[column] = out[column].astype("category")
+    return out
+
+
+def _run_dataset(manifest: dict[str, Any], dataset: str | Path | None) -> Dataset | None:
+    """The dataset named, else the one ``run.json`` records when it is still there."""
+    from gamut_eval.data import resolve_dataset_path
+    from gamut_eval.dataset import load_dataset
+
+    if dataset is not None:
+        return load_dataset(resolve_dataset_path(dataset))
+    recorded = manifest.get("dataset")
+    if not isinstance(recorded, str) or not recorded or not Path(recorded).exists():
+        return None
+    return load_dataset(recorded)
+
+
+def load_run(path: str | Path, *, dataset: str | Path | None = None) -> RunTables:
+    """The answers, verdicts, scores and checks of the run folder ``path`` (or
     ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub, fetched into the Hub cache).
 
-    A missing or unreadable file raises ``InputError`` naming it.
+    The checks, and the verdicts' ``tier`` and ``kind``, come from the run's dataset:
+    ``dataset`` (a path, ``sample`` or ``hf://...``), else the one ``run.json`` records when
+    it is still there (else no checks, and null tiers and kinds). A missing or unreadable
+    file raises ``InputError`` naming it.
     """
     if isinstance(path, str) and path.startswith("hf://"):
         from gamut_eval.hub import download
@@ -139,10 +206,12 @@ def load_run(path: str | Path) -> RunTables:
             manifest = json.loads((folder / "run.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise InputError(f"{folder / 'run.json'}: not readable JSON ({exc})") from None
+    checks = _checks(_run_dataset(manifest, dataset))
     return RunTables(
         path=folder,
         answers=tables["answers"],
-        verdicts=tables["verdicts"],
+        verdicts=_with_checks(tables["verdicts"], checks),
         scores=_flat_scores(tables["scores"]),
         manifest=manifest,
+        checks=checks,
     )

@@ -1,18 +1,20 @@
 """Datasets: one record per question (a JSONL, JSON or Parquet table, see ``_tables``), with its
-meta-rubric and optional revised checklist."""
+meta-rubric and optional revised checklist; or a user's own meta-rubric files (YAML or JSON,
+one question each, alone or a folder of them), read as a dataset of their questions."""
 
 from __future__ import annotations
 
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from gamut_eval._tables import read_rows
+from gamut_eval._files import image_inside, read_document
+from gamut_eval._tables import read_rows, table_format, write_rows
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import (
     Checklist,
@@ -25,7 +27,17 @@ from gamut_eval.rubric import (
     validate_meta_rubric,
 )
 
-__all__ = ["IMAGE_MAX_BYTES", "Dataset", "DatasetRecord", "image_kind", "load_dataset"]
+__all__ = [
+    "IMAGE_MAX_BYTES",
+    "RUBRIC_FILE_SUFFIXES",
+    "Dataset",
+    "DatasetRecord",
+    "image_kind",
+    "is_rubric_file",
+    "load_dataset",
+    "rubric_files",
+    "write_dataset",
+]
 
 IMAGE_MAX_BYTES = 20 * 1024 * 1024
 """The largest image a record may name (the providers' own limit for one image)."""
@@ -239,11 +251,131 @@ def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
     return None
 
 
+RUBRIC_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+"""A meta-rubric file's extensions (a ``.json`` file is one when it holds an object, a
+dataset table when it holds an array)."""
+_RECORD_FIELDS = ("question_text_only", "image", "domain", "popularity", "metadata")
+"""Fields of a dataset record a meta-rubric file may carry beside its meta-rubric (its id,
+question and entity are the meta-rubric's own)."""
+
+
+def is_rubric_file(path: Path) -> bool:
+    """Whether ``path`` names a meta-rubric file (by extension; a ``.json`` file by its
+    first character) rather than a dataset table."""
+    suffix = path.suffix.lower()
+    if suffix in (".yaml", ".yml"):
+        return True
+    if suffix != ".json":
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(256)
+    except OSError:
+        return False
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"{")
+
+
+def rubric_files(folder: Path) -> list[Path]:
+    """The meta-rubric files directly in ``folder`` (YAML, or JSON holding an object), by
+    name; an ``InputError`` when there are none."""
+    found = sorted(
+        p
+        for p in folder.iterdir()
+        if p.is_file() and not p.name.startswith(".") and is_rubric_file(p)
+    )
+    if not found:
+        raise InputError(
+            f"{folder}: no meta-rubric files here; a dataset folder holds one meta-rubric "
+            f"file ({', '.join(RUBRIC_FILE_SUFFIXES)}) per question"
+        )
+    return found
+
+
+def _rubric_record(path: Path, root: Path) -> tuple[DatasetRecord | None, list[ErrorDetail]]:
+    """One question from a meta-rubric file: the meta-rubric, with the record fields it may
+    carry (``question_text_only``, ``image``, ...); or a whole dataset record (a file with
+    ``meta_rubric``)."""
+    data = read_document(path)
+    if not isinstance(data, dict):
+        detail = ErrorDetail("$", "rubric-object", "a meta-rubric file holds one mapping", data)
+        return None, [detail.in_file(path)]
+    if "meta_rubric" in data:
+        record, problems = _record(data, root)
+        return record, [p.in_file(path) for p in problems]
+    fields = {k: data[k] for k in _RECORD_FIELDS if k in data}
+    errors: list[ErrorDetail] = []
+    meta: MetaRubric | None = None
+    try:
+        meta = validate_meta_rubric({k: v for k, v in data.items() if k not in fields}, file=path)
+    except ValidationError as exc:
+        errors += exc.details
+    try:
+        record = DatasetRecord.model_validate(
+            {"id": "placeholder", "question": "?", **fields, "meta_rubric": _PLACEHOLDER}
+        )
+    except pydantic.ValidationError as exc:
+        return None, errors + [d.in_file(path) for d in pydantic_details(exc)]
+    if meta is None:  # the record fields are still checked (the placeholder's ids match)
+        return None, errors + [p.in_file(path) for p in _consistency(record, root)]
+    record = record.model_copy(
+        update={
+            "id": meta.id,
+            "question": meta.question,
+            "entity": meta.entity,
+            "meta_rubric": meta,
+        }
+    )
+    return record, [p.in_file(path) for p in _consistency(record, root)]
+
+
+def _repeated_id(first: dict[str, Path], question: str, where: Path) -> list[ErrorDetail]:
+    """A duplicate-id problem when ``first`` (id -> the file that has it) already holds
+    ``question``; else notes ``where`` as its file."""
+    if question not in first:
+        first[question] = where
+        return []
+    detail = ErrorDetail(
+        "id", "unique-id", f"duplicate question id; {first[question]} has it", question
+    )
+    return [detail.in_file(where)]
+
+
+def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
+    """A dataset of one meta-rubric file, or of every one in a folder; every problem of
+    every file is reported."""
+    folder = path.is_dir()
+    files = rubric_files(path) if folder else [path]
+    root = image_root or (path if folder else path.parent)
+    records: list[DatasetRecord] = []
+    errors: list[ErrorDetail] = []
+    first: dict[str, Path] = {}
+    for file in files:
+        try:
+            record, problems = _rubric_record(file, root)
+        except ValidationError as exc:
+            record, problems = None, exc.details
+        errors += problems
+        if record is None:
+            continue
+        errors += _repeated_id(first, record.id, file)
+        records.append(record)
+    if errors:
+        raise ValidationError(errors)
+    return Dataset(path=path, records=tuple(records), image_root=root if folder else image_root)
+
+
 def load_dataset(
     path: str | Path, *, long_lived: bool = False, image_root: str | Path | None = None
 ) -> Dataset:
-    """Load and validate a dataset (``.jsonl``, ``.json`` or ``.parquet``); every problem of
-    every row is reported.
+    """Load and validate a dataset (``.jsonl``, ``.json`` or ``.parquet``), a meta-rubric
+    file (``.yaml``, ``.yml``, or ``.json`` holding one object) or a folder of them; every
+    problem of every row or file is reported.
+
+    A meta-rubric file is one question: its id, question and entity are the record's, and
+    beside the meta-rubric it may carry the record's ``question_text_only``, ``image``,
+    ``domain``, ``popularity`` and ``metadata`` (or it is a whole dataset record, with
+    ``meta_rubric``). A folder is a dataset of the meta-rubric files directly in it, in
+    name order; its images are relative to the folder.
 
     Image paths are relative to ``image_root`` (default: the dataset file's folder) and
     must stay inside it and name an image file (JPEG, PNG, GIF or WebP by content, at most
@@ -256,6 +388,11 @@ def load_dataset(
     leave it off.
     """
     path = Path(path)
+    if path.is_dir() or is_rubric_file(path):
+        dataset = _load_rubrics(path, Path(image_root) if image_root is not None else None)
+        if long_lived:
+            gc.freeze()
+        return dataset
     root = Path(image_root) if image_root is not None else path.parent
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
@@ -288,3 +425,30 @@ def load_dataset(
     if long_lived:
         gc.freeze()
     return dataset
+
+
+def write_dataset(datasets: Dataset | Sequence[Dataset], out: str | Path) -> int:
+    """Write the records of one dataset or several (their question ids unique across them)
+    as one dataset table (``.jsonl``, ``.json`` or ``.parquet``, by extension) and return
+    how many. Images are written relative to the table's folder (one outside it is linked
+    or copied into its ``images/``). Atomic."""
+    out = Path(out)
+    table_format(out)
+    parts = [datasets] if isinstance(datasets, Dataset) else list(datasets)
+    first: dict[str, Path] = {}
+    errors: list[ErrorDetail] = []
+    for part in parts:
+        for record in part.records:
+            errors += _repeated_id(first, record.id, part.path)
+    if errors:
+        raise ValidationError(errors)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for part in parts:
+        for record in part.records:
+            row = record.model_dump(mode="json")
+            image = part.image_path(record)
+            if image is not None:
+                row["image"] = image_inside(image, out.parent)
+            rows.append(row)
+    return write_rows(out, rows)

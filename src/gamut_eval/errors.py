@@ -11,14 +11,27 @@ Every message names the file, the path inside it, the rule and the value found.
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ErrorDetail", "GamutError", "InputError", "JudgeError", "ValidationError", "json_path"]
+__all__ = [
+    "LISTED",
+    "ErrorDetail",
+    "GamutError",
+    "InputError",
+    "JudgeError",
+    "ValidationError",
+    "json_path",
+    "render_details",
+]
 
 _MAX_VALUE_CHARS = 80
+LISTED = 5
+"""How many problems of one kind a message lists before it gives only their count."""
 
 
 def json_path(loc: tuple[str | int, ...] | list[str | int]) -> str:
@@ -132,14 +145,49 @@ class InputError(GamutError):
     """The user's input cannot be used. The CLI prints the message and exits with code 2."""
 
 
+def _kind(detail: ErrorDetail) -> tuple[str, str]:
+    """What makes two problems the same one in different places: the rule, and the message
+    without its numbers (a line number, a count)."""
+    return detail.rule, re.sub(r"\d+", "#", detail.message)
+
+
+def render_details(details: Sequence[ErrorDetail]) -> list[str]:
+    """One line per problem, except that a problem repeated in more than ``LISTED`` places
+    is one line with its count followed by the first ``LISTED`` places: a file broken the
+    same way on every row gives six lines, never one per row."""
+    counts = Counter(_kind(d) for d in details)
+    shown: Counter[tuple[str, str]] = Counter()
+    lines = []
+    for detail in details:
+        kind = _kind(detail)
+        if counts[kind] > LISTED and not shown[kind]:
+            file = (detail.file or "").rsplit(":", 1)[0] if detail.file else None
+            where = (
+                f"{file}: "
+                if file
+                and all((d.file or "").startswith(file) for d in details if _kind(d) == kind)
+                else ""
+            )
+            lines.append(
+                f"{where}{counts[kind]:,} places break the same rule [{detail.rule}]; "
+                f"the first {LISTED}:"
+            )
+        if shown[kind] < LISTED:
+            lines.append(detail.render())
+        shown[kind] += 1
+    return lines
+
+
 class ValidationError(InputError):
-    """A document broke one or more rules; ``details`` lists every problem, not only the first."""
+    """A document broke one or more rules; ``details`` lists every problem, not only the
+    first. The message gives a problem repeated in many places as its count and the first
+    ``LISTED`` (``render_details``)."""
 
     def __init__(
         self, details: list[ErrorDetail], *, setting: str | Sequence[str] | None = None
     ) -> None:
         self.details = list(details)
-        super().__init__("\n".join(d.render() for d in self.details), setting=setting)
+        super().__init__("\n".join(render_details(self.details)), setting=setting)
 
 
 class JudgeError(GamutError):

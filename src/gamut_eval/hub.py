@@ -15,8 +15,10 @@ are huggingface_hub's own variables.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,11 @@ from typing import Any
 from gamut_eval._extras import require_extra
 from gamut_eval.errors import InputError
 
-__all__ = ["PREFIX", "HubPath", "download", "is_hub_path", "parse_hub_path", "push"]
+__all__ = ["CARD_MARKER", "PREFIX", "HubPath", "download", "is_hub_path", "parse_hub_path", "push"]
+
+CARD_MARKER = "<!-- written by gamut-eval: `gamut push` rewrites this card -->"
+"""Marks a dataset card ``gamut push`` wrote and may write again; a ``README.md`` without
+it is the owner's, and a push leaves it as it is."""
 
 PREFIX = "hf://"
 _URL = re.compile(
@@ -147,37 +153,84 @@ def download(url: str) -> Path:
     return root / where.path if where.path else root
 
 
-def push(local: str | Path, url: str, *, message: str | None = None) -> str:
+def _owners_card(api: Any, where: HubPath) -> bool:
+    """Whether the repository has a ``README.md`` that gamut-eval did not write."""
+    from huggingface_hub import hf_hub_download
+
+    try:
+        if not api.file_exists(
+            where.repo_id, "README.md", repo_type="dataset", revision=where.revision
+        ):
+            return False
+        card = hf_hub_download(
+            where.repo_id,
+            "README.md",
+            repo_type="dataset",
+            revision=where.revision,
+            endpoint=api.endpoint,
+            cache_dir=os.environ.get("HF_HUB_CACHE") or None,
+        )
+    except Exception:  # a new repository, or one without a card
+        return False
+    return CARD_MARKER not in Path(card).read_text(encoding="utf-8", errors="replace")
+
+
+def _pushed_files(source: Path, into: str) -> list[tuple[str, Path]]:
+    """(repository path, local file) for each file of ``source`` that is shared: a run
+    folder's store and lock files are not."""
+    if source.is_file():
+        return [(into or source.name, source)]
+    files = []
+    for file in sorted(p for p in source.rglob("*") if p.is_file()):
+        relative = file.relative_to(source).as_posix()
+        if any(fnmatch.fnmatch(relative, pattern) for pattern in _NOT_PUSHED):
+            continue
+        files.append((f"{into}/{relative}".lstrip("/"), file))
+    return files
+
+
+def push(
+    local: str | Path,
+    url: str,
+    *,
+    message: str | None = None,
+    extra: Mapping[str, bytes] | None = None,
+) -> str:
     """Upload the file or folder ``local`` to ``url`` in one commit (creating the dataset
-    repository if it does not exist); returns the commit's URL."""
+    repository if it does not exist); returns the commit's URL.
+
+    ``extra``: more files for the same commit (repository path -> content), such as a
+    dataset card; a ``README.md`` among them replaces only a card gamut-eval wrote
+    (``CARD_MARKER``), never the owner's."""
     source = Path(local)
     if not source.exists():
         raise InputError(f"{source}: no such file or folder to push")
     where = parse_hub_path(url)
     api = _api()
+    from huggingface_hub import CommitOperationAdd
+
     summary = message or f"Add {source.name} with gamut-eval"
     try:
         api.create_repo(where.repo_id, repo_type="dataset", exist_ok=True)
-        if source.is_dir():
-            info = api.upload_folder(
-                folder_path=source,
-                path_in_repo=where.path or None,
-                repo_id=where.repo_id,
-                repo_type="dataset",
-                revision=where.revision,
-                commit_message=summary,
-                ignore_patterns=list(_NOT_PUSHED),
-            )
-        else:
-            target = where.path or source.name
-            info = api.upload_file(
-                path_or_fileobj=source,
-                path_in_repo=target,
-                repo_id=where.repo_id,
-                repo_type="dataset",
-                revision=where.revision,
-                commit_message=summary,
-            )
+        added = dict(extra or {})
+        if "README.md" in added and _owners_card(api, where):
+            del added["README.md"]
+        operations = [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=file)
+            for path, file in _pushed_files(source, where.path)
+            if path not in added
+        ]
+        operations += [
+            CommitOperationAdd(path_in_repo=path, path_or_fileobj=content)
+            for path, content in added.items()
+        ]
+        info = api.create_commit(
+            where.repo_id,
+            operations=operations,
+            commit_message=summary,
+            repo_type="dataset",
+            revision=where.revision,
+        )
     except Exception as exc:
         raise _hub_error(where, exc, api.endpoint) from exc
     return str(getattr(info, "commit_url", info))

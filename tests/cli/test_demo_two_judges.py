@@ -172,6 +172,26 @@ def test_the_report_gives_held_out_agreement_and_what_offline_misses(
     assert "cannot detect a false statement" in html
 
 
+def test_agreement_on_the_demos_verdicts_gives_a_report_per_judge(
+    demo: tuple[Path, str, str],
+) -> None:
+    """The natural command after the demo: its file holds two judges' rows."""
+    out, _, _ = demo
+    result = CliRunner().invoke(
+        cli, ["agreement", "--verdicts", str(out / "verdicts.jsonl"), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    reports = json.loads(result.stdout)
+    assert [r["judge"] for r in reports] == [OFFLINE, REFERENCE]
+    rows = len(_jsonl(sample_dir() / "gold.jsonl"))
+    for report in reports:
+        assert report["matching"]["compared"] == rows
+        assert report["score_shift_answers"] == 12 * len(MODELS) * len(SETTINGS)
+    # the reference judge replays the labels: full agreement, no score shift
+    assert reports[1]["overall"]["accuracy"]["value"] == 1.0
+    assert reports[1]["mean_abs_score_shift"] == 0.0
+
+
 def test_a_rerun_continues_the_same_run(tmp_path: Path) -> None:
     out = tmp_path / "run"
     first = CliRunner().invoke(cli, ["demo", "--out", str(out)])

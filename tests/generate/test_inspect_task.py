@@ -4,6 +4,7 @@ second judge, against Inspect's mockllm (scripted answers) and the fake judge se
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +52,58 @@ def test_task_scores_every_check_with_the_offline_judge(dataset: Path, tmp_path:
         assert verdicts[check.id] == grade_check(ANSWER, check)[0]
     # identity (AC) "Identifies the red square." is met; both materials (V) are met.
     assert score.value["gamut"] == pytest.approx(1.0)
-    # One metric per key: the mean over samples that have a value (no Context checks here).
-    means = {s.name: next(iter(s.metrics.values())).value for s in log.results.scores}
+    # Per key, Inspect's mean() and stderr() over the samples that have a value (no Context
+    # checks here).
+    assert {s.name: sorted(s.metrics) for s in log.results.scores} == {
+        key: ["gamut_eval/mean", "gamut_eval/stderr"]
+        for key in ("gamut", "answer_critical", "valuable", "context")
+    }
+    means = {s.name: s.metrics["gamut_eval/mean"].value for s in log.results.scores}
+    errors = {s.name: s.metrics["gamut_eval/stderr"].value for s in log.results.scores}
+    assert errors["gamut"] == 0.0  # both answers score 1.0
     assert means["gamut"] == pytest.approx(1.0)
     assert means["answer_critical"] == pytest.approx(1.0)
     assert means["context"] != means["context"]  # NaN: nothing to score, not a zero
+
+
+def test_metrics_are_rounded_and_left_nan_free_by_hand(dataset: Path, tmp_path: Path) -> None:
+    """mean and stderr over the finite values only, rounded to four places."""
+    from inspect_ai.scorer import SampleScore, Score
+
+    from gamut_eval._inspect_entry import mean, stderr
+
+    values = [1 / 3, -0.2, float("nan"), 0.06000000000000001]
+    scores = [SampleScore(score=Score(value=v), sample_id=i) for i, v in enumerate(values)]
+    # finite: 1/3, -0.2, 0.06; mean = 0.19333.../3 = 0.064444...
+    assert mean()(scores) == 0.0644
+    # deviations 0.268889, -0.264444, -0.004444; squares sum 0.142... / 2 = 0.0711...;
+    # sqrt(0.0711/3) = 0.15397
+    finite = [1 / 3, -0.2, 0.06]
+    m = sum(finite) / 3
+    by_hand = (sum((v - m) ** 2 for v in finite) / 2 / 3) ** 0.5
+    assert stderr()(scores) == round(by_hand, 4) == 0.154
+    nothing = [SampleScore(score=Score(value=float("nan")), sample_id=0)]
+    assert mean()(nothing) != mean()(nothing)  # NaN, not zero
+
+
+def test_a_task_without_a_judge_says_how_to_score(
+    dataset: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from gamut_eval._inspect_entry import gamut
+    from gamut_eval.generate import gamut_task
+
+    with caplog.at_level("WARNING"):
+        task = gamut(dataset=str(dataset))
+    assert not task.scorer
+    assert "-T judge=MODEL" in caplog.text
+    assert "inspect score LOG --scorer gamut_eval/gamut_scorer" in caplog.text
+    assert f"-S dataset={dataset}" in caplog.text
+    assert task.metadata["gamut_dataset"] == os.path.relpath(dataset)  # not an absolute path
+    caplog.clear()
+    with caplog.at_level("WARNING"):
+        gamut(dataset=str(dataset), judge="gamut/offline")
+        gamut_task(dataset=str(dataset))  # gamut run / generate: they score the answers
+    assert "no judge" not in caplog.text
 
 
 def test_inspect_score_rescores_a_log_with_a_second_judge(

@@ -137,8 +137,8 @@ def test_generated_run_logs_carry_each_judges_scores(
             _assert_sample_matches(
                 offline, verdicts[offline_key], gamut[offline_key], "gamut/offline"
             )
-        means = {s.name: s.metrics["gamut_eval/scored_mean"].value for s in log.results.scores}  # type: ignore[union-attr]
-        assert means["gamut"] == pytest.approx(1 / 3)
+        means = {s.name: s.metrics["gamut_eval/mean"].value for s in log.results.scores}  # type: ignore[union-attr]
+        assert means["gamut"] == round(1 / 3, 4)  # shown to four places
         assert means["answer_critical"] == pytest.approx(1.0)
         assert math.isnan(means["context"])  # nothing to score, not a zero
 
@@ -179,3 +179,27 @@ def test_given_answers_run_writes_a_scored_log_per_model_and_setting(tmp_path: P
             assert len(images) == (1 if setting == "multimodal" else 0)
             seen += 1
     assert seen == len(answers) == 72
+
+
+def test_given_answers_logs_give_mean_and_stderr_and_a_reusable_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--responses", str(sample_dir() / "responses.jsonl"), "--judge",
+         "gamut/offline", "--out", str(out)],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    gamut = _scores_file(out)
+    logs = [read_eval_log(info) for info in list_eval_logs(str(out / "logs"))]
+    assert len(logs) == 6
+    for log in logs:
+        assert log.eval.task_args["dataset"] == "sample"  # not this machine's path
+        assert log.eval.dataset.location == "sample"
+        setting = log.eval.task.removeprefix("gamut_")
+        values = [g for (q, m, s, j), g in gamut.items() if m == log.eval.model and s == setting]
+        assert len(values) == 12
+        mean = sum(values) / 12
+        by_hand = (sum((v - mean) ** 2 for v in values) / 11 / 12) ** 0.5
+        [primary] = [s for s in log.results.scores if s.name == "gamut"]  # type: ignore[union-attr]
+        assert primary.metrics["gamut_eval/mean"].value == round(mean, 4)
+        assert primary.metrics["gamut_eval/stderr"].value == round(by_hand, 4)

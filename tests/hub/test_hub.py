@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gamut_eval import load_run
+from gamut_eval import load_dataset, load_run
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.errors import InputError
@@ -144,3 +144,82 @@ def test_gamut_report_reads_a_pushed_run_and_writes_into_the_working_folder(
     assert "report: report.html" in stdout or f"report: {work / 'report.html'}" in stdout
     cached = download("hf://datasets/alice/runs/demo")
     assert not (cached / "report.html").exists()  # nothing written into the Hub cache
+
+
+def _front_matter(card: str) -> dict[str, object]:
+    import yaml
+
+    assert card.startswith("---\n")
+    front: dict[str, object] = yaml.safe_load(card.split("---\n")[1])
+    return front
+
+
+def test_a_pushed_benchmark_has_a_card_and_loads_with_datasets(
+    hub: FakeHubServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Hub's viewer and ``datasets.load_dataset(REPO)`` read the card's configs; the
+    images come back as images."""
+    datasets = pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "datasets"))
+    code, _, err = cli_run(
+        "push", str(sample_dir()), "hf://datasets/alice/bench/data", "--license", "cc-by-4.0"
+    )
+    assert code == 0, err
+    repo = hub.repo_dir("alice/bench")
+    front = _front_matter((repo / "README.md").read_text())
+    assert front["license"] == "cc-by-4.0"
+    table = "data/viewer/test-00000-of-00001.parquet"
+    assert front["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "test", "path": table}]}
+    ]
+    info = front["dataset_info"]
+    assert isinstance(info, dict)
+    assert {"name": "image", "dtype": "image"} in info["features"]
+    assert (repo / table).is_file()
+    assert (repo / "data" / "dataset.jsonl").is_file()  # gamut's own file, as it was
+
+    loaded = datasets.load_dataset("alice/bench")  # no arguments beyond the repository
+    split = loaded["test"]
+    records = {r.id: r for r in load_dataset(sample_dir() / "dataset.jsonl")}
+    assert sorted(split["id"]) == sorted(records)
+    assert type(split.features["image"]).__name__ == "Image"
+    row = split[0]
+    record = records[row["id"]]
+    from PIL import Image
+
+    with Image.open(sample_dir() / str(record.image)) as original:
+        assert row["image"].size == original.size
+    assert json.loads(row["meta_rubric"]) == record.meta_rubric.model_dump(mode="json")
+    checklist = json.loads(row["checklist"])
+    assert row["checks"] == len(checklist["checks"])
+    # the same card read from the pushed folder, as the Hub's viewer reads it
+    local = datasets.load_dataset(str(repo))
+    assert local["test"].num_rows == len(records)
+
+
+def test_an_owners_card_is_kept_and_a_run_gets_none(hub: FakeHubServer, tmp_path: Path) -> None:
+    hub.add_file("alice/bench", "README.md", b"# My benchmark\n\nWritten by hand.\n")
+    code, _, err = cli_run("push", str(sample_dir()), "hf://datasets/alice/bench")
+    assert code == 0, err
+    repo = hub.repo_dir("alice/bench")
+    assert (repo / "README.md").read_bytes() == b"# My benchmark\n\nWritten by hand.\n"
+    assert (repo / "viewer" / "test-00000-of-00001.parquet").is_file()
+    out = tmp_path / "run"
+    argv = ["run", "--responses", str(sample_dir() / "responses.jsonl"),
+            "--judge", OFFLINE, "--out", str(out)]  # fmt: skip
+    assert cli_run(*argv)[0] == 0
+    assert cli_run("push", str(out), "hf://datasets/alice/runs/r")[0] == 0
+    assert not (hub.repo_dir("alice/runs") / "README.md").exists()
+
+
+def test_an_invalid_dataset_is_refused_before_anything_is_sent(
+    hub: FakeHubServer, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bench"
+    bad.mkdir()
+    (bad / "dataset.jsonl").write_text('{"id": "q"}\n')
+    code, _, err = cli_run("push", str(bad), "hf://datasets/alice/bench")
+    assert code == 2
+    assert f"{bad / 'dataset.jsonl'}:1" in err
+    assert not any(method == "POST" for method, _ in hub.requests)

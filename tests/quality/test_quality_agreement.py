@@ -202,21 +202,76 @@ def test_files_about_different_answers_exit_2(files: dict[str, Path], tmp_path: 
     assert result.stderr.strip().endswith("(options --gold, --dataset)")
 
 
-def test_several_judges_in_one_file_are_selected_with_judge(
+def test_several_judges_in_one_file_give_one_report_each_or_the_one_chosen(
     files: dict[str, Path], tmp_path: Path
 ) -> None:
     rows = [r | {"judge": j} for j in ("a/x", "b/y") for r in JUDGED]
     both = write_jsonl(tmp_path / "both.jsonl", rows)
     args = ["agreement", "--verdicts", str(both), "--gold", str(files["gold"]),
             "--dataset", str(files["dataset"])]  # fmt: skip
-    refused = invoke(*args)
-    assert refused.exit_code == 2
-    flat = " ".join(refused.stderr.split())
-    assert "rows of several judges? keep one judge's rows with judge" in flat
-    assert flat.endswith("(option --judge)")  # the command line adds its option
+    each = invoke(*args, "--json")
+    assert each.exit_code == 0, each.output
+    reports = json.loads(each.stdout)
+    assert [r["judge"] for r in reports] == ["a/x", "b/y"]
+    assert [r["overall"]["accuracy"]["value"] for r in reports] == [pytest.approx(3 / 5)] * 2
+    tables = invoke(*args)
+    assert tables.exit_code == 0, tables.output
+    assert tables.stdout.count("judge: ") == 2
     chosen = invoke(*args, "--judge", "b/y", "--json")
     assert chosen.exit_code == 0, chosen.output
+    assert json.loads(chosen.stdout)["judge"] == "b/y"
     assert json.loads(chosen.stdout)["overall"]["accuracy"]["value"] == pytest.approx(3 / 5)
+
+
+def test_the_library_asks_for_a_judge_in_one_line(files: dict[str, Path], tmp_path: Path) -> None:
+    from gamut_eval.dataset import load_dataset
+    from gamut_eval.errors import InputError
+    from gamut_eval.quality import agreement_report
+
+    both = write_jsonl(
+        tmp_path / "both.jsonl", [r | {"judge": j} for j in ("a/x", "b/y") for r in JUDGED]
+    )
+    with pytest.raises(InputError) as caught:
+        agreement_report(both, files["gold"], load_dataset(files["dataset"]))
+    assert (
+        str(caught.value)
+        == f"{both} holds the verdicts of 2 judges (a/x, b/y); choose one with judge"
+    )
+    assert caught.value.setting == "judge"
+
+
+def test_rows_repeated_without_a_judge_are_counted_not_listed_row_by_row(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    twice = write_jsonl(tmp_path / "twice.jsonl", JUDGED + JUDGED)
+    result = invoke("agreement", "--verdicts", str(twice), "--gold", str(files["gold"]),
+                    "--dataset", str(files["dataset"]))  # fmt: skip
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert (
+        lines[0] == f"error: {twice}: 7 places break the same rule [unique-verdict]; the first 5:"
+    )
+    assert len(lines) == 6
+    assert lines[1].startswith(f"{twice}:8:$: a second verdict")
+
+
+def test_score_shift_needs_complete_answers_only(files: dict[str, Path], tmp_path: Path) -> None:
+    """People's labels that cover a subset of the checks: agreement on what matches, the
+    score shift on the answers labelled in full."""
+    partial = write_jsonl(
+        tmp_path / "partial.jsonl",
+        [r for r in GOLD if (r["question_id"], r["check_id"]) != ("q1", "c3")],
+    )
+    report = _agreement({**files, "gold": partial})
+    assert report["matching"]["compared"] == 4
+    assert report["matching"]["only_judge"] == 2
+    # Only q2 multimodal is complete: gold AC 0.5, V -1 -> 0; judge AC 0.5, V 0 -> 1/3.
+    [shift] = report["score_shift"]
+    assert shift["human"] == pytest.approx(0.0)
+    assert shift["judge"] == pytest.approx(1 / 3)
+    assert report["score_shift_answers"] == 1
+    # Answers with rows: q1 m mm, q2 m mm, q2 m text_only, q1 other mm; one complete.
+    assert report["score_shift_left_out"] == 3
 
 
 def test_default_gold_is_the_sample_and_matches_the_readme(tmp_path: Path) -> None:

@@ -34,12 +34,12 @@ __all__ = [
 
 
 class DatasetPath(click.Path):
-    """A dataset file, ``sample`` (``SAMPLE_ALIAS``) for the bundled sample benchmark, or
-    ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched with its folder into
-    the Hub cache; the optional ``hub`` extra)."""
+    """A dataset file, a meta-rubric file or a folder of them, ``sample`` (``SAMPLE_ALIAS``)
+    for the bundled sample benchmark, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging
+    Face Hub (fetched with its folder into the Hub cache; the optional ``hub`` extra)."""
 
     def __init__(self) -> None:
-        super().__init__(dir_okay=False, path_type=Path)
+        super().__init__(path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from gamut_eval.data import SAMPLE_ALIAS, SAMPLE_CANDIDATES_ALIAS, resolve_dataset_path

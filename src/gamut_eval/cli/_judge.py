@@ -126,7 +126,8 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
     "--dataset",
     default="sample",
     show_default=True,
-    help="Dataset (JSONL, JSON or Parquet), or `sample` for the bundled sample benchmark.",
+    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+    "them, or `sample` for the bundled sample benchmark.",
 )
 @image_root_option
 @click.option(

@@ -45,17 +45,23 @@ COMMANDS: dict[str, LazyCommand] = {
     "validate": LazyCommand(
         _CLI + "_rubric",
         "validate",
-        "Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).",
+        "Check meta-rubric files (YAML/JSON), folders of them, or dataset files (.jsonl).",
     ),
     "compile": LazyCommand(
         _CLI + "_rubric",
         "compile_command",
         "Compile a meta-rubric into its flat binary checklist.",
     ),
+    "dataset": LazyCommand(
+        _CLI + "_rubric",
+        "dataset_command",
+        "Write meta-rubric files (YAML/JSON), folders of them or datasets as one dataset file.",
+    ),
     "schema": LazyCommand(
         _CLI + "_rubric",
         "schema",
-        "Print the JSON Schema of a file format (meta-rubric, checklist, verdicts, scores, run).",
+        "Print the JSON Schema of a file format (meta-rubric, dataset, responses, checklist, "
+        "verdicts, scores, run).",
     ),
     "generate": LazyCommand(
         _CLI + "_run",

@@ -35,7 +35,8 @@ _dataset_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
     show_default=True,
-    help="Dataset JSONL, or `sample` for the bundled sample benchmark.",
+    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+    "them, or `sample` for the bundled sample benchmark.",
 )
 _json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print the full report as JSON instead of tables."
@@ -128,13 +129,16 @@ def agreement(
     partially_meets < meets) with bootstrap intervals over questions, the confusion
     matrix, the same per tier and per check kind, and each model's Gamut score from the
     reference verdicts and from the judge's. Unmatched and unscored rows are counted and
-    left out. The default reference, the bundled sample's labels, was written with the
+    left out; the score shift is computed on the answers with a row for every check in
+    both files. A file with the rows of several judges (a run's verdicts.jsonl) gives one
+    report per judge (with --json or -o, a JSON list), unless --judge picks one. The
+    default reference, the bundled sample's labels, was written with the
     sample: agreement with it is not agreement with independent human raters.
     """
-    from gamut_eval.quality import agreement_report, agreement_view
+    from gamut_eval.quality import agreement_reports, agreement_view
 
     data, _ = _dataset(dataset)
-    report = agreement_report(
+    reports = agreement_reports(
         verdicts,
         gold or sample_dir() / "gold.jsonl",
         data,
@@ -143,7 +147,18 @@ def agreement(
         seed=seed,
         confidence=confidence,
     )
-    _emit(report, agreement_view(report), as_json, out)
+    if len(reports) == 1:
+        _emit(reports[0], agreement_view(reports[0]), as_json, out)
+        return
+    text = dump_json([r.model_dump(mode="json", by_alias=True) for r in reports])
+    if out is not None:
+        write_output(text, out)
+    if as_json:
+        click.echo(text)
+        return
+    for report in reports:
+        console.print(agreement_view(report))
+        console.print()
 
 
 def _responses(responses: Path | None, is_sample: bool) -> Path | None:

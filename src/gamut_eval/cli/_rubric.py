@@ -1,4 +1,4 @@
-"""``gamut validate``, ``gamut compile``, ``gamut schema``.
+"""``gamut validate``, ``gamut compile``, ``gamut dataset``, ``gamut schema``.
 
 The library is imported inside the commands, so ``--help`` needs click alone.
 """
@@ -22,31 +22,33 @@ from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.errors import InputError, ValidationError
 
 _path_argument = DATASET_PATH
-"""A meta-rubric or dataset file; ``sample`` is the bundled sample's dataset."""
+"""A meta-rubric file, a folder of them or a dataset file; ``sample`` is the bundled
+sample's dataset."""
 
 
-def _is_dataset(path: Path) -> bool:
-    return path.suffix.lower() == ".jsonl"
+def _one_rubric(path: Path) -> bool:
+    """Whether ``path`` is a single meta-rubric file (one checklist), not a dataset."""
+    from gamut_eval.dataset import is_rubric_file
+
+    return not path.is_dir() and is_rubric_file(path)
 
 
 def _validate_one(path: Path, image_root: Path | None = None) -> str:
     """A one-line summary of a valid file; raises ``InputError`` otherwise."""
     from gamut_eval.dataset import load_dataset
-    from gamut_eval.rubric import compile_rubric, load_meta_rubric
 
-    if _is_dataset(path):
-        dataset = load_dataset(path, image_root=image_root)
-        checks = sum(len(c.checks) for c in dataset.checklists().values())
-        return f"{len(dataset)} questions, {checks} checks"
-    checklist = compile_rubric(load_meta_rubric(path))
-    return f"{len(checklist.checks)} checks"
+    dataset = load_dataset(path, image_root=image_root)
+    checks = sum(len(c.checks) for c in dataset.checklists().values())
+    if _one_rubric(path):
+        return f"{checks} checks"
+    return f"{len(dataset)} questions, {checks} checks"
 
 
 @click.command(cls=GroupedCommand)
 @click.argument("paths", nargs=-1, required=True, type=_path_argument)
 @image_root_option
 def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
-    """Check meta-rubric files (YAML/JSON) or dataset files (.jsonl).
+    """Check meta-rubric files (YAML/JSON), folders of them, or dataset files (.jsonl).
 
     `sample` stands for the bundled sample dataset. Every problem of every file is printed
     as `file:json.path: message [rule] (found: value)`. Exit status 0 when all files are
@@ -58,8 +60,7 @@ def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
             summary = _validate_one(path, image_root)
         except ValidationError as exc:
             failed += 1
-            for detail in exc.details:
-                click.echo(detail.render(), err=True)
+            click.echo(str(exc), err=True)
         except InputError as exc:
             failed += 1
             click.echo(str(exc), err=True)
@@ -100,23 +101,19 @@ def compile_command(
 ) -> None:
     """Compile a meta-rubric into its flat binary checklist.
 
-    A meta-rubric file gives one checklist; a dataset (.jsonl) gives one checklist per line
-    (JSONL), using a record's revised checklist when it has one; `sample` is the bundled
-    sample dataset.
+    A meta-rubric file gives one checklist; a dataset (.jsonl) or a folder of meta-rubric
+    files gives one checklist per question (JSONL), using a record's revised checklist when
+    it has one; `sample` is the bundled sample dataset.
     """
     from gamut_eval.dataset import load_dataset
-    from gamut_eval.rubric import (
-        CompileConfig,
-        checklist_markdown,
-        compile_rubric,
-        load_meta_rubric,
-    )
+    from gamut_eval.rubric import CompileConfig, checklist_markdown
 
     config = CompileConfig(
         short_list_max=short_list_max, coverage_fractions=fractions or (0.5, 0.75)
     )
-    if _is_dataset(path):
-        checklists = load_dataset(path).checklists(config).values()
+    dataset = load_dataset(path)
+    if not _one_rubric(path):
+        checklists = dataset.checklists(config).values()
         if fmt == "markdown":
             text = "\n".join(checklist_markdown(c) for c in checklists)
         else:
@@ -124,17 +121,43 @@ def compile_command(
                 dump_json(c.model_dump(mode="json"), indent=None) + "\n" for c in checklists
             )
     else:
-        meta = load_meta_rubric(path)
-        checklist = compile_rubric(meta, config)
+        record = dataset.records[0]
+        checklist = record.effective_checklist(config)
         if fmt == "markdown":
-            text = checklist_markdown(checklist, meta.question)
+            text = checklist_markdown(checklist, record.question)
         else:
             text = dump_json(checklist.model_dump(mode="json"))
     write_output(text, out)
 
 
+@click.command("dataset", cls=GroupedCommand)
+@click.argument("paths", nargs=-1, required=True, type=_path_argument)
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+    help="The dataset file to write (.jsonl, .json or .parquet).",
+)
+def dataset_command(paths: tuple[Path, ...], out: Path) -> None:
+    """Write meta-rubric files (YAML/JSON), folders of them or datasets as one dataset file.
+
+    Each meta-rubric file is one question: its id, question and entity, and beside the
+    rubric the optional `question_text_only`, `image` (relative to the file), `domain`,
+    `popularity` and `metadata`. Images are written relative to the dataset file (one
+    outside its folder is linked or copied into its `images/`). Any command's `--dataset`
+    also takes the rubric files themselves; this writes the file to share or push.
+    """
+    from gamut_eval.dataset import load_dataset, write_dataset
+
+    written = write_dataset([load_dataset(path) for path in paths], out)
+    console.print(f"[green]wrote[/green] {out} ({written} question{'' if written == 1 else 's'})")
+
+
 SCHEMA_KINDS = {
     "meta-rubric": "a question's meta-rubric (YAML or JSON)",
+    "dataset": "a dataset row (one question with its meta-rubric; gamut dataset)",
+    "responses": "an answer row (gamut judge --responses, gamut run --responses)",
     "checklist": "the compiled binary checklist (gamut compile)",
     "verdicts": "a verdict row (gamut judge, RUN_DIR/verdicts.jsonl)",
     "scores": "a score row (RUN_DIR/scores.jsonl)",
@@ -151,7 +174,11 @@ def kind_schema(kind: str) -> dict[str, object]:
     from pydantic import BaseModel
 
     model: type[BaseModel]
-    if kind == "checklist":
+    if kind == "dataset":
+        from gamut_eval.dataset import DatasetRecord as model
+    elif kind == "responses":
+        from gamut_eval.responses import ResponseRow as model
+    elif kind == "checklist":
         from gamut_eval.rubric import Checklist as model
     elif kind == "verdicts":
         from gamut_eval.judge import VerdictRow as model
@@ -172,7 +199,8 @@ def kind_schema(kind: str) -> dict[str, object]:
 )
 @out_option
 def schema(kind: str, out: Path | None) -> None:
-    """Print the JSON Schema of a file format (meta-rubric, checklist, verdicts, scores, run).
+    """Print the JSON Schema of a file format (meta-rubric, dataset, responses, checklist,
+    verdicts, scores, run).
 
     With VS Code's YAML extension, put this first line in a rubric file:
     `# yaml-language-server: $schema=path/to/meta-rubric.schema.json`
@@ -180,4 +208,4 @@ def schema(kind: str, out: Path | None) -> None:
     write_output(dump_json(kind_schema(kind)), out)
 
 
-COMMANDS = [validate, compile_command, schema]
+COMMANDS = [validate, compile_command, dataset_command, schema]

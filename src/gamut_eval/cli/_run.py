@@ -53,7 +53,8 @@ _dataset_path_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
     show_default=True,
-    help="Dataset JSONL, `sample` for the bundled sample benchmark, or "
+    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+    "them, `sample` for the bundled sample benchmark, or "
     "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
 )
 

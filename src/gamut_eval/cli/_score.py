@@ -207,7 +207,8 @@ def summary_table(
 @click.option(
     "--dataset",
     type=DATASET_PATH,
-    help="A dataset (.jsonl, .json or .parquet), or `sample` for the bundled sample; scores "
+    help="A dataset (.jsonl, .json or .parquet), a meta-rubric file (YAML/JSON) or a folder "
+    "of them, or `sample` for the bundled sample; scores "
     "every response in a verdict-rows file.",
 )
 @image_root_option

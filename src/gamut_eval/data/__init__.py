@@ -11,6 +11,7 @@ __all__ = [
     "SAMPLE_CANDIDATES_ALIAS",
     "TUNING",
     "TUNING_QUESTIONS",
+    "dataset_reference",
     "label_part",
     "resolve_dataset_path",
     "sample_dir",
@@ -65,3 +66,26 @@ def resolve_dataset_path(dataset: str | Path | None) -> Path:
 
         return download(dataset)
     return Path(dataset)
+
+
+def dataset_reference(path: str | Path) -> str:
+    """What another reader can pass to ``resolve_dataset_path`` for the dataset at ``path``:
+    ``sample`` for the bundled sample, ``hf://datasets/OWNER/NAME@COMMIT/PATH`` for a copy
+    in the Hugging Face Hub's cache, else the path relative to the working folder (never
+    this machine's absolute path, which means nothing elsewhere)."""
+    import os
+
+    path = Path(path)
+    try:
+        if path.resolve() == (sample_dir() / "dataset.jsonl").resolve():
+            return SAMPLE_ALIAS
+    except OSError:
+        pass
+    parts = path.absolute().parts
+    for index in range(len(parts) - 2, 0, -1):
+        repo = parts[index - 1]
+        if parts[index] == "snapshots" and repo.startswith("datasets--") and repo.count("--") >= 2:
+            owner, name = repo.removeprefix("datasets--").split("--", 1)
+            inside = "/".join(parts[index + 2 :])
+            return f"hf://datasets/{owner}/{name}@{parts[index + 1]}/{inside}"
+    return os.path.relpath(path)

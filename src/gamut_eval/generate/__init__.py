@@ -18,7 +18,9 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.generate._inspect_scorer import (
         gamut_scorer as gamut_scorer,
+        mean as mean,
         scored_mean as scored_mean,
+        stderr as stderr,
     )
     from gamut_eval.generate._logs import write_run_logs as write_run_logs
     from gamut_eval.generate._probe import probe_models as probe_models
@@ -35,6 +37,7 @@ if _typing.TYPE_CHECKING:
         parse_model_args as parse_model_args,
     )
     from gamut_eval.generate._task import (
+        NO_JUDGE as NO_JUDGE,
         SETTING_CHOICES as SETTING_CHOICES,
         gamut_task as gamut_task,
     )

@@ -2,23 +2,63 @@
 
 Importing this module imports Inspect AI: the package imports it only on demand, and
 ``_inspect_entry`` (Inspect's entry point) re-exports it beside the task.
+
+Its metrics, per score key, are Inspect's ``mean()`` and ``stderr()`` over the samples
+that have a value, registered as ``gamut_eval/mean`` and ``gamut_eval/stderr``: a NaN
+value (nothing could be scored, or a tier without checks) is left out rather than making
+the whole column NaN, so a judge failure never counts as a model failure. Values are
+rounded to ``_score_view.SHOWN_DIGITS`` places.
 """
 
 from __future__ import annotations
 
 import math
 
-from inspect_ai.scorer import Metric, SampleScore, Scorer, metric, scorer
+from inspect_ai.scorer import (
+    Metric,
+    SampleScore,
+    Scorer,
+    mean as inspect_mean,
+    metric,
+    scorer,
+    stderr as inspect_stderr,
+)
 
+from gamut_eval.generate._score_view import shown
 from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn
 
-__all__ = ["gamut_scorer", "scored_mean"]
+__all__ = ["gamut_scorer", "mean", "scored_mean", "stderr"]
+
+
+def _over_finite(inner: Metric) -> Metric:
+    """``inner`` over the samples that have a value (NaN left out), rounded; NaN when
+    none has."""
+
+    def compute(scores: list[SampleScore]) -> float:
+        kept = [s for s in scores if math.isfinite(s.score.as_float())]
+        return shown(float(inner(kept))) if kept else math.nan
+
+    return compute
+
+
+@metric
+def mean() -> Metric:
+    """Inspect's ``mean()`` over the samples that have a value, rounded."""
+    return _over_finite(inspect_mean())
+
+
+@metric
+def stderr() -> Metric:
+    """Inspect's ``stderr()`` (the sample standard deviation over the square root of n)
+    over the samples that have a value, rounded."""
+    return _over_finite(inspect_stderr())
 
 
 @metric
 def scored_mean() -> Metric:
     """Mean over the samples that have a value; NaN (nothing could be scored) is left out,
-    so a judge failure never counts as a model failure."""
+    so a judge failure never counts as a model failure. (Earlier logs' metric: kept so
+    they can be scored again; new scores use ``mean`` and ``stderr``.)"""
 
     def compute(scores: list[SampleScore]) -> float:
         values = [s.score.as_float() for s in scores]
@@ -28,7 +68,7 @@ def scored_mean() -> Metric:
     return compute
 
 
-@scorer(metrics={key: [scored_mean()] for key in SCORE_KEYS})
+@scorer(metrics={key: [mean(), stderr()] for key in SCORE_KEYS})
 def gamut_scorer(
     judge: str,
     dataset: str | None = None,

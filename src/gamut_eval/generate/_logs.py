@@ -34,8 +34,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gamut_eval.data import dataset_reference
 from gamut_eval.generate._eval_file import attachment_key, message_id, write_eval_file
-from gamut_eval.generate._score_view import score_parts
+from gamut_eval.generate._score_view import score_parts, shown
 from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import FILLED_KEY
 from gamut_eval.rubric import TIERS
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["SCORER", "scored_logs", "scorer_name", "write_run_logs"]
 
 SCORER = "gamut_scorer"
-_METRIC = "gamut_eval/scored_mean"
+_MEAN, _STDERR = "gamut_eval/mean", "gamut_eval/stderr"
 _KEYS = ("gamut", *(t.value for t in TIERS))
 
 AnswerKey = tuple[str, str, str]
@@ -99,9 +100,10 @@ def _scores(
 def _results(
     values: Sequence[dict[str, Any]], completed: int, judges: Sequence[JudgeSettings]
 ) -> dict[str, Any]:
-    """Inspect's results block (``EvalResults`` as JSON): per score name and key, the mean
-    over the samples that have a value (``scored_mean``: NaN, nothing to score, is left
-    out). ``values``: each sample's score values by score name."""
+    """Inspect's results block (``EvalResults`` as JSON): per score name and key, the
+    scorer's metrics, ``mean`` and ``stderr`` over the samples that have a value (NaN,
+    nothing to score, is left out), rounded as the scorer rounds them. ``values``: each
+    sample's score values by score name."""
     scores = []
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
@@ -109,6 +111,15 @@ def _results(
             found = [float(v[name][key]) for v in values if name in v]
             finite = [v for v in found if math.isfinite(v)]
             mean = sum(finite) / len(finite) if finite else math.nan
+            spread = (
+                math.sqrt(sum((v - mean) ** 2 for v in finite) / (len(finite) - 1) / len(finite))
+                if len(finite) > 1
+                else (0.0 if finite else math.nan)
+            )  # Inspect's stderr(): the sample standard deviation over the root of n
+            metrics = {
+                metric: {"name": metric, "value": shown(value), "params": {}}
+                for metric, value in ((_MEAN, mean), (_STDERR, spread))
+            }
             scores.append(
                 {
                     "name": key if index == 0 else f"{key}:{settings.judge}",
@@ -116,7 +127,7 @@ def _results(
                     "scored_samples": len(finite),
                     "unscored_samples": len(found) - len(finite),
                     "params": {"judge": settings.judge},
-                    "metrics": {_METRIC: {"name": _METRIC, "value": mean, "params": {}}},
+                    "metrics": metrics,
                 }
             )
     return {"total_samples": len(values), "completed_samples": completed, "scores": scores}
@@ -265,9 +276,10 @@ def _write_given_log(
         _sample(dataset, r, scores.get((r.question_id, model, setting), {}), images) for r in rows
     ]
     now = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", time.gmtime())
-    task_args = {"dataset": str(dataset.path), "setting": setting, "judge": judges[0].judge}
+    reference = dataset_reference(dataset.path)  # what a reader can pass back, not a local path
+    task_args = {"dataset": reference, "setting": setting, "judge": judges[0].judge}
     metadata = {
-        "gamut_dataset": str(dataset.path),
+        "gamut_dataset": reference,
         "gamut_setting": setting,
         "gamut_answers": str(source),
         "gamut_judges": [j.judge for j in judges],
@@ -285,7 +297,7 @@ def _write_given_log(
         "task_args_passed": dict(task_args),
         "solver_args_passed": {},
         "dataset": {
-            "location": str(dataset.path),
+            "location": reference,
             "samples": len(dataset),
             "sample_ids": [r.id for r in dataset],
         },

@@ -27,7 +27,12 @@ from gamut_eval.scoring import Verdict
 if TYPE_CHECKING:
     from gamut_eval.scoring import ScoringParams
 
-__all__ = ["VERDICT_WORDS", "ScoreParts", "score_parts"]
+__all__ = ["SHOWN_DIGITS", "VERDICT_WORDS", "ScoreParts", "score_parts", "shown"]
+
+SHOWN_DIGITS = 4
+"""Decimal places of the metrics an Inspect log shows (means and standard errors of scores
+in [-1, 1]): what the view prints, without floating-point tails (0.06, not
+0.060000000000000005). The samples' values and the run's scores.jsonl keep every digit."""
 
 VERDICT_WORDS = {verdict.value: verdict.words for verdict in Verdict}
 """Each verdict as the explanation writes it."""
@@ -41,9 +46,15 @@ class ScoreParts:
     """The three parts of an Inspect ``Score`` of one answer by one judge."""
 
     value: dict[str, float]
-    """``gamut`` and each tier, NaN where there is nothing to score."""
+    """``gamut`` and each tier, NaN where there is nothing to score (every digit: the
+    metrics over them are rounded where shown)."""
     explanation: str
     metadata: dict[str, Any]
+
+
+def shown(value: float) -> float:
+    """``value`` rounded to ``SHOWN_DIGITS`` places (NaN stays NaN)."""
+    return round(value, SHOWN_DIGITS) if math.isfinite(value) else value
 
 
 def _short(text: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gamut_eval.data import resolve_dataset_path
+from gamut_eval.data import dataset_reference, resolve_dataset_path
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.generate._samples import Setting, samples_for
@@ -18,7 +18,15 @@ ANSWER_MAX_RETRIES = 6
 ANSWER_TIMEOUT_S = 300
 """Seconds one attempt of a request to an answering model may take."""
 
-__all__ = ["SETTING_CHOICES", "gamut_task", "verbatim_system_message"]
+__all__ = ["NO_JUDGE", "SETTING_CHOICES", "gamut_task", "verbatim_system_message"]
+
+NO_JUDGE = (
+    "no judge (-T judge=MODEL): the answers are generated but not scored. Score them now "
+    "with -T judge=MODEL (gamut/offline needs no service), or later with `inspect score "
+    "LOG --scorer gamut_eval/gamut_scorer -S judge=MODEL -S dataset={dataset}`"
+)
+"""What ``inspect eval gamut_eval/gamut`` without a judge says (through the log, which
+Inspect shows on the terminal and in the eval log)."""
 
 SETTING_CHOICES = ("multimodal", "text_only")
 
@@ -60,7 +68,8 @@ def gamut_task(
         setting: ``multimodal`` (image + question) or ``text_only`` (entity named in text).
         judge: Judge model; when given, each answer is scored with the Gamut scorer and every
             check's verdict is stored in the score's metadata. Without it the task only
-            generates answers (score them later with ``inspect score`` or ``gamut judge``).
+            generates answers (score them later with ``inspect score`` or ``gamut judge``;
+            the registered task says so, ``NO_JUDGE``).
         judge_image: Show the judge the image too.
         store: Verdict store for the scorer (SQLite), so re-scoring is incremental.
         system_message: A system message put before every question, verbatim.
@@ -81,6 +90,7 @@ def gamut_task(
     path = resolve_dataset_path(dataset)
     data = load_dataset(path, image_root=image_root)
     setting_name: Setting = "multimodal" if setting == "multimodal" else "text_only"
+    reference = dataset_reference(path)
     scorer = (
         gamut_scorer(judge=judge, dataset=str(path), judge_image=judge_image, store=store)
         if judge
@@ -94,7 +104,7 @@ def gamut_task(
         dataset=samples_for(data, setting_name),
         solver=solver,
         scorer=scorer,
-        metadata={"gamut_dataset": str(path), "gamut_setting": setting},
+        metadata={"gamut_dataset": reference, "gamut_setting": setting},
         # Inspect retries a failing request without end by default: a server that fails
         # every request the same way would hold the run forever, silently.
         config=GenerateConfig(max_retries=ANSWER_MAX_RETRIES, attempt_timeout=ANSWER_TIMEOUT_S),

@@ -22,6 +22,7 @@ if _typing.TYPE_CHECKING:
         PartAgreement as PartAgreement,
         ScoreShift as ScoreShift,
         agreement_report as agreement_report,
+        agreement_reports as agreement_reports,
         fit_meets_at as fit_meets_at,
         offline_agreement as offline_agreement,
         sample_labels as sample_labels,

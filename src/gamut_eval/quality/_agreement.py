@@ -39,7 +39,13 @@ from gamut_eval.data import HELD_OUT, TUNING, label_part, sample_dir
 from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.judge import MEETS_AT, grade_check
-from gamut_eval.quality._verdicts import CheckRef, Verdicts, load_verdicts, model_scores
+from gamut_eval.quality._verdicts import (
+    CheckRef,
+    Verdicts,
+    load_verdicts,
+    model_scores,
+    verdict_judges,
+)
 from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
 from gamut_eval.scoring import ScoringParams
 
@@ -53,6 +59,7 @@ __all__ = [
     "PartAgreement",
     "ScoreShift",
     "agreement_report",
+    "agreement_reports",
     "fit_meets_at",
     "offline_agreement",
     "sample_labels",
@@ -156,9 +163,16 @@ class AgreementReport(BaseModel):
     by_tier: dict[str, GroupAgreement]
     """Per importance tier, tiers present only."""
     score_shift: list[ScoreShift]
-    """Per model and setting, on the compared checks."""
+    """Per model and setting, over the complete answers (``score_shift_answers``), on the
+    checks both sides graded (a check either left unscored is unscored on both)."""
     mean_abs_score_shift: float | None
     """Mean of ``|difference|`` over the models and settings that have both scores."""
+    score_shift_answers: int = 0
+    """Answers (question, model, setting) with a row for every check of their checklist in
+    both files: a Gamut score needs them all, so only these are scored."""
+    score_shift_left_out: int = 0
+    """Answers with rows in either file that lack a row for some check in one of them: left
+    out of the score shift (the agreement statistics still use their matched checks)."""
 
 
 def _ref_list(ref: CheckRef) -> list[str]:
@@ -221,6 +235,22 @@ def _by(
     return {name: compare(groups[name]) for name in order if name in groups}
 
 
+def _complete_answers(
+    judge: Verdicts, gold: Verdicts, checklists: Mapping[str, Checklist]
+) -> tuple[list[CheckRef], int]:
+    """The checks of every answer that has a row for each check of its checklist in both
+    files, and how many answers with rows do not."""
+    matched: dict[tuple[str, str, str], list[CheckRef]] = {}
+    for ref in judge:
+        if ref in gold:
+            matched.setdefault((ref.question_id, ref.model, ref.setting), []).append(ref)
+    answers = {(r.question_id, r.model, r.setting) for r in (*judge, *gold)}
+    complete = [
+        refs for answer, refs in matched.items() if len(refs) == len(checklists[answer[0]].checks)
+    ]
+    return [r for refs in complete for r in refs], len(answers) - len(complete)
+
+
 def _score_shift(
     refs: list[CheckRef],
     judge: Verdicts,
@@ -228,8 +258,11 @@ def _score_shift(
     checklists: Mapping[str, Checklist],
     params: ScoringParams | None,
 ) -> list[ScoreShift]:
-    human = model_scores({r: gold[r] for r in refs}, checklists, params)
-    machine = model_scores({r: judge[r] for r in refs}, checklists, params)
+    """Scores of complete answers (``refs``: every check of each), on the checks both
+    graded: a check either side left unscored is unscored on both."""
+    both = {r for r in refs if judge[r] is not None and gold[r] is not None}
+    human = model_scores({r: gold[r] if r in both else None for r in refs}, checklists, params)
+    machine = model_scores({r: judge[r] if r in both else None for r in refs}, checklists, params)
     shifts = []
     for model, setting in sorted(human):
         h, j = human[(model, setting)], machine.get((model, setting))
@@ -238,6 +271,37 @@ def _score_shift(
             ScoreShift(model=model, setting=setting, human=h, judge=j, difference=difference)
         )
     return shifts
+
+
+def agreement_reports(
+    verdicts_path: Path,
+    gold_path: Path,
+    dataset: Dataset,
+    *,
+    judge: str | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    params: ScoringParams | None = None,
+) -> list[AgreementReport]:
+    """``agreement_report`` for ``judge``, or, when none is named and the file holds the
+    rows of several judges (a run's ``verdicts.jsonl``), one report per judge in file
+    order."""
+    found = verdict_judges(verdicts_path) if judge is None else []
+    judges: list[str | None] = list(found) if len(found) > 1 else [judge]
+    return [
+        agreement_report(
+            verdicts_path,
+            gold_path,
+            dataset,
+            judge=name,
+            n_resamples=n_resamples,
+            seed=seed,
+            confidence=confidence,
+            params=params,
+        )
+        for name in judges
+    ]
 
 
 def agreement_report(
@@ -253,9 +317,23 @@ def agreement_report(
 ) -> AgreementReport:
     """Compare a judge's verdict rows with gold rows over ``dataset``'s checklists.
 
-    Raises ``ValidationError`` for malformed rows and ``InputError`` when no check has a
-    verdict in both files (nothing to compare: probably files about different answers).
+    The statistics use every check with a verdict in both files; unmatched and unscored
+    rows are counted and left out. The score shift needs every check of an answer, so it
+    is computed on the answers complete in both files, and the others are counted.
+
+    Raises ``ValidationError`` for malformed rows, and ``InputError`` when no check has a
+    verdict in both files (nothing to compare: probably files about different answers) or
+    when no ``judge`` is named and the file holds the rows of several
+    (``agreement_reports`` gives one report per judge).
     """
+    if judge is None:
+        judges = verdict_judges(verdicts_path)
+        if len(judges) > 1:
+            raise InputError(
+                f"{verdicts_path} holds the verdicts of {len(judges)} judges "
+                f"({', '.join(judges)}); choose one with judge",
+                setting="judge",
+            )
     checklists = dataset.checklists()
     checks: dict[str, dict[str, Check]] = {q: c.by_id() for q, c in checklists.items()}
     machine = load_verdicts(verdicts_path, checks, judge=judge)
@@ -273,7 +351,8 @@ def agreement_report(
     compare = partial(_group, judge=machine, gold=gold, config=config)
     kinds = [k.value for k in CheckKind]
     tiers = [t.value for t in TIERS]
-    shifts = _score_shift(refs, machine, gold, checklists, params)
+    complete, left_out = _complete_answers(machine, gold, checklists)
+    shifts = _score_shift(complete, machine, gold, checklists, params)
     differences = [abs(s.difference) for s in shifts if s.difference is not None]
     return AgreementReport(
         verdicts=str(verdicts_path),
@@ -287,6 +366,8 @@ def agreement_report(
         by_tier=_by(refs, lambda r: checks[r.question_id][r.check_id].tier.value, tiers, compare),
         score_shift=shifts,
         mean_abs_score_shift=sum(differences) / len(differences) if differences else None,
+        score_shift_answers=len({(r.question_id, r.model, r.setting) for r in complete}),
+        score_shift_left_out=left_out,
     )
 
 

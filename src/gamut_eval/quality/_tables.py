@@ -85,7 +85,9 @@ def agreement_view(report: AgreementReport) -> RenderableType:
         for name, group in groups.items():
             _agreement_row(stats, name, group)
     shift = Table(
-        title="Gamut score (x100): gold vs judge, on the compared checks", box=box.SIMPLE_HEAD
+        title=f"Gamut score (x100): gold vs judge, on the {report.score_shift_answers} answers "
+        "with a row for every check in both files",
+        box=box.SIMPLE_HEAD,
     )
     for column in ("model", "setting", "gold", "judge", "judge - gold"):
         shift.add_column(column, justify="left" if column in ("model", "setting") else "right")
@@ -97,9 +99,17 @@ def agreement_view(report: AgreementReport) -> RenderableType:
         f"{m.compared} checks compared of {m.matched} matched; excluded as unscored: "
         f"{m.unscored_judge} by the judge, {m.unscored_gold} in gold; unmatched: "
         f"{m.only_judge} judge rows, {m.only_gold} gold rows. Mean |score shift|: "
-        f"{_score(report.mean_abs_score_shift)} points."
+        f"{_score(report.mean_abs_score_shift)} points"
+        + (
+            f" ({report.score_shift_left_out} answers lacking rows for some checks left out)."
+            if report.score_shift_left_out
+            else "."
+        )
     )
-    return Group(stats, _confusion(report.overall), shift, matching)
+    parts: list[RenderableType] = [stats, _confusion(report.overall), shift, matching]
+    if report.judge is not None:
+        parts.insert(0, Text(f"judge: {report.judge}", style="bold"))
+    return Group(*parts)
 
 
 def stability_view(report: StabilityReport, max_flipped: int = 20) -> RenderableType:

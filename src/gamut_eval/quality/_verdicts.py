@@ -57,6 +57,7 @@ __all__ = [
     "require_judge_backend",
     "score_frame",
     "store_directory",
+    "verdict_judges",
     "verdicts_from_rows",
 ]
 
@@ -152,6 +153,16 @@ def load_verdicts(
         )
         raise ValidationError([detail.in_file(path)])
     return verdicts
+
+
+def verdict_judges(path: Path) -> list[str]:
+    """The judges a verdict file's rows name (their ``judge`` field), in file order; rows
+    that do not parse are left to ``load_verdicts`` to report."""
+    judges: dict[str, None] = {}
+    for _, data in read_jsonl(path, []):
+        if isinstance(data, dict) and isinstance(data.get("judge"), str):
+            judges.setdefault(data["judge"])
+    return list(judges)
 
 
 def _duplicate(ref: CheckRef, line: int, data: Mapping[str, Any]) -> ErrorDetail:

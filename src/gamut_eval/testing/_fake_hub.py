@@ -9,6 +9,7 @@ dataset repositories (read from its source):
     HEAD|GET /datasets/OWNER/NAME/resolve/REV/PATH          hf_hub_download
     POST /api/datasets/OWNER/NAME/preupload/REV             create_commit: every file "regular"
     POST /api/datasets/OWNER/NAME/commit/REV                create_commit: NDJSON, base64 files
+    POST /api/validate-yaml                                 a README.md's front matter: YAML?
 
 Repository ``OWNER/NAME`` is the folder ``root/OWNER/NAME``; each commit bumps a counter
 whose SHA-1 is the commit id. Only the default branch (``main``) exists. Every request is
@@ -185,6 +186,19 @@ def _handler(hub: FakeHubServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             path = unquote(urlsplit(self.path).path)
             body = self._body()
+            if path == "/api/validate-yaml":  # the real Hub checks a card's metadata too
+                hub.requests.append(("POST", path))
+                content = json.loads(body or b"{}").get("content", "")
+                front = content.split("---")[1] if content.startswith("---") else ""
+                try:
+                    import yaml
+
+                    yaml.safe_load(front)
+                except yaml.YAMLError as exc:
+                    self._json(400, {"error": f"invalid YAML in the card: {exc}"})
+                    return
+                self._json(200, {"errors": [], "warnings": []})
+                return
             if path == "/api/repos/create":
                 hub.requests.append(("POST", path))
                 payload = json.loads(body or b"{}")
