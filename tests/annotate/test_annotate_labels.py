@@ -10,14 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from markupsafe import escape
 from annotate_helpers import Client
 from click.testing import CliRunner
+from markupsafe import escape
 from sqlalchemy import select
 
 from gamut_eval.annotate import Database, export_labels, import_answers
-from gamut_eval.annotate._labels import VERDICTS
 from gamut_eval.annotate._db import AnswerLabel, LabelAnswer, LabelQuestion, User
+from gamut_eval.annotate._labels import VERDICTS
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
@@ -64,8 +64,9 @@ def _checks() -> dict[str, list[str]]:
 def _answer_ids(db: Database) -> dict[tuple[str, str, str], int]:
     with db.read() as session:
         rows = session.execute(
-            select(LabelQuestion.question_id, LabelAnswer.model, LabelAnswer.setting, LabelAnswer.id)
-            .join(LabelQuestion, LabelQuestion.id == LabelAnswer.question_id)
+            select(
+                LabelQuestion.question_id, LabelAnswer.model, LabelAnswer.setting, LabelAnswer.id
+            ).join(LabelQuestion, LabelQuestion.id == LabelAnswer.question_id)
         ).all()
     return {(q, m, s): i for q, m, s, i in rows}
 
@@ -87,13 +88,16 @@ def test_import_label_export_then_calibrate(
 
     ann1 = Client(db).login(tokens["ann1"], "ann1")
     first = ann1.get("/labels")
-    assert first.status_code == 303 and first.headers["location"] == f"/labels/{min(ids.values())}"
+    assert first.status_code == 303
+    assert first.headers["location"] == f"/labels/{min(ids.values())}"
     order = sorted(ids.items(), key=lambda kv: kv[1])
     (question, model, setting), answer_id = order[0]
     page = ann1.get(f"/labels/{answer_id}")
     assert page.status_code == 200
     response = next(
-        a["response"] for a in answers if (a["question_id"], a["model"], a["setting"]) == order[0][0]
+        a["response"]
+        for a in answers
+        if (a["question_id"], a["model"], a["setting"]) == order[0][0]
     )
     assert str(escape(response[:60])) in page.text
     assert "0 of 18 answers labelled" in page.text
@@ -168,10 +172,11 @@ def test_import_label_export_then_calibrate(
         ).all()  # fmt: skip
     assert who == [("ann1", "")]  # the whole save replaced the first pass and its note
 
+    calibrated_json = tmp_path / "cal.json"
     result = run("calibrate", str(run_dir), "--with", str(out), "--dataset", "sample",
-                 "--judge", "gamut/offline", "--json", "-o", str(tmp_path / "cal.json"))  # fmt: skip
+                 "--judge", "gamut/offline", "--json", "-o", str(calibrated_json))  # fmt: skip
     assert result.exit_code == 0, result.output
-    calibrated = json.loads((tmp_path / "cal.json").read_text())
+    calibrated = json.loads(calibrated_json.read_text())
     assert calibrated["calibrated_with"] == str(out)
     assert sorted(calibrated["sample"]) == SAMPLE
     # People said "meets" to every check of every answer of one model and setting:
@@ -192,7 +197,8 @@ def test_the_labelling_form_is_checked_and_guarded(
     ann1 = Client(db).login(tokens["ann1"], "ann1")
     bad = ann1.post(f"/labels/{answer_id}", {"verdict-0": "<b>great</b>"})
     assert bad.status_code == 422
-    assert "is not a verdict" in bad.text and "<b>great</b>" not in bad.text
+    assert "is not a verdict" in bad.text
+    assert "<b>great</b>" not in bad.text
     forged = ann1.http.post(f"/labels/{answer_id}", data={"verdict-0": "meets"})
     assert forged.status_code == 403
     stranger = Client(db)
@@ -244,7 +250,8 @@ def test_import_refusals(run_dir: Path, sample_list: Path, tmp_path: Path) -> No
     shutil.copy(run_dir / "responses.jsonl", no_manifest / "responses.jsonl")
     result = run("annotate", "import-answers", str(no_manifest), "--sample", str(sample_list),
                  "--db", db)  # fmt: skip
-    assert result.exit_code == 2 and "--dataset" in result.output
+    assert result.exit_code == 2
+    assert "--dataset" in result.output
     result = run("annotate", "import-answers", str(no_manifest), "--sample", str(sample_list),
                  "--dataset", "sample", "--db", db)  # fmt: skip
     assert result.exit_code == 0, result.output

@@ -236,8 +236,8 @@ def next_unlabelled(session: Session, user: User, after: int = 0) -> int | None:
     """The first answer after ``after`` that ``user`` has not labelled whole, else the first
     one before it (the queue wraps around); None when every answer is labelled."""
     done = _labelled_ids(session, user)
-    open_ids = [i for i in session.scalars(select(LabelAnswer.id).order_by(LabelAnswer.id))]
-    open_ids = [i for i in open_ids if i not in done]
+    ids = session.scalars(select(LabelAnswer.id).order_by(LabelAnswer.id))
+    open_ids = [i for i in ids if i not in done]
     later = [i for i in open_ids if i > after]
     return later[0] if later else (open_ids[0] if open_ids else None)
 
@@ -297,9 +297,7 @@ def label_context(session: Session, answer_id: int, user: User) -> dict[str, Any
     }
 
 
-def save_label(
-    session: Session, answer_id: int, user: User, form: Mapping[str, str]
-) -> bool:
+def save_label(session: Session, answer_id: int, user: User, form: Mapping[str, str]) -> bool:
     """Save ``user``'s verdicts on one answer from the form (``verdict-<i>`` for the i-th
     check, ``note``); returns whether every check now has a verdict. A check left without
     one keeps none; an unknown verdict is refused."""

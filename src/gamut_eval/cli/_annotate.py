@@ -61,7 +61,8 @@ def annotate() -> None:
     People's verdicts for calibrated scores:
       gamut calibration-sample --dataset D --fraction 0.2 -o sample.txt
       gamut annotate import-answers RUN_DIR --sample sample.txt   the answers to label
-      gamut annotate export-labels --out labels.jsonl   then gamut calibrate RUN_DIR --with labels.jsonl --dataset D
+      gamut annotate export-labels --out labels.jsonl     people label at /labels first
+      gamut calibrate RUN_DIR --with labels.jsonl --dataset D
 
     Needs the optional 'annotate' extra: pip install 'gamut-eval[annotate]'.
     """
@@ -204,8 +205,7 @@ def export_command(out: Path, decisions: Path | None, db: str) -> None:
     "--sample",
     required=True,
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
-    help="The list of questions to label (one id a line, as `gamut calibration-sample` "
-    "writes it).",
+    help="The list of questions to label (one id a line, as `gamut calibration-sample` writes it).",
 )
 @click.option(
     "--dataset",
