@@ -273,3 +273,22 @@ def test_import_refusals(run_dir: Path, sample_list: Path, tmp_path: Path) -> No
                  "--db", db)  # fmt: skip
     assert result.exit_code == 2
     assert "differs from the one imported from" in result.output
+
+
+def test_a_hostile_answer_renders_as_text(
+    db: Database, tokens: dict[str, str], run_dir: Path, sample_list: Path, tmp_path: Path
+) -> None:
+    """An answer is model output: its markup is escaped on the labelling page."""
+    hostile = tmp_path / "RUN"
+    hostile.mkdir()
+    shutil.copy(run_dir / "run.json", hostile / "run.json")
+    rows = [json.loads(line) for line in (run_dir / "responses.jsonl").read_text().splitlines()]
+    for row in rows:
+        row["response"] = "<script>alert(1)</script><img src=x onerror=alert(2)> " + row["response"]
+    (hostile / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    import_answers(db, hostile, sample_list)
+    ann1 = Client(db).login(tokens["ann1"], "ann1")
+    page = ann1.get(f"/labels/{min(_answer_ids(db).values())}").text
+    assert "<script>alert(1)" not in page
+    assert "<img src=x" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(2)&gt;" in page
