@@ -37,6 +37,7 @@ from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.responses import check_responses, iter_responses
 from gamut_eval.rubric import Check, Checklist
+from gamut_eval.scoring import Verdict
 
 __all__ = [
     "VERDICTS",
@@ -49,7 +50,7 @@ __all__ = [
     "save_label",
 ]
 
-VERDICTS: tuple[str, ...] = ("meets", "partially_meets", "missing", "contradicts")
+VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 """The four verdicts, in the order of the page's radio buttons (keys 1 to 4)."""
 NOTE_MAX = 4000
 
@@ -103,8 +104,8 @@ def _run_dataset(run: Path, dataset: Path | None) -> Path:
         recorded = None
     if not isinstance(recorded, str) or not recorded:
         raise InputError(
-            f"{manifest}: records no dataset (or cannot be read); give the run's dataset "
-            "with --dataset"
+            f"{manifest}: records no dataset (or cannot be read); give the run's dataset",
+            setting="dataset",
         )
     return Path(recorded)
 
@@ -158,7 +159,8 @@ def _label_question(
         if found.checklist != checklist:
             raise InputError(
                 f"question {question_id!r} was imported with another checklist; label a "
-                "different dataset in another database (--db)"
+                "different dataset in another database",
+                setting="db",
             )
         return found
     image_id = None
@@ -207,7 +209,8 @@ def _store_answer(
     elif found.response != response:
         raise InputError(
             f"{run}: the answer of {model} ({setting}) to {question.question_id!r} differs from "
-            f"the one imported from {found.run}; label another run in another database (--db)"
+            f"the one imported from {found.run}; label another run in another database",
+            setting="db",
         )
     else:
         summary.answers_present += 1
@@ -361,7 +364,7 @@ class LabelExport:
         if self.several:
             text += (
                 f"; {self.several} answers labelled whole by several people: the first "
-                "completed labelling of each was exported (--labeller picks one person's)"
+                "completed labelling of each was exported (name a labeller to export one person's)"
             )
         return text
 
@@ -384,7 +387,7 @@ def export_labels(
         )
         if labeller is not None:
             if session.scalar(select(User.id).where(User.name == labeller)) is None:
-                raise InputError(f"--labeller {labeller!r}: no such user")
+                raise InputError(f"labeller {labeller!r}: no such user", setting="labeller")
             query = query.where(User.name == labeller)
         chosen: dict[int, tuple[AnswerLabel, str]] = {}
         for label, name in session.execute(query).all():

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
 from gamut_eval.cli._help import GroupedGroup
 
 if TYPE_CHECKING:
@@ -198,6 +198,21 @@ def export_command(out: Path, decisions: Path | None, db: str) -> None:
     click.echo(summary.describe())
 
 
+@contextmanager
+def _options_named() -> Iterator[None]:
+    """An input error naming settings gets this command's options for them (a subcommand
+    of a group, which the top level cannot look up)."""
+    from gamut_eval.errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        if not exc.settings or type(exc) is not InputError:
+            raise
+        command = click.get_current_context().command
+        raise InputError(with_options(str(exc), exc.settings, command)) from None
+
+
 @annotate.command("import-answers")
 @click.argument(
     "run_dir", type=click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
@@ -225,7 +240,7 @@ def import_answers_command(run_dir: Path, sample: Path, dataset: Path | None, db
     """
     from gamut_eval.annotate import import_answers
 
-    with _database(db) as database:
+    with _options_named(), _database(db) as database:
         click.echo(import_answers(database, run_dir, sample, dataset).describe())
 
 
@@ -252,7 +267,7 @@ def export_labels_command(out: Path, judge: str, labeller: str | None, db: str) 
     """
     from gamut_eval.annotate import export_labels
 
-    with _database(db) as database:
+    with _options_named(), _database(db) as database:
         click.echo(export_labels(database, out, judge=judge, labeller=labeller).describe())
 
 
