@@ -46,8 +46,7 @@ def _database(db: str) -> Iterator[Database]:
 
 @click.group("annotate", cls=GroupedGroup)
 def annotate() -> None:
-    """Human review of candidate questions and rubrics, and people's verdicts on answers,
-    in the browser.
+    """Human review of candidate questions and rubrics, in the browser.
 
     \b
     A review round:
