@@ -68,3 +68,10 @@ def test_one_answer_labelled_with_the_keyboard(browser: Browser, server: Server)
     assert json.loads(label.verdicts) == wanted  # the digits typed in the note changed nothing
     assert label.note == "3 and 4 were close"
     assert label.completed_at is not None
+    # On the next answer, n moves on from a radio button (letters are not typed into it).
+    second = page.url.split("?")[0]
+    page.keyboard.press("4")
+    assert page.evaluate("document.activeElement.name") == "verdict-1"
+    page.keyboard.press("n")
+    page.wait_for_url(lambda url: url.split("?")[0] != second)
+    assert page.url.endswith(f"/labels/{first.id + 2}")

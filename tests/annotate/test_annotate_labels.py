@@ -137,6 +137,9 @@ def test_import_label_export_then_calibrate(
     assert "1 answers left out (not every check labelled)" in export.describe()
     ann2.post(f"/labels/{last_id}", {f"verdict-{i}": "missing" for i in range(len(checks[last_q]))})
     ann1.post(f"/labels/{last_id}", {f"verdict-{i}": "meets" for i in range(len(checks[last_q]))})
+    done = ann1.get("/labels?after=0&done=saved")
+    assert done.status_code == 200
+    assert "every check of all 18 answers imported" in done.text
 
     result = run("annotate", "export-labels", "--out", str(out), "--db", db.url)
     assert result.exit_code == 0, result.output
@@ -192,9 +195,10 @@ def test_the_labelling_form_is_checked_and_guarded(
 ) -> None:
     """A verdict that is not one of the four is refused (422, nothing saved); a post
     without the CSRF token is refused (403); signed out, the page asks to sign in."""
+    ann1 = Client(db).login(tokens["ann1"], "ann1")
+    assert "No answers have been imported for labelling yet" in ann1.get("/labels").text
     import_answers(db, run_dir, sample_list)
     answer_id = min(_answer_ids(db).values())
-    ann1 = Client(db).login(tokens["ann1"], "ann1")
     bad = ann1.post(f"/labels/{answer_id}", {"verdict-0": "<b>great</b>"})
     assert bad.status_code == 422
     assert "is not a verdict" in bad.text

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
-from gamut_eval.annotate._labels import label_context, next_unlabelled, save_label
+from gamut_eval.annotate._labels import answer_count, label_context, next_unlabelled, save_label
 from gamut_eval.annotate._web import DbSession, Fields, Who, render, submitted
 
 __all__ = ["router"]
@@ -32,7 +32,7 @@ def labels_next(
     start = int(after) if after.isdigit() and len(after) < 12 else 0
     answer = next_unlabelled(session, who.user, start)
     if answer is None:
-        context = {"message": _DONE.get(done, ""), "labelled": True}
+        context = {"message": _DONE.get(done, ""), "answers": answer_count(session)}
         return render(request, "labels_done.html", context, who=who)
     return RedirectResponse(f"/labels/{answer}{_suffix(done)}", status_code=303)
 

@@ -43,6 +43,7 @@ __all__ = [
     "VERDICTS",
     "AnswerImport",
     "LabelExport",
+    "answer_count",
     "export_labels",
     "import_answers",
     "label_context",
@@ -233,6 +234,11 @@ def _labelled_ids(session: Session, user: User) -> set[int]:
             )
         )
     )
+
+
+def answer_count(session: Session) -> int:
+    """How many answers were imported for labelling."""
+    return session.scalar(select(func.count(LabelAnswer.id))) or 0
 
 
 def next_unlabelled(session: Session, user: User, after: int = 0) -> int | None:

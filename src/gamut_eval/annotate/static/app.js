@@ -150,7 +150,8 @@ function preview(form) {
 }
 
 // The labelling page: 1-4 give the check in focus (else the first without a verdict) the
-// n-th verdict, then focus moves to the next check; never while typing in the note.
+// n-th verdict, then focus moves to the next check; n and p work from a radio button too;
+// never while typing in the note.
 // Ctrl+Enter saves from anywhere on the page.
 function labelKeys(event) {
   const form = document.getElementById("label-form");
@@ -164,6 +165,13 @@ function labelKeys(event) {
     return;
   }
   if (event.ctrlKey || event.metaKey || (typing(target) && !radio)) return;
+  const step = radio && { n: "next", p: "prev" }[event.key.toLowerCase()];
+  const link = step && document.querySelector("a[rel=" + step + "].queue-link");
+  if (link) { // the handler above leaves letters alone in a field, radio buttons included
+    event.preventDefault();
+    window.location.assign(link.href);
+    return;
+  }
   const index = ["1", "2", "3", "4"].indexOf(event.key);
   if (index < 0) return;
   const checks = Array.from(form.querySelectorAll("fieldset.label-check"));
