@@ -249,6 +249,20 @@ def test_import_refusals(run_dir: Path, sample_list: Path, tmp_path: Path) -> No
     assert result.exit_code == 2
     assert "the run folder has no answers" in result.output
 
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    shutil.copy(run_dir / "run.json", partial / "run.json")
+    kept = [
+        line
+        for line in (run_dir / "responses.jsonl").read_text().splitlines(keepends=True)
+        if '"sample-falcon-9"' not in line
+    ]
+    (partial / "responses.jsonl").write_text("".join(kept))
+    result = run("annotate", "import-answers", str(partial), "--sample", str(sample_list),
+                 "--db", db)  # fmt: skip
+    assert result.exit_code == 2
+    assert f"{sample_list}:2: question 'sample-falcon-9' has no answers in" in result.output
+
     no_manifest = tmp_path / "no-manifest"
     no_manifest.mkdir()
     shutil.copy(run_dir / "responses.jsonl", no_manifest / "responses.jsonl")

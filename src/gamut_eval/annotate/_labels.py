@@ -73,13 +73,14 @@ class AnswerImport:
         )
 
 
-def _read_sample(path: Path, known: set[str], dataset: Path) -> list[str]:
-    """The question ids of a sample list (one a line), each checked against the dataset."""
+def _read_sample(path: Path, known: set[str], dataset: Path) -> dict[str, int]:
+    """The question ids of a sample list (one a line), each checked against the dataset,
+    with the line each is first on."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read the sample list ({exc})") from None
-    ids: list[str] = []
+    ids: dict[str, int] = {}
     for number, line in enumerate(lines, 1):
         question = line.strip()
         if not question:
@@ -88,10 +89,10 @@ def _read_sample(path: Path, known: set[str], dataset: Path) -> list[str]:
             raise InputError(
                 f"{path}:{number}: question id {question!r} is not in the dataset {dataset}"
             )
-        ids.append(question)
+        ids.setdefault(question, number)
     if not ids:
         raise InputError(f"{path}: the sample list has no question ids")
-    return list(dict.fromkeys(ids))
+    return ids
 
 
 def _run_dataset(run: Path, dataset: Path | None) -> Path:
@@ -131,9 +132,11 @@ def import_answers(
     counts = check_responses(responses, set(records))
     if not sum(counts.values()):
         raise InputError(f"{responses}: the run folder has no answers")
-    for question in wanted:
+    for question, line in wanted.items():
         if not counts.get(question):
-            raise InputError(f"{sample}: question {question!r} has no answers in {responses}")
+            raise InputError(
+                f"{sample}:{line}: question {question!r} has no answers in {responses}"
+            )
     chosen = set(wanted)
     rows: dict[str, list[tuple[str, str, str, str]]] = {q: [] for q in wanted}
     for _, row in iter_responses(responses):
