@@ -41,6 +41,12 @@ if _typing.TYPE_CHECKING:
         FileSummary as FileSummary,
         import_files as import_files,
     )
+    from gamut_eval.annotate._labels import (
+        AnswerImport as AnswerImport,
+        LabelExport as LabelExport,
+        export_labels as export_labels,
+        import_answers as import_answers,
+    )
     from gamut_eval.annotate._questions import ImageStatus as ImageStatus
     from gamut_eval.annotate._users import (
         NewToken as NewToken,

@@ -47,11 +47,14 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 from gamut_eval.errors import InputError
 
 __all__ = [
+    "AnswerLabel",
     "Base",
     "Database",
     "Decision",
     "ExportRecord",
     "Image",
+    "LabelAnswer",
+    "LabelQuestion",
     "LoginFailure",
     "LoginSession",
     "Question",
@@ -251,6 +254,51 @@ class ExportRecord(Base):
     records: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[str] = mapped_column(String(32))
+
+
+class LabelQuestion(Base):
+    """A question of a calibration sample, for people to label its answers: the checklist
+    scored (from the run's dataset) and the image."""
+
+    __tablename__ = "label_questions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[str] = mapped_column(String(512), unique=True)
+    image_id: Mapped[int | None] = mapped_column(ForeignKey("images.id"))
+    checklist: Mapped[str] = mapped_column(Text)
+    dataset: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class LabelAnswer(Base):
+    """One answer of a run to a sampled question (a model in a setting), to be labelled."""
+
+    __tablename__ = "label_answers"
+    __table_args__ = (UniqueConstraint("question_id", "model", "setting"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    question_id: Mapped[int] = mapped_column(ForeignKey("label_questions.id"), index=True)
+    model: Mapped[str] = mapped_column(String(256))
+    setting: Mapped[str] = mapped_column(String(32))
+    asked: Mapped[str] = mapped_column(Text)
+    """The question as the model was asked it in its setting."""
+    response: Mapped[str] = mapped_column(Text)
+    run: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[str] = mapped_column(String(32))
+
+
+class AnswerLabel(Base):
+    """One person's verdicts on the checks of one answer (JSON: check id -> verdict), and
+    when they were all given (``completed_at``; None while some check has none)."""
+
+    __tablename__ = "answer_labels"
+    __table_args__ = (UniqueConstraint("answer_id", "user_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    answer_id: Mapped[int] = mapped_column(ForeignKey("label_answers.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    verdicts: Mapped[str] = mapped_column(Text)
+    note: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[str] = mapped_column(String(32))
+    updated_at: Mapped[str] = mapped_column(String(32))
+    completed_at: Mapped[str | None] = mapped_column(String(32))
 
 
 _MIGRATIONS = Path(__file__).parent / "migrations"

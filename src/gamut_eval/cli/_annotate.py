@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval.cli._common import DATASET_PATH, console, err_console
+from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
 from gamut_eval.cli._help import GroupedGroup
 
 if TYPE_CHECKING:
@@ -56,6 +56,13 @@ def annotate() -> None:
       gamut annotate import sample-candidates sample      or try it on the bundled sample
       gamut annotate serve                              then open http://127.0.0.1:8700
       gamut annotate export --out dataset.jsonl --decisions decisions.jsonl
+
+    \b
+    People's verdicts for calibrated scores:
+      gamut calibration-sample --dataset D --fraction 0.2 -o sample.txt
+      gamut annotate import-answers RUN_DIR --sample sample.txt   the answers to label
+      gamut annotate export-labels --out labels.jsonl     people label at /labels first
+      gamut calibrate RUN_DIR --with labels.jsonl --dataset D
 
     Needs the optional 'annotate' extra: pip install 'gamut-eval[annotate]'.
     """
@@ -203,6 +210,79 @@ def export_command(out: Path, decisions: Path | None, db: str) -> None:
     with _database(db) as database:
         summary = export_dataset(database, out, decisions)
     click.echo(summary.describe())
+
+
+@contextmanager
+def _options_named() -> Iterator[None]:
+    """An input error naming settings gets this command's options for them (a subcommand
+    of a group, which the top level cannot look up)."""
+    from gamut_eval.errors import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        if not exc.settings or type(exc) is not InputError:
+            raise
+        command = click.get_current_context().command
+        raise InputError(with_options(str(exc), exc.settings, command)) from None
+
+
+@annotate.command("import-answers")
+@click.argument(
+    "run_dir", type=click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
+)
+@click.option(
+    "--sample",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The list of questions to label (one id a line, as `gamut calibration-sample` writes it).",
+)
+@click.option(
+    "--dataset",
+    type=DATASET_PATH,
+    default=None,
+    help="The run's dataset (default: the one RUN_DIR/run.json records): each question's "
+    "checklist.",
+)
+@_db_option
+def import_answers_command(run_dir: Path, sample: Path, dataset: Path | None, db: str) -> None:
+    """Import, for people to label, every answer of a run folder (all models and
+    settings) to the questions of a calibration sample, with each question's checklist.
+
+    Labellers then give each check a verdict at /labels; `gamut annotate export-labels`
+    writes the verdict file `gamut calibrate --with` reads.
+    """
+    from gamut_eval.annotate import import_answers
+
+    with _options_named(), _database(db) as database:
+        click.echo(import_answers(database, run_dir, sample, dataset).describe())
+
+
+@annotate.command("export-labels")
+@click.option(
+    "-o",
+    "--out",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The verdict file to write (JSONL).",
+)
+@click.option(
+    "--judge",
+    default="people",
+    show_default=True,
+    help="The `judge` field of every row (default with --labeller: their name).",
+)
+@click.option("--labeller", default=None, help="Export this person's labels only.")
+@_db_option
+def export_labels_command(out: Path, judge: str, labeller: str | None, db: str) -> None:
+    """Write people's verdicts (question_id, model, setting, judge, check_id, verdict,
+    labeller) on every answer whose checks are all labelled, for
+    `gamut calibrate RUN_DIR --with FILE --dataset D`.
+    """
+    from gamut_eval.annotate import export_labels
+
+    with _options_named(), _database(db) as database:
+        click.echo(export_labels(database, out, judge=judge, labeller=labeller).describe())
 
 
 COMMANDS = [annotate]

@@ -149,6 +149,44 @@ function preview(form) {
   }, 250));
 }
 
+// The labelling page: 1-4 give the check in focus (else the first without a verdict) the
+// n-th verdict, then focus moves to the next check; n and p work from a radio button too;
+// never while typing in the note.
+// Ctrl+Enter saves from anywhere on the page.
+function labelKeys(event) {
+  const form = document.getElementById("label-form");
+  if (!form || event.altKey) return;
+  const target = event.target;
+  const radio = target && target.tagName === "INPUT" && target.type === "radio";
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    if (target && target.form) return; // the handler above submits the form typed in
+    event.preventDefault();
+    form.requestSubmit();
+    return;
+  }
+  if (event.ctrlKey || event.metaKey || (typing(target) && !radio)) return;
+  const step = radio && { n: "next", p: "prev" }[event.key.toLowerCase()];
+  const link = step && document.querySelector("a[rel=" + step + "].queue-link");
+  if (link) { // the handler above leaves letters alone in a field, radio buttons included
+    event.preventDefault();
+    window.location.assign(link.href);
+    return;
+  }
+  const index = ["1", "2", "3", "4"].indexOf(event.key);
+  if (index < 0) return;
+  const checks = Array.from(form.querySelectorAll("fieldset.label-check"));
+  let check = target && target.closest ? target.closest("fieldset.label-check") : null;
+  if (!check) check = checks.find(function (c) { return !c.querySelector("input:checked"); });
+  if (!check) return;
+  event.preventDefault();
+  const choices = check.querySelectorAll("input[type=radio]");
+  if (!choices[index]) return;
+  choices[index].checked = true;
+  const next = checks[checks.indexOf(check) + 1];
+  const field = next ? next.querySelector("input:checked") || next.querySelector("input[type=radio]") : null;
+  (field || choices[index]).focus();
+}
+
 document.addEventListener("DOMContentLoaded", function () {
   document.querySelectorAll("form.item-form fieldset.rows").forEach(setUpRows);
   document.querySelectorAll("form.item-form").forEach(function (form) {
@@ -160,6 +198,7 @@ document.addEventListener("DOMContentLoaded", function () {
     if (event.target.tagName === "TEXTAREA") grow(event.target);
   });
   document.addEventListener("keydown", shortcuts);
+  document.addEventListener("keydown", labelKeys);
   document.querySelectorAll("button.use-mine").forEach(function (button) {
     button.addEventListener("click", function () { useMine(button); });
   });
