@@ -236,3 +236,15 @@ def test_another_seed_or_strong_judge_is_refused(runs: Runs, tmp_path: Path) -> 
         assert f"calibration: {STRONG} seed 7 recorded, " in said
         assert f"{asked} asked" in said
     assert (runs.first / "run.json").read_bytes() == before
+
+
+def test_the_sign_of_a_difference_without_spread_is_certain_or_undefined() -> None:
+    import numpy as np
+
+    from gamut_eval.calibration._calibrated import p_sign_right
+
+    got = p_sign_right(np.array([0.2, 0.0, -0.5, 0.1]), np.array([0.0, 0.0, 0.5, 0.1]))
+    assert got[0] == 1.0
+    assert np.isnan(got[1])
+    assert got[2] == pytest.approx(0.841344746, abs=1e-8)  # Φ(1)
+    assert got[3] == pytest.approx(0.841344746, abs=1e-8)

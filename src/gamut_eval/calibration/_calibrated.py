@@ -217,6 +217,18 @@ def calibrate_scores(
     )
 
 
+def p_sign_right(
+    estimate: npt.NDArray[np.float64], standard_error: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]:
+    """The normal approximation to the probability that each estimate's sign is right,
+    Φ(|estimate| / standard error): 1 for a nonzero estimate with no spread at all (every
+    sampled answer gave the same difference), undefined (NaN) for a zero one."""
+    size = np.abs(np.asarray(estimate, dtype=np.float64))
+    spread = np.asarray(standard_error, dtype=np.float64)
+    z = np.divide(size, spread, out=np.where(size > 0, np.inf, np.nan), where=spread > 0)
+    return normal_cdf(z)
+
+
 def _differences(
     keys: pd.DataFrame,
     cheap: npt.NDArray[np.float64],
@@ -253,7 +265,7 @@ def _differences(
             "ci_low": result.ci_low,
             "ci_high": result.ci_high,
             "standard_error": result.standard_error,
-            "p_sign_right": normal_cdf(np.abs(result.estimate) / result.standard_error),
+            "p_sign_right": p_sign_right(result.estimate, result.standard_error),
             "n_answers": result.n_answers,
             "n_calibration": result.n_calibration,
         },
