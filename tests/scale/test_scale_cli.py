@@ -67,7 +67,9 @@ def test_help_lists_the_scale_options_after_the_online_ones() -> None:
     assert result.exit_code == 0
     text = flat(result.output)
     assert "[auto|fast|inspect|batch|ray]" in text
-    assert text.index("--wait-for-store") < text.index("--dry-run") < text.index("--ray-vllm-tp")
+    online = max(text.index("--wait-for-store"), text.index("--dry-run"))
+    assert online < text.index("Batch backend:") < text.index("--batch-dir")
+    assert text.index("--batch-dir") < text.index("Ray backend:") < text.index("--ray-vllm-tp")
     run_help = flat(invoke("run", "--help").output)
     assert "[auto|fast|inspect]" in run_help
     assert "--batch-dir" not in run_help  # a run scores as soon as verdicts exist: online only
