@@ -81,8 +81,12 @@ async def ask(
     prior: Reask | None = None
     while True:
         outcome: Outcome
+        messages = request_messages(first, prior)
         try:
-            outcome = await client.complete(request_messages(first, prior), response_format)
+            if prior is not None and prior.room is not None:  # the last reply was cut
+                outcome = await client.complete(messages, response_format, max_tokens=prior.room)
+            else:
+                outcome = await client.complete(messages, response_format)
         except JudgeCallError as exc:
             outcome = exc.reason
         result = settle(key, outcome, prior, settings)
@@ -116,7 +120,9 @@ class OnlineBackend:
             shape = self.judge.shape  # learned by the probe: the first request is right
             if shape is not None:
                 client.shape = dataclasses.replace(shape, corrections=list(shape.corrections))
-            client.on_note = work.note
+        if isinstance(client, HttpExecutor):
+            client.on_note, client.on_wait = work.note, work.wait
+        work.watch_unscored = True
         try:
             await _drive(client, work)
         finally:

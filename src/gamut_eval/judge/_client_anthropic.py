@@ -186,6 +186,7 @@ def completion_from_message(
         transport_attempts=transport_attempts,
         refusal=refusal,
         raw=body,
+        truncated=body.get("stop_reason") == "max_tokens",
     )
 
 
@@ -206,8 +207,13 @@ class AnthropicExecutor(HttpExecutor):
             headers["x-api-key"] = endpoint.api_key
         super().__init__(endpoint, settings, f"{endpoint.base_url}/v1/messages", headers)
 
-    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
-        body = anthropic_body(self.endpoint.model_name, messages, self.config)
+    def _encode(
+        self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
+    ) -> tuple[bytes, int]:
+        settings = self.config
+        if max_tokens is not None:
+            settings = settings.model_copy(update={"max_tokens": max_tokens})
+        body = anthropic_body(self.endpoint.model_name, messages, settings)
         return json_body(body), 0
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
