@@ -11,7 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from judge_helpers import (
+    JUDGE,
     StartServer,
     Workspace,
     settings,
@@ -20,6 +22,7 @@ from judge_helpers import (
     synthetic_responses,
 )
 
+from gamut_eval.cli import cli
 from gamut_eval.judge import JudgeServerGone
 from gamut_eval.judge._client import JudgeStalled
 from gamut_eval.judge._pass import RECENT_CHECKS
@@ -153,3 +156,30 @@ def test_a_reply_that_never_fits_is_unscored_saying_it_was_cut(
     assert Counter(r["max_tokens"] for r in seen) == {1500: n, 3000: n, 4096: n}
     reasons = [row["reason"] for row in small.rows()]
     assert all(r.startswith("unparseable: cut at the length limit") for r in reasons)
+
+
+# -- as the command line shows it -------------------------------------------------------------
+
+
+def test_the_command_line_ends_a_stalled_run_with_exit_1_naming_the_way_out(
+    small: Workspace, serve: StartServer
+) -> None:
+    server = serve(faults=[FaultRule("http_503", after_n=JUDGED_FIRST)])
+    argv = [
+        "judge",
+        *("--dataset", str(small.dataset_path), "--responses", str(small.responses_path)),
+        *("--judge", JUDGE, "--backend", "fast", "--no-probe", "--concurrency", "1"),
+        *("--store", str(small.store), "--out", str(small.out)),
+        *("--dead-after", "0.3", "--max-retries", "20"),
+    ]
+    result = CliRunner().invoke(cli, argv)
+    assert result.exit_code == 1
+    message = " ".join(result.stderr.split())
+    assert message.count("error:") == 1
+    assert "Traceback" not in result.output
+    assert server.base_url in message
+    assert "HTTP 503" in message
+    assert f"{small.n_checks - JUDGED_FIRST} of {small.n_checks} checks are left" in message
+    assert "(option --dead-after)" in message
+    assert _ok(small) == JUDGED_FIRST
+    assert not small.out.exists()
