@@ -198,6 +198,7 @@ def test_every_build_default_is_the_construct_settings_default() -> None:
         "max_snippets": (ResearchSettings, "max_snippets"),
         "max_queries": (ResearchSettings, "max_queries"),
         "fetch_timeout": (FetchSettings, "timeout_s"),
+        "timeout": (ModelSettings, "timeout_s"),
         "fetch_max_bytes": (FetchSettings, "max_bytes"),
         "per_image": (PipelineOptions, "per_image"),
         "max_rounds": (PipelineOptions, "max_rounds"),
