@@ -210,9 +210,8 @@ class Responder:
 
 
 def _is_probe(messages: list[Any]) -> bool:
-    from gamut_eval.generate._probe import PROBE_IMAGE_PROMPT, PROBE_PROMPT
-
-    return len(messages) == 1 and messages[0].text in (PROBE_PROMPT, PROBE_IMAGE_PROMPT)
+    """The probe is one user turn; every call of a stage has its system prompt first."""
+    return len(messages) == 1 and messages[0].role == "user"
 
 
 def _call(messages: list[Any]) -> Call:

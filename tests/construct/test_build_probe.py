@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl
 from inspect_ai.model import ModelOutput
 
-import gamut_eval.generate._probe as model_probe
 from gamut_eval.cli import cli
 from gamut_eval.construct import Fetcher
 from gamut_eval.testing import FakeOpenAIServer, FaultRule
@@ -56,7 +55,7 @@ def test_a_dead_url_ends_a_build_stage_in_seconds_with_the_folder_untouched(
 def test_a_server_that_never_answers_ends_a_build_stage_after_the_probe_timeout(
     manifest: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(model_probe, "PROBE_TIMEOUT_S", 1.0)  # a second, not twenty
+    monkeypatch.setattr("gamut_eval.generate._probe.PROBE_TIMEOUT_S", 1.0)  # not twenty
     with FakeOpenAIServer(faults=[FaultRule("timeout", timeout_s=60)]) as server:
         monkeypatch.setenv("FAKE_BASE_URL", server.base_url)
         monkeypatch.setenv("FAKE_API_KEY", "test-key")

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from email.utils import formatdate
 from typing import Any
 
 import pytest
-from judge_helpers import FakeClock
+from judge_helpers import JUDGE, FakeClock, StartServer, Workspace, settings
 from test_judge_fast import MESSAGES, QUICK, REPLY, Reply, endpoint_for, on_clock, scripted
 
-from gamut_eval.cli._terminal import PassProgress
-from gamut_eval.judge import JudgeStats, PassEvent
+from gamut_eval.judge import probe_judges, resolve_judge
 from gamut_eval.judge._client_http import RETRY_AFTER_MAX_S, WAIT_SHOWN_S, retry_after_s
 from gamut_eval.judge._client_openai import OpenAIExecutor
 from gamut_eval.judge._prompt import render_messages, render_response
@@ -162,18 +162,24 @@ async def test_a_throttle_halves_the_limit_once_per_retry_after() -> None:
     assert limit == 4  # 8 -> 4, once
 
 
-# -- shown on the progress line ----------------------------------------------------------------
+@pytest.mark.usefixtures("quick")
+def test_a_pass_goes_on_while_a_throttled_check_waits(small: Workspace, serve: StartServer) -> None:
+    """The pass's own window does not count a check waiting out its Retry-After: with a
+    429 on each check's first attempt, the four answers' first checks all reach the server
+    before any retry (before, the window waited for the throttled check, one at a time)."""
+    server = serve(faults=[FaultRule("http_429", first_k_per_body=1, retry_after_s=1.0)])
+    report = small.run(settings(concurrency=4))
+    assert (report.rows, report.unscored) == (small.n_checks, 0)
+    statuses = [r.status for r in server.requests]
+    assert statuses[:4] == [429] * 4
+    assert Counter(statuses) == {429: small.n_checks, 200: small.n_checks}
 
 
-def test_a_long_wait_is_shown_by_the_progress_display(capsys: pytest.CaptureFixture[str]) -> None:
-    stats = JudgeStats(total=10)
-    progress = PassProgress(terminal=False)
-    with progress:
-        progress(PassEvent("start", "fake", stats, label="fake"))
-        stats.waiting_until, stats.waiting_for = time.time() + 42, "HTTP 429: slow down"
-        progress(PassEvent("progress", "fake", stats, label="fake"))
-        progress(PassEvent("progress", "fake", stats, label="fake"))  # shown once
-    lines = [line for line in capsys.readouterr().err.splitlines() if "waiting" in line]
-    assert len(lines) == 1
-    assert "judging with fake: waiting 4" in lines[0]
-    assert "as the server asked (HTTP 429: slow down)" in lines[0]
+def test_a_throttled_probe_passes(serve: StartServer) -> None:
+    """A 429 that asks to wait says the endpoint, the model and the key work: the probe
+    passes at once (before, the run ended with exit 2 as if the endpoint could not be
+    used), and the run meets the throttle with its own retries."""
+    server = serve(faults=[FaultRule("http_429", retry_after_s=2.0)])
+    [probed] = probe_judges([resolve_judge(settings(probe=True))])
+    assert probed.judge == JUDGE
+    assert [r.status for r in server.requests] == [429]  # one request, no retry, no wait

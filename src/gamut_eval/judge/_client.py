@@ -81,6 +81,10 @@ class JudgeRequestRejected(JudgeCallError):
 class JudgeUnavailable(JudgeCallError):
     """Transient failures (429, 5xx, timeouts, resets) outlasted the bounded retries."""
 
+    throttled: bool = False
+    """The last failure was a throttle (a 429 that asks to wait, not an exhausted quota):
+    the endpoint answered, it is only busy."""
+
 
 class JudgeAuthError(JudgeError):
     """Credentials were rejected; the message names the environment variable to set."""

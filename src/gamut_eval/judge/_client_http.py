@@ -331,6 +331,9 @@ class HttpExecutor:
         self.on_wait: Callable[[float, str], object] | None = None
         """Told each wait longer than ``WAIT_SHOWN_S``: how long, and why (the pass
         shows it on the progress line)."""
+        self.on_room: Callable[[], object] | None = None
+        """Told when a call gives its slot back to wait out a ``Retry-After``: a caller
+        that keeps ``window`` calls going may start another."""
         self._replied = False
         """Whether the server ever sent an HTTP reply: only a server that answered before
         can be gone (one never reached is the probe's to name)."""
@@ -406,6 +409,12 @@ class HttpExecutor:
         """Calls that may hold a slot now (the adaptive limit): a caller that keeps this
         many in flight never waits in the limit's queue, so it decides their order."""
         return self._limit.limit
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting out a server's ``Retry-After``, their slots given back: a caller
+        keeping ``window`` calls going does not count them."""
+        return self._waiting
 
     async def aclose(self) -> None:
         """Close the connection pool; later calls raise ``RuntimeError``."""
@@ -530,7 +539,11 @@ class HttpExecutor:
                 f"refused new ones through {attempts} attempts (did it crash or stop?): "
                 f"{failure.reason}"
             )
-        raise JudgeUnavailable(f"{failure.reason} (gave up after {attempts} attempts)", attempts)
+        unavailable = JudgeUnavailable(
+            f"{failure.reason} (gave up after {attempts} attempts)", attempts
+        )
+        unavailable.throttled = failure.throttled
+        raise unavailable
 
     def _check_alive(self, failure: Transient) -> None:
         """End the call when every attempt since the endpoint's last reply failed, for
@@ -553,6 +566,8 @@ class HttpExecutor:
             self.on_wait(wait, failure.reason)
         slot.give()
         self._waiting += 1
+        if self.on_room is not None:
+            self.on_room()
         try:
             await self._sleep(wait)
         finally:

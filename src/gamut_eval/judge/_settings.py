@@ -89,7 +89,7 @@ class JudgeSettings(BaseModel):
         float, Field(ge=0, json_schema_extra=_cli("--retry-after-cap"))
     ] = 60.0
     """Longest wait a server's Retry-After is honoured for, in seconds; a longer one is
-    not waited out: the request is retried on the usual backoff, within --max-retries."""
+    not waited out: the request is retried on the usual backoff and retries."""
     dead_after_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--dead-after"))] = 120.0
     """Stop the run when every request to the judge's endpoint has failed (timeouts,
     server errors, lost connections) for this many seconds; what was judged is kept."""
