@@ -9,8 +9,9 @@ first (``progress_columns``), and a long label gives way to the judge's name, so
 is never cut. Without a terminal (CI, a log file) a plain line is printed every
 ``LINE_EVERY_S`` seconds and at the end, each on one line however long, so a long run is
 never silent. A long wait the judge's server asked for (``JudgeStats.waiting_until``) is
-shown at once: in the line's label while it lasts, or as a line of its own. Updates
-are throttled so the display costs nothing at 2,000 checks/s.
+shown at once, as a line of its own above the progress line (how long, until when, the
+server's words), and the line's rate reads ``waiting`` while it lasts. Updates are
+throttled so the display costs nothing at 2,000 checks/s.
 
 Tables (``fitted``, ``print_fitted``): a model's or a judge's name is never cut (below).
 """
@@ -130,15 +131,14 @@ class PassProgress:
         if not force and now - last < every:
             return
         self._last[event.label] = now
-        if not self.terminal and waiting and waiting != self._waits.get(event.label):
-            self._waits[event.label] = waiting
-            err_console.print(
+        if waiting and waiting != self._waits.get(event.label):
+            console = self._progress.console if self._progress is not None else err_console
+            console.print(
                 f"{self.label.format(label=event.label)}: {_waiting(stats)}",
                 soft_wrap=True,
                 markup=False,
                 highlight=False,
             )
-            return
         self._waits[event.label] = waiting
         if not self.terminal:
             err_console.print(
@@ -153,16 +153,13 @@ class PassProgress:
         task = self._tasks.get(event.label)
         if self._progress is None or task is None:
             return
-        from rich.markup import escape
 
         unscored = f"[red]{stats.unscored} unscored[/red]" if stats.unscored else "0 unscored"
-        label = self.label.format(label=event.label)
         self._progress.update(
             task,
-            description=f"{label}, {escape(_waiting(stats))}" if waiting else label,
             completed=stats.done,
             done=f"{stats.done:,}/{stats.total:,}",
-            rate=f"{_rate(stats):,.0f}/s",
+            rate="[yellow]waiting[/yellow]" if waiting else f"{_rate(stats):,.0f}/s",
             cached=f"{stats.cached:,} cached",
             unscored=unscored,
         )
