@@ -48,7 +48,9 @@ def test_a_judge_that_fails_every_request_for_dead_after_s_stops_the_run(
     ``dead_after_s``, and a rerun against a healthy server sends only the rest."""
     server = serve(faults=[FaultRule(fault, after_n=JUDGED_FIRST, timeout_s=30)])
     total = small.n_checks
-    stalled = settings(concurrency=1, max_retries=20, dead_after_s=0.3, timeout_s=0.1)
+    # a timeout long enough for a loaded machine's replies, short enough to fail fast
+    quick = {"timeout_s": 1.0, "dead_after_s": 2.5} if fault == "timeout" else {}
+    stalled = settings(concurrency=1, max_retries=20, **({"dead_after_s": 0.3} | quick))
     with pytest.raises(JudgeStalled) as caught:
         small.run(stalled)
     message = str(caught.value)

@@ -106,9 +106,9 @@ def _messages(n: int) -> list[list[dict[str, Any]]]:
 
 
 async def test_a_throttle_on_every_first_attempt_does_not_serialise_the_requests() -> None:
-    """Each request's first attempt gets a 429 with Retry-After: 1. Before, every 429 held
-    every request back for its second, so N requests took N seconds; now the throttled
-    request waits alone (its slot given back), the limit is halved once for that second,
+    """Each request's first attempt gets a 429 with Retry-After: 2. Before, every 429 held
+    every request back for its two seconds, so the requests took turns; now the throttled
+    request waits alone (its slot given back), the limit is halved once for those seconds,
     and the other requests go on: every first attempt reaches the server before any retry,
     and the retries reach it together."""
     n = 12
@@ -118,7 +118,7 @@ async def test_a_throttle_on_every_first_attempt_does_not_serialise_the_requests
         in_flight.append(sum(r.status is None for r in srv.requests))
         return REPLY
 
-    throttle = FaultRule("http_429", first_k_per_body=1, retry_after_s=1.0)
+    throttle = FaultRule("http_429", first_k_per_body=1, retry_after_s=2.0)
     fixed = JudgeSettings(
         judge="openai-api/fake/fake-judge",
         concurrency=4,
@@ -139,9 +139,9 @@ async def test_a_throttle_on_every_first_attempt_does_not_serialise_the_requests
 
 
 async def test_a_throttle_halves_the_limit_once_per_retry_after() -> None:
-    """Twelve 429s with Retry-After: 1 within the same second halve the limit once."""
+    """Twelve 429s with Retry-After: 2 within the same two seconds halve the limit once."""
     n = 12
-    throttle = FaultRule("http_429", first_n=n, retry_after_s=1.0)
+    throttle = FaultRule("http_429", first_n=n, retry_after_s=2.0)
     fixed = JudgeSettings(
         judge="openai-api/fake/fake-judge",
         concurrency=8,
@@ -152,8 +152,8 @@ async def test_a_throttle_halves_the_limit_once_per_retry_after() -> None:
         FakeOpenAIServer(faults=[throttle]) as srv,
         OpenAIExecutor(endpoint_for(srv.base_url), fixed) as judge,
     ):
-        # the twelve first attempts come back in milliseconds, well within the second
-        # the first one's Retry-After asks for
+        # the twelve first attempts come back in milliseconds, well within the two
+        # seconds the first one's Retry-After asks for
         tasks = [asyncio.ensure_future(judge.complete(m, None)) for m in _messages(n)]
         while judge.stats.rate_limited < n:
             await asyncio.sleep(0.005)

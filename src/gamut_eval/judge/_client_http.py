@@ -23,8 +23,9 @@ at the lowered limit instead of all waiting in turn. A wait longer than ``WAIT_S
 is told to the user (``on_wait``).
 
 An endpoint whose every request has failed (timeouts, server errors, lost connections;
-not 429s, not refusals) for ``dead_after_s`` since its last reply ends the call with
-``JudgeStalled``, which stops the pass (what was judged is kept).
+not 429s, not refusals) for ``dead_after_s``, counted from the first of them sent after
+its last reply, ends the call with ``JudgeStalled``, which stops the pass (what was
+judged is kept).
 
 Leaving kindly: a call that is cancelled (the run stops, or the user interrupts it) or
 times out closes its connection at once, which is all a client can say to a server that
@@ -319,11 +320,12 @@ class HttpExecutor:
         waited for a ``Retry-After`` already answered the burst it belongs to."""
         self._waiting = 0
         self._over_cap_noted = False
-        self._last_reply = clock()
-        """clock() of the last completion (or of creation): the endpoint's last sign of
-        life, against which ``dead_after_s`` is counted."""
+        self._failing_since: float | None = None
+        """clock() when the first attempt that failed since the endpoint's last reply was
+        sent (None while replies come): ``dead_after_s`` is counted from there, so time
+        spent sending nothing (cached checks, a pause) never counts."""
         self._failing = 0
-        """Failed attempts (not 429s, not refusals) since ``_last_reply``."""
+        """Failed attempts (not 429s, not refusals) since the last reply."""
         self._sent = self._retries = self._throttled = self._completed = self._failed = 0
         self.on_note: Callable[[str], object] | None = None
         """Told what the user should know (a request shape corrected, a wait past the
@@ -509,10 +511,11 @@ class HttpExecutor:
             limit = self._limit
             epoch, ticket = limit.epoch, limit.sent()
             self._sent += 1
+            sent_at = self._clock()
             outcome = await self._attempt(session, body, attempt)
             if isinstance(outcome, Completion):
                 limit.on_reply(ticket, outcome.latency_s)
-                self._last_reply, self._failing = self._clock(), 0
+                self._failing_since, self._failing = None, 0
                 return outcome
             limit.on_lost(ticket)
             if isinstance(outcome, Refused):
@@ -531,7 +534,7 @@ class HttpExecutor:
             else:
                 if failure.timed_out:
                     limit.on_throttle(epoch)  # it held more than it could answer in time
-                self._check_alive(failure)
+                self._check_alive(failure, sent_at)
         assert failure is not None
         if lost:
             raise JudgeServerGone(
@@ -545,11 +548,13 @@ class HttpExecutor:
         unavailable.throttled = failure.throttled
         raise unavailable
 
-    def _check_alive(self, failure: Transient) -> None:
+    def _check_alive(self, failure: Transient, sent_at: float) -> None:
         """End the call when every attempt since the endpoint's last reply failed, for
         ``dead_after_s`` or more: the judge stopped working."""
         self._failing += 1
-        silent = self._clock() - self._last_reply
+        if self._failing_since is None:
+            self._failing_since = sent_at
+        silent = self._clock() - self._failing_since
         if silent < self.config.dead_after_s:
             return
         raise JudgeStalled(
