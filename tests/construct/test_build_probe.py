@@ -9,7 +9,6 @@ import socket
 from pathlib import Path
 from typing import Any
 
-import inspect_ai.model
 import pytest
 from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl
@@ -90,21 +89,6 @@ def test_a_model_that_cannot_take_images_is_named_with_the_way_out(
 
 
 # -- what a recorded error keeps ---------------------------------------------------------------
-
-
-@pytest.fixture
-def responder(monkeypatch: pytest.MonkeyPatch) -> Responder:
-    """``mockllm/model`` answers through a Responder (the CLI creates the model itself)."""
-    current = Responder()
-    real = inspect_ai.model.get_model
-
-    def get_model(model: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if model == "mockllm/model":
-            kwargs.update(custom_outputs=current, memoize=False)
-        return real(model, *args, **kwargs)
-
-    monkeypatch.setattr(inspect_ai.model, "get_model", get_model)
-    return current
 
 
 def test_no_probe_sends_no_probe(manifest: Path, workdir: Path, responder: Responder) -> None:

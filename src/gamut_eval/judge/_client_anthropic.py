@@ -50,6 +50,7 @@ from gamut_eval.judge._client_http import (
     json_body,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._prompt import split_at_check
 from gamut_eval.judge._resolve import Endpoint
@@ -210,9 +211,7 @@ class AnthropicExecutor(HttpExecutor):
     def _encode(
         self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
     ) -> tuple[bytes, int]:
-        settings = self.config
-        if max_tokens is not None:
-            settings = settings.model_copy(update={"max_tokens": max_tokens})
+        settings = with_bound(self.config, max_tokens)
         body = anthropic_body(self.endpoint.model_name, messages, settings)
         return json_body(body), 0
 

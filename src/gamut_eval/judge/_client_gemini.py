@@ -56,6 +56,7 @@ from gamut_eval.judge._client_http import (
     json_body,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
 from gamut_eval.judge._resolve import Endpoint
@@ -259,9 +260,7 @@ class GeminiExecutor(HttpExecutor):
     def _encode(
         self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
     ) -> tuple[bytes, int]:
-        settings = self.config
-        if max_tokens is not None:
-            settings = settings.model_copy(update={"max_tokens": max_tokens})
+        settings = with_bound(self.config, max_tokens)
         body = gemini_body(self.endpoint.model_name, messages, settings, structured)
         return json_body(body), 0
 

@@ -83,6 +83,7 @@ __all__ = [
     "json_body",
     "reply_json",
     "retry_after_s",
+    "with_bound",
 ]
 
 
@@ -162,6 +163,13 @@ def retry_after_s(headers: Mapping[str, str], cap: float = RETRY_AFTER_MAX_S) ->
     except OverflowError:
         return cap
     return min(cap, max(0.0, ahead))
+
+
+def with_bound(settings: JudgeSettings, max_tokens: int | None) -> JudgeSettings:
+    """``settings`` with the reply bound ``max_tokens`` instead of its own (when given)."""
+    if max_tokens is None:
+        return settings
+    return settings.model_copy(update={"max_tokens": max_tokens})
 
 
 def env_proxy(url: URL) -> tuple[URL | None, dict[str, str] | None]:

@@ -52,6 +52,7 @@ from gamut_eval.judge._client_http import (
     Transient,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._server_slots import ServerSlots, hosted_api, read_server_slots
@@ -116,9 +117,7 @@ class OpenAIExecutor(HttpExecutor):
         self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
     ) -> tuple[bytes, int]:
         """The body in the current shape, and the shape's version it was written in."""
-        settings = self.config if structured else self._unstructured
-        if max_tokens is not None:
-            settings = settings.model_copy(update={"max_tokens": max_tokens})
+        settings = with_bound(self.config if structured else self._unstructured, max_tokens)
         body = self.shape.body(self.endpoint.model_name, messages, settings)
         return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
 
