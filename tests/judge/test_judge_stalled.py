@@ -134,8 +134,7 @@ def test_a_reply_cut_at_the_length_bound_is_reasked_with_more_room(
     length). Each check is asked again with twice the room and a shorter explanation
     asked for, and then graded."""
     seen: list[dict[str, Any]] = []
-    server = serve(policy=_capture(seen))
-    server._reply_tokens = 700
+    serve(policy=_capture(seen), reply_tokens=700)
     report = small.run(settings(max_tokens=400))
     n = small.n_checks
     assert (report.rows, report.unscored) == (n, 0)
@@ -149,8 +148,7 @@ def test_a_reply_that_never_fits_is_unscored_saying_it_was_cut(
     small: Workspace, serve: StartServer
 ) -> None:
     seen: list[dict[str, Any]] = []
-    server = serve(policy=_capture(seen))
-    server._reply_tokens = 100_000
+    serve(policy=_capture(seen), reply_tokens=100_000)
     report = small.run(settings(max_tokens=1500, max_reasks=2))
     n = small.n_checks
     assert report.unscored == n
