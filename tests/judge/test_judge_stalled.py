@@ -23,8 +23,7 @@ from judge_helpers import (
 )
 
 from gamut_eval.cli import cli
-from gamut_eval.judge import JudgeServerGone
-from gamut_eval.judge._client import JudgeStalled
+from gamut_eval.judge import JudgeServerGone, JudgeStalled
 from gamut_eval.judge._pass import RECENT_CHECKS
 from gamut_eval.judge._prompt import REASK_SHORTER
 from gamut_eval.testing import FaultRule, RequestContext, verdict_json
