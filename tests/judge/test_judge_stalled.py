@@ -14,8 +14,10 @@ import pytest
 from click.testing import CliRunner
 from judge_helpers import (
     JUDGE,
+    MOKA,
     StartServer,
     Workspace,
+    response_row,
     settings,
     store_rows,
     synthetic_records,
@@ -182,3 +184,15 @@ def test_the_command_line_ends_a_stalled_run_with_exit_1_naming_the_way_out(
     assert "(option --dead-after)" in message
     assert _ok(small) == JUDGED_FIRST
     assert not small.out.exists()
+
+
+def test_a_pass_reports_progress_while_nothing_settles(
+    make_workspace: Callable[..., Workspace], serve: StartServer
+) -> None:
+    """A reply that takes 1.5 s: the display hears from the pass before it comes (so a
+    judge that stalls is seen to, on the progress line and in the plain lines)."""
+    ws = make_workspace([MOKA], [response_row("q-moka", "lab/alpha", "A moka pot.")])
+    serve(latency_ms=1500)
+    seen: list[tuple[str, int]] = []
+    ws.run(settings(concurrency=1), on_event=lambda e: seen.append((e.kind, e.stats.judged)))
+    assert ("progress", 0) in seen[1:]  # after the start, before the first check settled

@@ -227,6 +227,8 @@ def complete_answers(plan: JudgePlan) -> None:
 
 FLUSH_S = 0.05
 """How often finished verdicts are committed: what a kill -9 can lose (and re-judge)."""
+TICK_S = 1.0
+"""How often a pass reports progress when nothing settles."""
 RECENT_CHECKS = 100
 RECENT_UNSCORED = 80
 """An online pass stops when at least this many of its last ``RECENT_CHECKS`` settled
@@ -497,9 +499,15 @@ class JudgeWork:
         self.event("note", message)
 
     async def _flush_periodically(self) -> None:
+        """Commit every ``FLUSH_S``; and report progress every ``TICK_S`` even when nothing
+        settles, so the display keeps time while the judge is slow, waits or fails."""
+        ticked = time.monotonic()
         while True:
             await asyncio.sleep(FLUSH_S)
             self.flush()
+            if time.monotonic() - ticked >= TICK_S:
+                ticked = time.monotonic()
+                self.event("progress")
 
 
 async def run_pass(
