@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import inspect_ai.model
 import pytest
-from construct_helpers import copy_corpus, make_images
+from construct_helpers import Responder, copy_corpus, make_images
 
 _PROXY_VARS = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
 
@@ -18,6 +20,21 @@ def _offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for var in (*_PROXY_VARS, "INSPECT_EVAL_MODEL", "TAVILY_API_KEY", "BRAVE_API_KEY"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.delenv("BRAVE_SEARCH_API_KEY", raising=False)
+
+
+@pytest.fixture
+def responder(monkeypatch: pytest.MonkeyPatch) -> Responder:
+    """``mockllm/model`` answers through a Responder (the CLI creates the model itself)."""
+    current = Responder()
+    real = inspect_ai.model.get_model
+
+    def get_model(model: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if model == "mockllm/model":
+            kwargs.update(custom_outputs=current, memoize=False)
+        return real(model, *args, **kwargs)
+
+    monkeypatch.setattr(inspect_ai.model, "get_model", get_model)
+    return current
 
 
 @pytest.fixture

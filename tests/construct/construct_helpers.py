@@ -183,8 +183,13 @@ class Responder:
     handlers: dict[str, Handler | list[str]] = field(default_factory=dict)
     forbid: bool = False
     calls: list[Call] = field(default_factory=list)
+    probes: int = 0
+    """The probes answered (one tiny request before a stage that has a model)."""
 
     def __call__(self, input: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        if _is_probe(input):  # the probe before a stage: answered, not counted as a call
+            self.probes += 1
+            return reply("red")
         call = _call(input)
         call.schema = config.response_schema
         self.calls.append(call)
@@ -202,6 +207,11 @@ class Responder:
 
     def of(self, kind: str) -> list[Call]:
         return [c for c in self.calls if c.kind == kind]
+
+
+def _is_probe(messages: list[Any]) -> bool:
+    """The probe is one user turn; every call of a stage has its system prompt first."""
+    return len(messages) == 1 and messages[0].role == "user"
 
 
 def _call(messages: list[Any]) -> Call:

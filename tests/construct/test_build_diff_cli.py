@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from construct_helpers import Responder, read_jsonl, write_jsonl
-from test_construct_cli import responder, run  # noqa: F401 - the fixture is used by name
+from test_construct_cli import run
 from test_construct_refine import _draft
 
 from gamut_eval.data import sample_dir
@@ -137,7 +137,7 @@ def test_refine_input_on_the_command_line(
     workdir: Path,
     corpus: Path,
     tmp_path: Path,
-    responder: Responder,  # noqa: F811 - the fixture
+    responder: Responder,
 ) -> None:
     _draft(workdir, corpus, manifest.parent / "bowl.png")
     base = ("--model", "mockllm/model", "--corpus", str(corpus), "--max-snippets", "3")

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-import inspect_ai.model
 import pytest
 from click.testing import CliRunner
 from construct_helpers import CORPUS, Responder, read_jsonl, write_jsonl
@@ -15,21 +14,6 @@ from inspect_ai.model import ModelOutput
 
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
-
-
-@pytest.fixture
-def responder(monkeypatch: pytest.MonkeyPatch) -> Responder:
-    """``mockllm/model`` answers through a Responder (the CLI creates the model itself)."""
-    current = Responder()
-    real = inspect_ai.model.get_model
-
-    def get_model(model: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if model == "mockllm/model":
-            kwargs.update(custom_outputs=current, memoize=False)
-        return real(model, *args, **kwargs)
-
-    monkeypatch.setattr(inspect_ai.model, "get_model", get_model)
-    return current
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -198,6 +182,7 @@ def test_every_build_default_is_the_construct_settings_default() -> None:
         "max_snippets": (ResearchSettings, "max_snippets"),
         "max_queries": (ResearchSettings, "max_queries"),
         "fetch_timeout": (FetchSettings, "timeout_s"),
+        "timeout": (ModelSettings, "timeout_s"),
         "fetch_max_bytes": (FetchSettings, "max_bytes"),
         "per_image": (PipelineOptions, "per_image"),
         "max_rounds": (PipelineOptions, "max_rounds"),

@@ -15,8 +15,6 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import inspect_ai.model
-import pytest
 from click.testing import CliRunner
 from construct_helpers import CORPUS, Call, Responder, accepted, read_jsonl, seed, write_jsonl
 from fastapi.testclient import TestClient
@@ -34,21 +32,6 @@ WRONG, RIGHT = "Blackpool Tower", "Eiffel Tower"
 QUESTION = "What is this and how is it usually made?"
 REWORDED = "Which dish is this, and how is it made?"
 ITEM = {"id": "x", "type": "fact", "tier": "context", "statement": "x"}
-
-
-@pytest.fixture
-def responder(monkeypatch: pytest.MonkeyPatch) -> Responder:
-    """``mockllm/model`` answers through a Responder (the CLI creates the model itself)."""
-    current = Responder()
-    real = inspect_ai.model.get_model
-
-    def get_model(model: Any = None, *args: Any, **kwargs: Any) -> Any:
-        if model == "mockllm/model":
-            kwargs.update(custom_outputs=current, memoize=False)
-        return real(model, *args, **kwargs)
-
-    monkeypatch.setattr(inspect_ai.model, "get_model", get_model)
-    return current
 
 
 def gamut(*args: str) -> tuple[int, str]:

@@ -35,9 +35,14 @@ def serve(judge_env: pytest.MonkeyPatch) -> Iterator[StartServer]:
         faults: tuple[FaultRule, ...] | list[FaultRule] = (),
         latency_ms: float = 0.0,
         api_key: str | None = None,
+        reply_tokens: int | None = None,
     ) -> FakeOpenAIServer:
         server = FakeOpenAIServer(
-            policy=policy, faults=faults, latency_ms=latency_ms, api_key=api_key
+            policy=policy,
+            faults=faults,
+            latency_ms=latency_ms,
+            api_key=api_key,
+            reply_tokens=reply_tokens,
         )
         server.start()
         servers.append(server)

@@ -36,7 +36,8 @@ JUDGE = "openai-api/fake/fake-judge"
 ROOT = Path(__file__).resolve().parents[2]
 
 StartServer = Callable[..., FakeOpenAIServer]
-"""The ``serve`` fixture: start a fake judge server (policy, faults, latency_ms, api_key)."""
+"""The ``serve`` fixture: start a fake judge server (policy, faults, latency_ms, api_key,
+reply_tokens)."""
 
 # -- datasets -------------------------------------------------------------------------------
 

@@ -77,6 +77,13 @@ def _common(func: F) -> F:
                      help="Images or questions in flight at once."),
         click.option("--max-tokens", type=int, default=_MODEL.max_tokens, show_default=True,
                      help="Completion tokens per model call."),
+        click.option("--timeout", type=click.IntRange(min=1), default=_MODEL.timeout_s,
+                     show_default=True, help="Seconds per model call attempt."),
+        click.option("--probe/--no-probe", default=True, show_default=True,
+                     help="Send the model one tiny request (with an image for the stages "
+                     "that show images) before any work, so a dead URL, a silent server, a "
+                     "rejected key or a model that cannot take images ends the command in "
+                     "seconds (exit 2)."),
         click.option("--temperature", type=float, default=_MODEL.temperature,
                      help="Sampling temperature (default: the provider's)."),
         click.option("--structured-output/--no-structured-output",
@@ -123,12 +130,17 @@ def _fetch(func: F) -> F:
 def _run(
     opts: dict[str, Any],
     body: Callable[[BuildSession], Awaitable[R]],
+    *,
+    images: bool = False,
 ) -> R:
-    """Open the session the options describe, run ``body`` in one event loop."""
+    """Probe the model (with an image when the stage shows images), open the session the
+    options describe, run ``body`` in one event loop."""
     _require_inspect(opts)
-    from gamut_eval.construct import BuildSession
+    from gamut_eval.construct import BuildSession, probe_build_model
     from gamut_eval.prices import load_prices
 
+    if opts["probe"] and opts["model"]:
+        probe_build_model(opts["model"], images=images)
     settings = BuildSettings(
         max_repairs=opts["max_repairs"],
         max_concurrency=opts["max_concurrency"],
@@ -137,6 +149,7 @@ def _run(
             max_tokens=opts["max_tokens"],
             temperature=opts["temperature"],
             structured_output=opts["structured_output"],
+            timeout_s=opts["timeout"],
         ),
     )
 
@@ -181,8 +194,12 @@ def _fetcher(opts: dict[str, Any]) -> Any:
 def _searching(
     opts: dict[str, Any],
     body: Callable[[BuildSession, SearchProvider], Awaitable[R]],
+    *,
+    images: bool = False,
+    fetcher: Any = None,
 ) -> R:
-    """``_run`` with the search provider the options describe, closed when ``body`` ends."""
+    """``_run`` with the search provider the options describe; it and ``fetcher`` (when
+    given) are closed when ``body`` ends."""
     _require_inspect(opts)
     provider = _provider(opts)
 
@@ -191,8 +208,10 @@ def _searching(
             return await body(session, provider)
         finally:
             await provider.aclose()
+            if fetcher is not None:
+                await fetcher.aclose()
 
-    return _run(opts, main)
+    return _run(opts, main, images=images)
 
 
 def _running() -> click.Command | None:
@@ -273,7 +292,7 @@ def questions(images: Path, per_image: int, **opts: Any) -> None:
     """Propose candidate questions for each image (a multimodal model)."""
     from gamut_eval.construct import run_questions
 
-    _done(_run(opts, lambda s: run_questions(s, images, per_image)))
+    _done(_run(opts, lambda s: run_questions(s, images, per_image), images=True))
 
 
 @build.command()
@@ -286,7 +305,7 @@ def review(decisions: tuple[Path, ...], max_rounds: int, proposals: int, **opts:
     """Review candidates (the stranger test first), merge human decisions."""
     from gamut_eval.construct import run_review
 
-    report = _run(opts, lambda s: run_review(s, decisions, max_rounds, proposals))
+    report = _run(opts, lambda s: run_review(s, decisions, max_rounds, proposals), images=True)
     _finish([report], report.next_step, report.next_step is not None, report.next_step_settings)
 
 
@@ -349,7 +368,9 @@ def refine(source: Path | None, **opts: Any) -> None:
 
         read_rubric_file(source)
     research, fetcher = _research(opts), _fetcher(opts)  # refused before the workdir is touched
-    _done(_searching(opts, lambda s, p: run_refine(s, p, fetcher, research, source)))
+    _done(
+        _searching(opts, lambda s, p: run_refine(s, p, fetcher, research, source), fetcher=fetcher)
+    )
 
 
 @build.command(name="text-only")
@@ -386,8 +407,9 @@ def all_stages(
     from gamut_eval.construct import run_all
 
     options = PipelineOptions(per_image, decisions, max_rounds, proposals, _research(opts))
+    fetcher = _fetcher(opts)
     result: PipelineReport = _searching(
-        opts, lambda s, p: run_all(s, images, p, options, _fetcher(opts))
+        opts, lambda s, p: run_all(s, images, p, options, fetcher), images=True, fetcher=fetcher
     )
     if result.stopped_at:
         say("", f"stopped after {result.stopped_at}")

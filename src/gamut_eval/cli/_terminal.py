@@ -8,7 +8,10 @@ elapsed); the columns that do not fit the terminal's width are left out, least u
 first (``progress_columns``), and a long label gives way to the judge's name, so the line
 is never cut. Without a terminal (CI, a log file) a plain line is printed every
 ``LINE_EVERY_S`` seconds and at the end, each on one line however long, so a long run is
-never silent. Updates are throttled so the display costs nothing at 2,000 checks/s.
+never silent. A long wait the judge's server asked for (``JudgeStats.waiting_until``) is
+shown at once, as a line of its own above the progress line (how long, until when, the
+server's words), and the line's rate reads ``waiting`` while it lasts. Updates are
+throttled so the display costs nothing at 2,000 checks/s.
 
 Tables (``fitted``, ``print_fitted``): a model's or a judge's name is never cut (below).
 """
@@ -50,6 +53,13 @@ def _rate(stats: JudgeStats) -> float:
     return stats.judged / max(time.monotonic() - stats.started, 1e-9)
 
 
+def _waiting(stats: JudgeStats) -> str:
+    """The wait the judge's server asked for, in words."""
+    left = stats.waiting_until - time.time()
+    until = time.strftime("%H:%M:%S", time.localtime(stats.waiting_until))
+    return f"waiting {left:,.0f} s, until {until}, as the server asked ({stats.waiting_for})"
+
+
 class PassProgress:
     """A callable for ``on_event``; use it as a context manager around the passes."""
 
@@ -59,6 +69,8 @@ class PassProgress:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         self._last: dict[str, float] = {}
+        self._waits: dict[str, float] = {}
+        """The end of the wait each pass's line shows (0: none)."""
 
     def __enter__(self) -> PassProgress:
         return self
@@ -112,10 +124,22 @@ class PassProgress:
         now = time.monotonic()
         last = self._last.get(event.label, 0.0)
         every = REFRESH_S if self.terminal else LINE_EVERY_S
+        stats = event.stats
+        waiting = stats.waiting_until if stats.waiting_until > time.time() else 0.0
+        if waiting != self._waits.get(event.label, 0.0):
+            force = True
         if not force and now - last < every:
             return
         self._last[event.label] = now
-        stats = event.stats
+        if waiting and waiting != self._waits.get(event.label):
+            console = self._progress.console if self._progress is not None else err_console
+            console.print(
+                f"{self.label.format(label=event.label)}: {_waiting(stats)}",
+                soft_wrap=True,
+                markup=False,
+                highlight=False,
+            )
+        self._waits[event.label] = waiting
         if not self.terminal:
             err_console.print(
                 f"{self.label.format(label=event.label)}: {stats.done:,}/{stats.total:,} checks "
@@ -129,12 +153,13 @@ class PassProgress:
         task = self._tasks.get(event.label)
         if self._progress is None or task is None:
             return
+
         unscored = f"[red]{stats.unscored} unscored[/red]" if stats.unscored else "0 unscored"
         self._progress.update(
             task,
             completed=stats.done,
             done=f"{stats.done:,}/{stats.total:,}",
-            rate=f"{_rate(stats):,.0f}/s",
+            rate="[yellow]waiting[/yellow]" if waiting else f"{_rate(stats):,.0f}/s",
             cached=f"{stats.cached:,} cached",
             unscored=unscored,
         )

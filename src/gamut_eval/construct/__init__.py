@@ -73,6 +73,7 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.construct._session import (
         BuildSession as BuildSession,
+        probe_build_model as probe_build_model,
     )
     from gamut_eval.construct._settings import (
         BuildSettings as BuildSettings,

@@ -370,20 +370,26 @@ class BuildModel:
             if output.error and self._degrade(mode, version, None, str(output.error)):
                 continue
             break
+        reply = None if output.empty else reply_text(output)
         if output.error:
-            raise UnitError("model-call", f"model call failed: {str(output.error)[:300]}")
+            raise UnitError(
+                "model-call", f"model call failed: {str(output.error)[:300]}", reply=reply
+            )
         if mode != "none":
             self._confirmed = True
         refusal = refusal_of(output)
         if refusal is not None:
             # a refusal is the model's answer: re-asking would argue with it; people decide
-            raise UnitError("refused", f"the model declined to answer: {refusal[:300]}")
+            raise UnitError(
+                "refused", f"the model declined to answer: {refusal[:300]}", reply=reply
+            )
         if not output.empty and output.stop_reason == "model_length":
             raise UnitError(
                 "too-long",
                 "the request and reply exceed the model's context window; use fewer snippets "
                 "(max_snippets) or a model with a longer context",
                 setting="max_snippets",
+                reply=reply,
             )
         if not output.empty and output.stop_reason == "max_tokens":
             # a repair would be cut off the same way
@@ -391,6 +397,7 @@ class BuildModel:
                 "truncated",
                 f"the reply was cut off at {self.settings.max_tokens} tokens; raise max_tokens",
                 setting="max_tokens",
+                reply=reply,
             )
         return reply_text(output)
 
@@ -520,6 +527,7 @@ async def ask_json(
 
     messages = _messages(prompt)
     last = Invalid(["no reply"])
+    text = ""
     for attempt in range(max_repairs + 1):
         text = await model.generate(messages, schema, meter)
         try:
@@ -535,6 +543,7 @@ async def ask_json(
         last.kind,
         f"the model's reply was still {what} after {max_repairs} repair(s)",
         tuple(last.errors),
+        reply=text,
     )
 
 

@@ -66,11 +66,19 @@ class UnitError(GamutError):
     """One unit of work (an image, a question) failed; the stage records it and goes on."""
 
     def __init__(
-        self, kind: str, message: str, details: tuple[str, ...] = (), *, setting: str | None = None
+        self,
+        kind: str,
+        message: str,
+        details: tuple[str, ...] = (),
+        *,
+        setting: str | None = None,
+        reply: str | None = None,
     ) -> None:
         self.kind = kind
         self.message = message
         self.details = tuple(details)
+        self.reply = reply
+        """The model's last reply, when it sent one (what was rejected, cut or refused)."""
         super().__init__(message, setting=setting)
 
 
@@ -125,6 +133,8 @@ class StageError(BaseModel):
     """What went wrong, in words."""
     details: tuple[str, ...] = ()
     """The last validation errors, one per line, when the model's output was rejected."""
+    reply: str | None = None
+    """The model's last reply, when it sent one: what was rejected, cut off or refused."""
     setting: str | None = None
     """The build setting whose value is the fix, when one is (``max_tokens``)."""
     model: str | None = None

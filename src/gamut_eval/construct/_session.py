@@ -38,7 +38,25 @@ from gamut_eval.prices import PriceTable
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["BuildSession", "StageRun", "UnitCall"]
+__all__ = ["NO_IMAGES", "BuildSession", "StageRun", "UnitCall", "probe_build_model"]
+
+NO_IMAGES = (
+    "use a vision model for this stage (it shows the model the images), or run the stages "
+    "that need none (evidence, draft, refine, text-only) with this one"
+)
+"""The way out a build names when its model refuses images."""
+
+
+def probe_build_model(model: str, *, images: bool) -> None:
+    """One tiny request to the build's model before a stage touches its folder: the run's
+    probe (``generate.probe_models``, with a 2x2 image for the stages that show the model
+    images), so a dead URL, a server that never answers, a rejected key or a model that
+    cannot take images ends the command in seconds with ``ProbeFailed`` (exit 2) naming
+    the way out, instead of failing every unit after its retries."""
+    from gamut_eval.generate import probe_models
+
+    probe_models([model], "multimodal" if images else "text_only", no_images=NO_IMAGES)
+
 
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
@@ -217,6 +235,7 @@ class StageRun:
                 kind=error.kind,
                 message=error.message,
                 details=error.details,
+                reply=error.reply,
                 setting=error.setting,
                 model=self.model_name,
                 prompt_version=self.prompt_version,

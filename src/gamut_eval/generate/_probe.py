@@ -110,7 +110,9 @@ async def _send(model: Model, name: str, image: bool) -> None:
         raise _Refused(describe(chain[-1]), final=not isinstance(status, int)) from None
 
 
-async def _probe(name: str, image: bool, generation: GenerationSettings) -> None:
+async def _probe(
+    name: str, image: bool, generation: GenerationSettings, no_images: str = _NO_IMAGES
+) -> None:
     from inspect_ai.model import GenerateConfig, get_model
 
     from gamut_eval.judge import creation_reason
@@ -142,7 +144,7 @@ async def _probe(name: str, image: bool, generation: GenerationSettings) -> None
                 raise refused from None
             raise ProbeFailed(
                 f"model {name} at {where} does not take images (a request with a 2x2 image "
-                f"was refused: {refused.reason}): {_NO_IMAGES}; {_SKIP}",
+                f"was refused: {refused.reason}): {no_images}; {_SKIP}",
                 setting=("setting", "probe"),
             ) from None
     except _Refused as refused:
@@ -156,10 +158,15 @@ async def _probe(name: str, image: bool, generation: GenerationSettings) -> None
 
 
 def probe_models(
-    models: Sequence[str], setting: str, generation: GenerationSettings | None = None
+    models: Sequence[str],
+    setting: str,
+    generation: GenerationSettings | None = None,
+    *,
+    no_images: str = _NO_IMAGES,
 ) -> None:
     """One tiny request to each distinct model, concurrently (with an image unless the
-    setting is ``text_only``). Raises ``ProbeFailed`` for the first that fails."""
+    setting is ``text_only``). Raises ``ProbeFailed`` for the first that fails;
+    ``no_images`` is the way out it names for a model that refuses the image."""
     from gamut_eval.generate._settings import GenerationSettings
     from gamut_eval.generate._tokens import ensure_o200k_base
 
@@ -171,6 +178,6 @@ def probe_models(
         return
 
     async def main() -> None:
-        await asyncio.gather(*(_probe(name, image, generation) for name in distinct))
+        await asyncio.gather(*(_probe(name, image, generation, no_images) for name in distinct))
 
     asyncio.run(main())

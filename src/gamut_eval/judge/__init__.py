@@ -35,6 +35,7 @@ if _typing.TYPE_CHECKING:
         JudgeCallError as JudgeCallError,
         JudgeRequestRejected as JudgeRequestRejected,
         JudgeServerGone as JudgeServerGone,
+        JudgeStalled as JudgeStalled,
         JudgeUnavailable as JudgeUnavailable,
     )
     from gamut_eval.judge._client_anthropic import AnthropicExecutor as AnthropicExecutor

@@ -25,7 +25,9 @@ prompt up to the check, so:
 
 Only as many asks are started as the client's limit lets in (``HttpExecutor.window``,
 ``--concurrency`` for other clients): those waiting are kept here, in this order, not
-in the client's queue, where they would be served in arrival order.
+in the client's queue, where they would be served in arrival order. An ask waiting out a
+server's ``Retry-After`` has given its slot back and is not counted (up to
+``--concurrency`` of them), so a throttled request does not hold the others back.
 """
 
 from __future__ import annotations
@@ -81,8 +83,12 @@ async def ask(
     prior: Reask | None = None
     while True:
         outcome: Outcome
+        messages = request_messages(first, prior)
         try:
-            outcome = await client.complete(request_messages(first, prior), response_format)
+            if prior is not None and prior.room is not None:  # the last reply was cut
+                outcome = await client.complete(messages, response_format, max_tokens=prior.room)
+            else:
+                outcome = await client.complete(messages, response_format)
         except JudgeCallError as exc:
             outcome = exc.reason
         result = settle(key, outcome, prior, settings)
@@ -116,7 +122,9 @@ class OnlineBackend:
             shape = self.judge.shape  # learned by the probe: the first request is right
             if shape is not None:
                 client.shape = dataclasses.replace(shape, corrections=list(shape.corrections))
-            client.on_note = work.note
+        if isinstance(client, HttpExecutor):
+            client.on_note, client.on_wait = work.note, work.wait
+        work.watch_unscored = True
         try:
             await _drive(client, work)
         finally:
@@ -154,7 +162,10 @@ async def judge_in_order(
     """Each answer's checks waiting for its first to come back."""
     running: dict[asyncio.Task[StoredVerdict], int | None] = {}
     """Each call under way, and the answer whose checks it releases (its first)."""
-    finished: asyncio.Queue[asyncio.Task[StoredVerdict]] = asyncio.Queue()
+    finished: asyncio.Queue[asyncio.Task[StoredVerdict] | None] = asyncio.Queue()
+    """Each call as it ends; None when one gave its slot back to wait (room for another)."""
+    if limited is not None:
+        limited.on_room = lambda: finished.put_nowait(None)
 
     def start(check: _Check, releases: int | None) -> None:
         task = asyncio.ensure_future(ask(client, check.key, check.text, check.rendered, settings))
@@ -165,6 +176,8 @@ async def judge_in_order(
     try:
         while True:
             window = min(ceiling, limited.window) if limited is not None else ceiling
+            if limited is not None:  # asks waiting out a Retry-After hold no slot
+                window += min(ceiling, limited.waiting)
             while len(running) < window:
                 if ready:
                     start(ready[0].popleft(), None)
@@ -186,11 +199,15 @@ async def judge_in_order(
             if not running:
                 return
             task = await finished.get()
+            if task is None:
+                continue
             releases = running.pop(task)
             record(task.result())
             if releases is not None:
                 ready.append(held.pop(releases))
     finally:
+        if limited is not None:
+            limited.on_room = None
         for task in running:
             task.cancel()
         if running:

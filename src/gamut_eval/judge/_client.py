@@ -31,6 +31,7 @@ __all__ = [
     "JudgeCallError",
     "JudgeRequestRejected",
     "JudgeServerGone",
+    "JudgeStalled",
     "JudgeUnavailable",
     "content_part",
 ]
@@ -60,6 +61,8 @@ class Completion:
     refusal: str | None = None
     """The provider's refusal text, when it sent one."""
     raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    truncated: bool = False
+    """The reply was cut at the reply-length bound (``finish_reason: length``)."""
 
 
 class JudgeCallError(GamutError):
@@ -78,6 +81,10 @@ class JudgeRequestRejected(JudgeCallError):
 class JudgeUnavailable(JudgeCallError):
     """Transient failures (429, 5xx, timeouts, resets) outlasted the bounded retries."""
 
+    throttled: bool = False
+    """The last failure was a throttle (a 429 that asks to wait, not an exhausted quota):
+    the endpoint answered, it is only busy."""
+
 
 class JudgeAuthError(JudgeError):
     """Credentials were rejected; the message names the environment variable to set."""
@@ -89,6 +96,12 @@ class JudgeServerGone(JudgeError):
     checks are left unscored, instead of failing every remaining check the same way."""
 
 
+class JudgeStalled(JudgeServerGone):
+    """The judge stopped working mid-run: every request to its endpoint failed for
+    ``dead_after_s``, or most of the recent checks ended unscored. The run stops, naming
+    the endpoint, what failed and how many checks are done; a rerun continues."""
+
+
 class Executor(Protocol):
     """Sends rendered judge requests to one judge model."""
 
@@ -96,9 +109,15 @@ class Executor(Protocol):
     """The judge's model id as recorded with every verdict (``openai/gpt-4.1-mini``)."""
 
     async def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None,
+        *,
+        max_tokens: int | None = None,
     ) -> Completion:
-        """One reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``."""
+        """One reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``.
+        ``max_tokens``: the reply bound instead of the settings' (a re-ask after a reply
+        cut at the limit)."""
         ...
 
     async def aclose(self) -> None:

@@ -50,6 +50,7 @@ from gamut_eval.judge._client_http import (
     json_body,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._prompt import split_at_check
 from gamut_eval.judge._resolve import Endpoint
@@ -186,6 +187,7 @@ def completion_from_message(
         transport_attempts=transport_attempts,
         refusal=refusal,
         raw=body,
+        truncated=body.get("stop_reason") == "max_tokens",
     )
 
 
@@ -206,8 +208,11 @@ class AnthropicExecutor(HttpExecutor):
             headers["x-api-key"] = endpoint.api_key
         super().__init__(endpoint, settings, f"{endpoint.base_url}/v1/messages", headers)
 
-    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
-        body = anthropic_body(self.endpoint.model_name, messages, self.config)
+    def _encode(
+        self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
+    ) -> tuple[bytes, int]:
+        settings = with_bound(self.config, max_tokens)
+        body = anthropic_body(self.endpoint.model_name, messages, settings)
         return json_body(body), 0
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:

@@ -56,6 +56,7 @@ from gamut_eval.judge._client_http import (
     json_body,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
 from gamut_eval.judge._resolve import Endpoint
@@ -217,6 +218,7 @@ def completion_from_gemini(
         latency_s=latency_s,
         transport_attempts=transport_attempts,
         raw=body,
+        truncated=finish == "MAX_TOKENS",
     )
 
 
@@ -255,8 +257,11 @@ class GeminiExecutor(HttpExecutor):
         url = f"{endpoint.base_url}/models/{endpoint.model_name}:generateContent"
         super().__init__(endpoint, settings, url, headers)
 
-    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
-        body = gemini_body(self.endpoint.model_name, messages, self.config, structured)
+    def _encode(
+        self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
+    ) -> tuple[bytes, int]:
+        settings = with_bound(self.config, max_tokens)
+        body = gemini_body(self.endpoint.model_name, messages, settings, structured)
         return json_body(body), 0
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:

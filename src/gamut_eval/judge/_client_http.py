@@ -13,9 +13,19 @@ error reply is classified (``_failure``):
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
 ``generateContent``.
 
-Flow control (docs/reliability.md, judge output faults): each 429 (and each timeout)
-halves the adaptive concurrency limit, which latency then moves (``_concurrency.py``); a
-``Retry-After`` holds every request back until then, with jitter.
+Flow control (docs/reliability.md, judge output faults): a 429 (and a timeout) halves
+the adaptive concurrency limit, which latency then moves (``_concurrency.py``), once per
+burst: 429s to requests sent before the last decrease, or within the ``Retry-After`` that
+decrease waited for, do not halve it again. The throttled request itself waits its
+``Retry-After`` (up to ``retry_after_cap_s``; a longer one is not waited out, the request
+is retried on the usual backoff) without holding its slot, so the other requests go on
+at the lowered limit instead of all waiting in turn. A wait longer than ``WAIT_SHOWN_S``
+is told to the user (``on_wait``).
+
+An endpoint whose every request has failed (timeouts, server errors, lost connections;
+not 429s, not refusals) for ``dead_after_s``, counted from the first of them sent after
+its last reply, ends the call with ``JudgeStalled``, which stops the pass (what was
+judged is kept).
 
 Leaving kindly: a call that is cancelled (the run stops, or the user interrupts it) or
 times out closes its connection at once, which is all a client can say to a server that
@@ -51,6 +61,7 @@ from gamut_eval.judge._client import (
     JudgeAuthError,
     JudgeRequestRejected,
     JudgeServerGone,
+    JudgeStalled,
     JudgeUnavailable,
 )
 from gamut_eval.judge._concurrency import START, AdaptiveLimit
@@ -60,6 +71,8 @@ from gamut_eval.judge._server_slots import ServerSlots, hosted_api
 from gamut_eval.judge._settings import JudgeSettings
 
 __all__ = [
+    "RETRY_AFTER_MAX_S",
+    "WAIT_SHOWN_S",
     "FastStats",
     "HttpExecutor",
     "Refused",
@@ -70,6 +83,7 @@ __all__ = [
     "json_body",
     "reply_json",
     "retry_after_s",
+    "with_bound",
 ]
 
 
@@ -115,27 +129,47 @@ def reply_json(raw: bytes) -> Any:
         return None
 
 
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """Seconds from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or HTTP date)."""
+RETRY_AFTER_MAX_S = 86_400.0
+"""The most a ``Retry-After`` is read as (a day): an HTTP date years ahead, or a number of
+seconds past any clock, is read as this; the executor's own cap
+(``retry_after_cap_s``) then decides whether it is waited out."""
+WAIT_SHOWN_S = 5.0
+"""A server-requested wait longer than this is shown to the user while it lasts."""
+
+
+def retry_after_s(headers: Mapping[str, str], cap: float = RETRY_AFTER_MAX_S) -> float | None:
+    """Seconds from ``retry-after-ms`` (OpenAI) or ``Retry-After`` (seconds or HTTP date),
+    at most ``cap``; None when absent or unreadable."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
         with contextlib.suppress(ValueError):
             value = float(millis) / 1000
             if math.isfinite(value):
-                return max(0.0, value)
+                return min(cap, max(0.0, value))
     raw = headers.get("Retry-After")
     if raw is None:
         return None
     with contextlib.suppress(ValueError):
         value = float(raw)
-        return max(0.0, value) if math.isfinite(value) else None
+        return min(cap, max(0.0, value)) if math.isfinite(value) else None
     try:
         when = parsedate_to_datetime(raw)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    try:
+        ahead = (when - datetime.now(UTC)).total_seconds()
+    except OverflowError:
+        return cap
+    return min(cap, max(0.0, ahead))
+
+
+def with_bound(settings: JudgeSettings, max_tokens: int | None) -> JudgeSettings:
+    """``settings`` with the reply bound ``max_tokens`` instead of its own (when given)."""
+    if max_tokens is None:
+        return settings
+    return settings.model_copy(update={"max_tokens": max_tokens})
 
 
 def env_proxy(url: URL) -> tuple[URL | None, dict[str, str] | None]:
@@ -169,9 +203,11 @@ class FastStats:
     concurrency_limit: int
     """The adaptive in-flight limit now in force."""
     in_flight: int
-    """Calls holding a concurrency slot (sending, waiting or backing off)."""
+    """Calls holding a concurrency slot (sending, or backing off after a failure)."""
     completed: int
     failed: int
+    waiting: int = 0
+    """Calls waiting out a server's ``Retry-After`` (their slots given back meanwhile)."""
 
 
 class Transient:
@@ -287,17 +323,38 @@ class HttpExecutor:
         self._preparing = asyncio.Lock()
         self._rpm = TokenBucket(config.rpm, clock) if config.rpm else None
         self._tpm = TokenBucket(config.tpm, clock) if config.tpm else None
-        self._resume_at = 0.0
-        """clock() before which no request is sent (set by a 429's Retry-After)."""
+        self._calm_until = 0.0
+        """clock() before which a 429 does not lower the limit again: the decrease that
+        waited for a ``Retry-After`` already answered the burst it belongs to."""
+        self._waiting = 0
+        self._over_cap_noted = False
+        self._failing_since: float | None = None
+        """clock() when the first attempt that failed since the endpoint's last reply was
+        sent (None while replies come): ``dead_after_s`` is counted from there, so time
+        spent sending nothing (cached checks, a pause) never counts."""
+        self._failing = 0
+        """Failed attempts (not 429s, not refusals) since the last reply."""
         self._sent = self._retries = self._throttled = self._completed = self._failed = 0
+        self.on_note: Callable[[str], object] | None = None
+        """Told what the user should know (a request shape corrected, a wait past the
+        cap); the pass shows it."""
+        self.on_wait: Callable[[float, str], object] | None = None
+        """Told each wait longer than ``WAIT_SHOWN_S``: how long, and why (the pass
+        shows it on the progress line)."""
+        self.on_room: Callable[[], object] | None = None
+        """Told when a call gives its slot back to wait out a ``Retry-After``: a caller
+        that keeps ``window`` calls going may start another."""
         self._replied = False
         """Whether the server ever sent an HTTP reply: only a server that answered before
         can be gone (one never reached is the probe's to name)."""
 
     # -- what a wire format supplies ----------------------------------------------------
 
-    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
-        """The body, and the version of the request shape it was written in."""
+    def _encode(
+        self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
+    ) -> tuple[bytes, int]:
+        """The body, and the version of the request shape it was written in
+        (``max_tokens``: the reply bound instead of the setting's)."""
         raise NotImplementedError
 
     def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
@@ -353,13 +410,21 @@ class HttpExecutor:
                 )
 
     def _noted(self, message: str) -> None:
-        """A message for the user (the OpenAI client shows it; others keep it quiet)."""
+        """A message for the user (``on_note``: the pass shows it)."""
+        if self.on_note is not None:
+            self.on_note(message)
 
     @property
     def window(self) -> int:
         """Calls that may hold a slot now (the adaptive limit): a caller that keeps this
         many in flight never waits in the limit's queue, so it decides their order."""
         return self._limit.limit
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting out a server's ``Retry-After``, their slots given back: a caller
+        keeping ``window`` calls going does not count them."""
+        return self._waiting
 
     async def aclose(self) -> None:
         """Close the connection pool; later calls raise ``RuntimeError``."""
@@ -390,52 +455,75 @@ class HttpExecutor:
             in_flight=self._limit.in_flight,
             completed=self._completed,
             failed=self._failed,
+            waiting=self._waiting,
         )
 
     # -- one call -----------------------------------------------------------------------
 
     async def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None,
+        *,
+        max_tokens: int | None = None,
     ) -> Completion:
         """One judge reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``.
 
         ``response_format`` None sends no structured output; otherwise the verdict schema
-        is asked for in the form the endpoint takes, where it takes one."""
+        is asked for in the form the endpoint takes, where it takes one. ``max_tokens``
+        replaces the setting's reply bound for this call (a re-ask after a cut reply)."""
         if not self._prepared:
             await self.prepare()
         cost = estimated_tokens(messages, self.config.max_tokens) if self._tpm else 0.0
         # The slot is held across retries and their backoff: a call that is backing off
-        # still counts against the limit, so 429s really do lower the request rate.
-        await self._limit.acquire()
+        # still counts against the limit, so failures really do lower the request rate.
+        # Only a server-requested wait (Retry-After) gives it back meanwhile (``_wait_out``).
+        slot = _Slot(self._limit)
+        await slot.take()
         try:
-            completion = await self._call(messages, response_format is not None, cost)
+            completion = await self._call(
+                messages, response_format is not None, cost, slot, max_tokens
+            )
         except Exception:
             self._failed += 1
             raise
         finally:
-            self._limit.release()
+            slot.give()
         self._completed += 1
         return completion
 
-    async def _call(self, messages: list[ChatMessage], structured: bool, cost: float) -> Completion:
+    async def _call(
+        self,
+        messages: list[ChatMessage],
+        structured: bool,
+        cost: float,
+        slot: _Slot,
+        max_tokens: int | None = None,
+    ) -> Completion:
         session = self._session or self._open()
         attempts = self.config.max_retries + 1
         failure: Transient | None = None
-        body, version = self._encode(messages, structured)
+        body, version = self._encode(messages, structured, max_tokens)
         corrections = attempt = 0
         lost = self._replied  # and, below, every attempt ended without an HTTP reply
         while attempt < attempts:
             attempt += 1
             if failure is not None:
                 self._retries += 1
-                await self._sleep(self._backoff_s(attempt - 1, failure))
+                wait = self._backoff_s(attempt - 1, failure)
+                if failure.retry_after_s:
+                    await self._wait_out(wait, failure, slot)
+                else:
+                    await self._sleep(wait)
             await self._admit(cost)
             limit = self._limit
             epoch, ticket = limit.epoch, limit.sent()
             self._sent += 1
+            sent_at = self._clock()
             outcome = await self._attempt(session, body, attempt)
             if isinstance(outcome, Completion):
                 limit.on_reply(ticket, outcome.latency_s)
+                self._failing_since, self._failing = None, 0
                 return outcome
             limit.on_lost(ticket)
             if isinstance(outcome, Refused):
@@ -443,15 +531,18 @@ class HttpExecutor:
                     # the request itself changes: not a retry, and no backoff
                     corrections += 1
                     attempt, failure = attempt - 1, None
-                    body, version = self._encode(messages, structured)
+                    body, version = self._encode(messages, structured, max_tokens)
                     continue
                 raise JudgeRequestRejected(outcome.reason, attempt)
             failure = outcome
             lost = lost and failure.lost
+            self._cap_wait(failure)
             if failure.throttled:
                 self._on_throttle(failure, epoch)
-            elif failure.timed_out:
-                limit.on_throttle(epoch)  # it held more than it could answer in time
+            else:
+                if failure.timed_out:
+                    limit.on_throttle(epoch)  # it held more than it could answer in time
+                self._check_alive(failure, sent_at)
         assert failure is not None
         if lost:
             raise JudgeServerGone(
@@ -459,17 +550,45 @@ class HttpExecutor:
                 f"refused new ones through {attempts} attempts (did it crash or stop?): "
                 f"{failure.reason}"
             )
-        raise JudgeUnavailable(f"{failure.reason} (gave up after {attempts} attempts)", attempts)
+        unavailable = JudgeUnavailable(
+            f"{failure.reason} (gave up after {attempts} attempts)", attempts
+        )
+        unavailable.throttled = failure.throttled
+        raise unavailable
+
+    def _check_alive(self, failure: Transient, sent_at: float) -> None:
+        """End the call when every attempt since the endpoint's last reply failed, for
+        ``dead_after_s`` or more: the judge stopped working."""
+        self._failing += 1
+        if self._failing_since is None:
+            self._failing_since = sent_at
+        silent = self._clock() - self._failing_since
+        if silent < self.config.dead_after_s:
+            return
+        raise JudgeStalled(
+            f"the judge {self.judge_id} at {self.endpoint.base_url} stopped working: every "
+            f"request for {silent:.0f} s failed ({self._failing:,} attempts, the last: "
+            f"{failure.reason}); dead_after_s waits longer",
+            setting="dead_after_s",
+        )
+
+    async def _wait_out(self, wait: float, failure: Transient, slot: _Slot) -> None:
+        """A server-requested wait: the slot is given back meanwhile (the limit, lowered
+        by the 429, keeps the other requests going), and a long one is shown."""
+        if wait > WAIT_SHOWN_S and self.on_wait is not None:
+            self.on_wait(wait, failure.reason)
+        slot.give()
+        self._waiting += 1
+        if self.on_room is not None:
+            self.on_room()
+        try:
+            await self._sleep(wait)
+        finally:
+            self._waiting -= 1
+        await slot.take()
 
     async def _admit(self, cost: float) -> None:
-        """Wait out a server-requested pause and the client-side rate limits."""
-        while self._resume_at:
-            pause = self._resume_at - self._clock()
-            if pause <= 0:
-                self._resume_at = 0.0
-                break
-            # Jitter so the calls held back do not all return in the same instant.
-            await self._sleep(pause + random.uniform(0, self.config.backoff_base_s))
+        """Wait for the client-side rate limits."""
         if self._rpm is not None:
             wait = self._rpm.reserve(1)
             if wait:
@@ -488,12 +607,31 @@ class HttpExecutor:
             return failure.retry_after_s + jitter
         return jitter
 
+    def _cap_wait(self, failure: Transient) -> None:
+        """A ``Retry-After`` past ``retry_after_cap_s`` is not waited out: the request is
+        retried on the usual backoff (told to the user once)."""
+        cap = self.config.retry_after_cap_s
+        if failure.retry_after_s is None or failure.retry_after_s <= cap:
+            return
+        if not self._over_cap_noted:
+            self._over_cap_noted = True
+            self._noted(
+                f"{self.judge_id} at {self.endpoint.base_url} asked to wait "
+                f"{failure.retry_after_s:,.0f} s (Retry-After), past retry_after_cap_s "
+                f"({cap:g} s): its requests are retried on the usual backoff instead, "
+                "within max_retries"
+            )
+        failure.retry_after_s = None
+
     def _on_throttle(self, failure: Transient, epoch: int) -> None:
         self._throttled += 1
+        now = self._clock()
+        if now < self._calm_until:
+            return  # the decrease that waited for the last Retry-After answered this burst
+        before = self._limit.epoch
         self._limit.on_throttle(epoch)
-        if failure.retry_after_s:
-            # The server told us when it will take requests again: hold everyone back.
-            self._resume_at = max(self._resume_at, self._clock() + failure.retry_after_s)
+        if self._limit.epoch != before and failure.retry_after_s:
+            self._calm_until = now + failure.retry_after_s
 
     async def _attempt(
         self, session: aiohttp.ClientSession, body: bytes, attempt: int
@@ -522,6 +660,26 @@ class HttpExecutor:
         else:
             what = f"the judge endpoint wants an API key (HTTP {status}); set {env}"
         return JudgeAuthError(f"{what} [{self.judge_id} at {self.endpoint.base_url}: {message}]")
+
+
+class _Slot:
+    """One call's hold on a slot of the limit, given back and taken again around a
+    server-requested wait; released once however the call ends."""
+
+    __slots__ = ("_held", "_limit")
+
+    def __init__(self, limit: AdaptiveLimit) -> None:
+        self._limit = limit
+        self._held = False
+
+    async def take(self) -> None:
+        await self._limit.acquire()
+        self._held = True
+
+    def give(self) -> None:
+        if self._held:
+            self._held = False
+            self._limit.release()
 
 
 def _capacity(found: ServerSlots) -> str:

@@ -237,12 +237,18 @@ class InspectExecutor:
         await self.aclose()
 
     async def complete(
-        self, messages: list[ChatMessage], response_format: dict[str, Any] | None
+        self,
+        messages: list[ChatMessage],
+        response_format: dict[str, Any] | None,
+        *,
+        max_tokens: int | None = None,
     ) -> Completion:
         """One reply; raises ``JudgeCallError`` subclasses or ``JudgeAuthError``."""
         model = self._bound_model()
         inspect_messages = _to_inspect_messages(messages, split_prefix=self._splits_prefix())
         config = self._call_config(response_format)
+        if max_tokens is not None:
+            config.max_tokens = max_tokens
         started = time.perf_counter()
         try:
             # cache=False: the verdict store is the only cache, and it never keeps errors

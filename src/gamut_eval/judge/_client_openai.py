@@ -52,6 +52,7 @@ from gamut_eval.judge._client_http import (
     Transient,
     reply_json,
     retry_after_s,
+    with_bound,
 )
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._server_slots import ServerSlots, hosted_api, read_server_slots
@@ -111,12 +112,12 @@ class OpenAIExecutor(HttpExecutor):
         self.shape: RequestShape = initial_shape(endpoint.model_name, config)
         """How this endpoint and model take their parameters; corrected on refusals."""
         self._unstructured = config.model_copy(update={"structured_output": False})
-        self.on_note: Callable[[str], object] | None = None
-        """Told each correction of the request shape (the pass shows it to the user)."""
 
-    def _encode(self, messages: list[ChatMessage], structured: bool) -> tuple[bytes, int]:
+    def _encode(
+        self, messages: list[ChatMessage], structured: bool, max_tokens: int | None = None
+    ) -> tuple[bytes, int]:
         """The body in the current shape, and the shape's version it was written in."""
-        settings = self.config if structured else self._unstructured
+        settings = with_bound(self.config if structured else self._unstructured, max_tokens)
         body = self.shape.body(self.endpoint.model_name, messages, settings)
         return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
 
@@ -129,10 +130,6 @@ class OpenAIExecutor(HttpExecutor):
         return await read_server_slots(
             session, self.endpoint.base_url, (self._proxy, self._proxy_headers)
         )
-
-    def _noted(self, message: str) -> None:
-        if self.on_note is not None:
-            self.on_note(message)
 
     def _adapt(self, refused: Refused, version: int) -> bool:
         """Whether the request can be sent again in another shape (corrected now, or by

@@ -48,7 +48,7 @@ import contextlib
 import json
 import sys
 import time
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -63,7 +63,7 @@ from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._builtin import keyed_judge
 from gamut_eval.judge._cache_rules import cache_rules
-from gamut_eval.judge._client import JudgeServerGone
+from gamut_eval.judge._client import JudgeServerGone, JudgeStalled
 from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._prompt import (
     CHARS_PER_TOKEN,
@@ -89,6 +89,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FLUSH_S",
+    "RECENT_CHECKS",
+    "RECENT_UNSCORED",
     "Backend",
     "Cells",
     "JudgePlan",
@@ -240,6 +242,13 @@ FLUSH_S = 0.05
 """How often finished verdicts are committed: what a kill -9 can lose (and re-judge)."""
 LONG_NOTES = 5
 """Long answers named one by one as they are reached; the rest are counted at the end."""
+TICK_S = 1.0
+"""How often a pass reports progress when nothing settles."""
+RECENT_CHECKS = 100
+RECENT_UNSCORED = 80
+"""An online pass stops when at least this many of its last ``RECENT_CHECKS`` settled
+checks ended unscored (fewer checks than that never stop it: a few early failures are
+the unscored limit's to judge at the end)."""
 
 
 @dataclass
@@ -273,6 +282,11 @@ class JudgeStats:
     unfinished: str | None = None
     """Set by a backend that stopped with work outstanding (re-asks awaiting another batch
     round): the pass is then not complete, and its unscored rate is not judged yet."""
+    waiting_until: float = 0.0
+    """Wall-clock time (``time.time()``) until which the judge's server asked the pass to
+    wait (a long ``Retry-After``); 0 when it did not."""
+    waiting_for: str = ""
+    """Why it waits (the server's reply)."""
 
     @property
     def done(self) -> int:
@@ -400,6 +414,12 @@ class JudgeWork:
         set entry per check."""
         self._buffer: list[StoredVerdict] = []
         self._flushed = time.monotonic()
+        self.watch_unscored = False
+        """Set by the online backends: the pass stops (``JudgeStalled``) when at least
+        ``RECENT_UNSCORED`` of the last ``RECENT_CHECKS`` checks ended unscored."""
+        self._recent: deque[bool] = deque(maxlen=RECENT_CHECKS)
+        self._recent_unscored = 0
+        self._recent_reasons: deque[str] = deque(maxlen=RECENT_CHECKS)
 
     # -- what to judge ---------------------------------------------------------------------
 
@@ -466,6 +486,36 @@ class JudgeWork:
         if time.monotonic() - self._flushed >= FLUSH_S:
             self.flush()
         self.event("progress")
+        if self.watch_unscored:
+            self._watch(row)
+
+    def _watch(self, row: StoredVerdict) -> None:
+        """Stop the pass when most of its recent checks ended unscored: the judge no
+        longer works, and going on would only add to the unscored."""
+        recent = self._recent
+        unscored = row.status != "ok"
+        if len(recent) == recent.maxlen:
+            self._recent_unscored -= recent[0]
+        recent.append(unscored)
+        self._recent_unscored += unscored
+        if unscored:
+            self._recent_reasons.append(row.reason or "")
+        if len(recent) < RECENT_CHECKS or self._recent_unscored < RECENT_UNSCORED:
+            return
+        self.flush()
+        reasons = Counter(r.split(":", 1)[0][:60] for r in self._recent_reasons)
+        why = ", ".join(f"{r} x{n}" for r, n in reasons.most_common(3))
+        raise JudgeStalled(
+            f"the judge {self.settings.judge} stopped working: {self._recent_unscored} of the "
+            f"last {RECENT_CHECKS} checks ended unscored ({why})"
+        )
+
+    def wait(self, seconds: float, why: str) -> None:
+        """The judge's server asked for a wait of ``seconds``: shown while it lasts."""
+        until = time.time() + seconds
+        if until > self.stats.waiting_until:
+            self.stats.waiting_until, self.stats.waiting_for = until, why
+            self.event("progress")
 
     def flush(self) -> None:
         """Commit the buffered rows."""
@@ -483,9 +533,15 @@ class JudgeWork:
         self.event("note", message)
 
     async def _flush_periodically(self) -> None:
+        """Commit every ``FLUSH_S``; and report progress every ``TICK_S`` even when nothing
+        settles, so the display keeps time while the judge is slow, waits or fails."""
+        ticked = time.monotonic()
         while True:
             await asyncio.sleep(FLUSH_S)
             self.flush()
+            if time.monotonic() - ticked >= TICK_S:
+                ticked = time.monotonic()
+                self.event("progress")
 
 
 async def run_pass(
@@ -509,9 +565,11 @@ async def run_pass(
     except JudgeServerGone as exc:
         stats = work.stats
         left = stats.total - stats.cached - stats.ok  # never judged, or judged unscored
-        raise JudgeServerGone(
-            f"{exc}; {left:,} of {stats.total:,} checks are left unscored (what was judged "
-            "is kept: rerun to continue once the server answers again)"
+        raise type(exc)(
+            f"{exc}; {left:,} of {stats.total:,} checks are left unscored and "
+            f"{stats.cached + stats.ok:,} done (what was judged is kept: rerun to continue "
+            "once the server answers again)",
+            setting=exc.settings,
         ) from None
     finally:
         flusher.cancel()

@@ -17,7 +17,7 @@ import dataclasses
 from collections.abc import Sequence
 
 from gamut_eval.errors import InputError, JudgeError
-from gamut_eval.judge._client import JudgeAuthError, JudgeCallError
+from gamut_eval.judge._client import JudgeAuthError, JudgeCallError, JudgeUnavailable
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_response
 from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
@@ -96,13 +96,11 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     except JudgeAuthError as exc:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
-        reason = exc.reason
-        first: tuple[str, ...] = ()  # the settings the reason names
-        if reason.startswith("the request timed out"):
-            wait = probe_timeout_s(settings)
-            reason = f"the request timed out: no reply in {wait:g} s (a longer timeout_s waits)"
-            first = ("timeout_s",)
-        raise _failed(settings, where, reason + unset, first) from None
+        if not (isinstance(exc, JudgeUnavailable) and exc.throttled):
+            first = ("timeout_s",) if exc.reason.startswith("the request timed out") else ()
+            raise _failed(settings, where, _reason(exc, settings) + unset, first) from None
+        # a 429 that asks to wait: the endpoint, the model and the key answered; the run
+        # meets the throttle with its own retries (and learns the request shape there)
     except JudgeError as exc:  # the client could not be made (a missing SDK, say)
         raise ProbeFailed(f"{exc}; {_SKIP}") from None
     except TimeoutError:
@@ -112,6 +110,14 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     if not isinstance(client, OpenAIExecutor):
         return judge
     return dataclasses.replace(judge, shape=dataclasses.replace(client.shape))
+
+
+def _reason(exc: JudgeCallError, settings: JudgeSettings) -> str:
+    """Why the probe's call failed, in words (a timeout says how long it waited)."""
+    if exc.reason.startswith("the request timed out"):
+        wait = probe_timeout_s(settings)
+        return f"the request timed out: no reply in {wait:g} s (a longer timeout_s waits)"
+    return exc.reason
 
 
 def _failed(

@@ -519,6 +519,15 @@ REASK = (
     'object {{"explanation": "...", "verdict": "meets" | "partially_meets" | "missing" | '
     '"contradicts"}} for the same check.'
 )
+REASK_SHORTER = (
+    "Your previous reply was cut off at the length limit before its JSON object closed. "
+    'Reply again with only the JSON object {{"explanation": "...", "verdict": "meets" | '
+    '"partially_meets" | "missing" | "contradicts"}} for the same check, the explanation '
+    "one short sentence."
+)
+"""The re-ask after a reply cut at the length bound (sent with more room, ``Reask.room``)."""
+REASK_ROOM_MAX = 4096
+"""The most reply tokens a re-ask after a cut reply gives (or the setting, if higher)."""
 
 Outcome = Completion | str
 """What one attempt produced: the judge's reply, or the reason there was none."""
@@ -541,6 +550,9 @@ class Reask:
     """Wall time of the attempts so far (online backends)."""
     cache_write_tokens: int = 0
     """Prompt tokens the attempts so far wrote to the provider's cache."""
+    room: int | None = None
+    """The reply bound of the next attempt, when the last reply was cut at the bound:
+    twice the last (at most ``REASK_ROOM_MAX``); None keeps the setting's."""
 
     @property
     def attempts(self) -> int:
@@ -554,8 +566,20 @@ def request_messages(first: list[ChatMessage], reask: Reask | None) -> list[Chat
     messages = list(first)
     for reply, error in reask.history:
         messages.append({"role": "assistant", "content": reply})
-        messages.append({"role": "user", "content": REASK.format(error=error[:200])})
+        text = REASK_SHORTER if error.startswith(CUT) else REASK.format(error=error[:200])
+        messages.append({"role": "user", "content": text})
     return messages
+
+
+CUT = "cut at the length limit"
+"""How a parse error starts when the reply was cut at the reply-length bound."""
+
+
+def _room(prior: Reask | None, settings: JudgeSettings) -> int:
+    """The reply bound of a re-ask after a cut reply: twice the last, at most
+    ``REASK_ROOM_MAX`` (or the setting, when it is higher)."""
+    last = prior.room if prior and prior.room else settings.max_tokens
+    return max(last, min(max(REASK_ROOM_MAX, settings.max_tokens), 2 * last))
 
 
 def settle(
@@ -580,6 +604,9 @@ def settle(
             key, settings, parsed.verdict.value, parsed.explanation, None, attempts, usage
         )
     error = parsed.error or "invalid reply"
+    cut = outcome.truncated or error.startswith("truncated JSON")
+    if cut:
+        error = f"{CUT} ({error})"
     if attempts <= settings.max_reasks:
         history = (*(prior.history if prior else ()), (outcome.text, error))
         return Reask(
@@ -591,6 +618,7 @@ def settle(
             result_id=result_id,
             latency_s=usage.latency_s,
             cache_write_tokens=usage.written,
+            room=_room(prior, settings) if cut else (prior.room if prior else None),
         )
     reason = f"unparseable: {error} (after {settings.max_reasks + 1} attempts)"
     return _verdict(key, settings, None, "", reason, attempts, usage)

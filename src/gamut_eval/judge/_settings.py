@@ -85,6 +85,14 @@ class JudgeSettings(BaseModel):
     """Ceiling of the first retry's random delay; it doubles each retry."""
     backoff_max_s: Annotated[float, Field(ge=0, json_schema_extra=_cli(None))] = 60.0
     """Largest backoff ceiling (a server's ``Retry-After`` may exceed it)."""
+    retry_after_cap_s: Annotated[
+        float, Field(ge=0, json_schema_extra=_cli("--retry-after-cap"))
+    ] = 60.0
+    """Longest wait a server's Retry-After is honoured for, in seconds; a longer one is
+    not waited out: the request is retried on the usual backoff and retries."""
+    dead_after_s: Annotated[float, Field(gt=0, json_schema_extra=_cli("--dead-after"))] = 120.0
+    """Stop the run when every request to the judge's endpoint has failed (timeouts,
+    server errors, lost connections) for this many seconds; what was judged is kept."""
     max_reasks: Annotated[int, Field(ge=0, le=10)] = 2
     """Re-asks after a malformed verdict before a check is unscored."""
     temperature: Annotated[float, Field(ge=0, json_schema_extra=_cli("--judge-temperature"))] = 0.0

@@ -123,6 +123,7 @@ def completion_from_body(
         transport_attempts=transport_attempts,
         refusal=refusal if isinstance(refusal, str) else None,
         raw=body,
+        truncated=choice.get("finish_reason") == "length",
     )
 
 

@@ -122,11 +122,12 @@ def completion_body(
     content: str,
     refusal: str | None = None,
     cached_tokens: int = 0,
+    finish_reason: str = "stop",
 ) -> bytes:
-    """A ``chat.completion`` object with one ``stop`` choice, as bytes."""
+    """A ``chat.completion`` object with one choice (``stop`` by default), as bytes."""
     completion_tokens = output_tokens(content)
     message = {"role": "assistant", "content": content, "refusal": refusal}
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": "stop"}
+    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
     usage = {
         "prompt_tokens": prompt_tokens,
         "completion_tokens": completion_tokens,
@@ -279,6 +280,9 @@ class FakeOpenAIServer:
     at ``srv.base_url``. ``srv.requests`` is the request log, ``srv.set_faults`` changes
     the injected faults while it runs. ``sleep`` is what the fake waits with (the reply
     latency, a ``timeout`` fault's stall); tests pass their own to hold replies at will.
+    ``reply_tokens``: what every reply needs; one asked with a smaller ``max_tokens`` (or
+    ``max_completion_tokens``) is cut in half with ``finish_reason: length``, as a real
+    server cuts a reply at the bound.
     """
 
     def __init__(
@@ -293,12 +297,14 @@ class FakeOpenAIServer:
         dialect: str = "openai",
         known_models_only: bool = False,
         sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+        reply_tokens: int | None = None,
     ) -> None:
         if latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0; got {latency_ms}")
         if dialect not in DIALECTS:
             raise ValueError(f"dialect must be one of {', '.join(DIALECTS)}; got {dialect!r}")
         self._dialect = dialect
+        self._reply_tokens = reply_tokens
         self._known_models_only = known_models_only
         self._policy = as_policy_function(policy)
         self._faults: tuple[FaultRule, ...] = tuple(faults)
@@ -477,7 +483,15 @@ class FakeOpenAIServer:
     ) -> web.StreamResponse:
         """The normal reply, or the reply that ``rule``'s fault calls for."""
         if rule is None:
-            return self._completion(payload, ctx, self._policy(payload, ctx))
+            content = self._policy(payload, ctx)
+            bound = payload.get("max_tokens", payload.get("max_completion_tokens"))
+            needed = self._reply_tokens
+            if needed is not None and isinstance(bound, int) and bound < needed:
+                body = self._completion_body(
+                    payload, ctx, content[: len(content) // 2], finish_reason="length"
+                )
+                return web.Response(body=body, content_type="application/json")
+            return self._completion(payload, ctx, content)
         action = rule.action
         if action in HTTP_FAULTS:
             retry_after = {"Retry-After": seconds_header(rule.retry_after_s)}
@@ -502,11 +516,15 @@ class FakeOpenAIServer:
         ctx: RequestContext,
         content: str,
         refusal: str | None = None,
+        finish_reason: str = "stop",
     ) -> bytes:
         use = self._answered(ctx, output_tokens(content))
         if use is None:
-            return completion_body(ctx, estimate_prompt_tokens(payload), content, refusal)
-        return completion_body(ctx, use.prompt_tokens, content, refusal, use.read)
+            prompt = estimate_prompt_tokens(payload)
+            return completion_body(ctx, prompt, content, refusal, finish_reason=finish_reason)
+        return completion_body(
+            ctx, use.prompt_tokens, content, refusal, use.read, finish_reason=finish_reason
+        )
 
     def _completion(
         self,

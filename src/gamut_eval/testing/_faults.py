@@ -103,6 +103,9 @@ class FaultRule:
     """What the matching requests get."""
     first_n: int | None = None
     """Match requests whose 0-based arrival index is below this (the first N requests)."""
+    after_n: int | None = None
+    """Match requests whose 0-based arrival index is this or above (all but the first N:
+    a server that stops working mid-run)."""
     indexes: tuple[int, ...] = ()
     """Match only these 0-based arrival indexes (empty: any index)."""
     contains: str | None = None
@@ -119,6 +122,8 @@ class FaultRule:
             raise ValueError(f"action must be one of {', '.join(FAULT_KINDS)}; got {self.action!r}")
         if self.first_n is not None and self.first_n < 0:
             raise ValueError(f"first_n must be >= 0; got {self.first_n}")
+        if self.after_n is not None and self.after_n < 0:
+            raise ValueError(f"after_n must be >= 0; got {self.after_n}")
         if any(i < 0 for i in self.indexes):
             raise ValueError(f"indexes must all be >= 0; got {self.indexes}")
         if self.first_k_per_body is not None and self.first_k_per_body < 1:
@@ -130,6 +135,7 @@ class FaultRule:
         """Whether this rule applies to the request described by ``ctx``."""
         return (
             (self.first_n is None or ctx.index < self.first_n)
+            and (self.after_n is None or ctx.index >= self.after_n)
             and (not self.indexes or ctx.index in self.indexes)
             and (self.contains is None or self.contains in ctx.last_user_message)
             and (self.first_k_per_body is None or ctx.seen_count <= self.first_k_per_body)

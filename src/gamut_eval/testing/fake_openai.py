@@ -168,6 +168,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--faults-json", help="JSON file: a list of fault rules")
     parser.add_argument("--api-key", help="require 'Authorization: Bearer KEY'")
     parser.add_argument(
+        "--reply-tokens",
+        type=int,
+        help="tokens every reply needs: one asked with a smaller max_tokens is cut in half "
+        "(finish_reason length)",
+    )
+    parser.add_argument(
         "--model",
         action="append",
         help=f"model name to list (repeatable; default {DEFAULT_MODELS[0]})",
@@ -190,6 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models=args.model or DEFAULT_MODELS,
         api_key=args.api_key,
         port=args.port,
+        reply_tokens=args.reply_tokens,
     )
     asyncio.run(serve_until_signalled(server))
     return 0
