@@ -9,7 +9,7 @@ from __future__ import annotations
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from annotate_helpers import (
@@ -25,9 +25,6 @@ from pg_server import PostgresServer, postgres_server
 
 from gamut_eval.annotate import Database, Role, add_user, import_files
 from gamut_eval.data import sample_dir
-
-if TYPE_CHECKING:
-    from playwright.sync_api import Browser
 
 
 @pytest.fixture
@@ -87,15 +84,3 @@ def loaded(db: Database, workspace: Workspace, tokens: dict[str, str]) -> Databa
 def client(loaded: Database, tokens: dict[str, str]) -> Any:
     """``client("ann1")``: a signed-in client for that user."""
     return lambda name: Client(loaded).login(tokens[name], name)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    """Debian's Chromium, driven by Playwright (its own download is never used)."""
-    from playwright.sync_api import sync_playwright
-    from test_annotate_browser import CHROMIUM, CHROMIUM_ARGS
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()

@@ -38,18 +38,6 @@ from gamut_eval.dataset import load_dataset
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = "/usr/bin/chromium"
-"""Debian's chromium (Playwright's own browser download does not work here)."""
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 XSS = (
     "<script>window.__xss='script';alert('script')</script>"
     "<img src=x onerror=\"window.__xss='onerror';alert('onerror')\">"

@@ -5,7 +5,6 @@ queue driven from the keyboard, and pages that fit a tablet and a phone."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +17,6 @@ from gamut_eval.annotate._db import Rubric
 from gamut_eval.data import sample_dir
 
 pytestmark = pytest.mark.browser
-
-SHOTS = Path(os.environ.get("GAMUT_SCREENSHOTS", "test-screenshots")) / "annotate"
-"""Screenshots of what the tests saw (a git-ignored folder)."""
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +38,7 @@ def _item(server: Server, record_id: str, item_id: str) -> dict[str, object]:
 
 
 def test_an_item_form_adds_and_moves_a_row_with_a_live_preview(
-    browser: Browser, server: Server
+    browser: Browser, server: Server, screenshots: Path
 ) -> None:
     page = sign_in(browser, server, "ann1").page
     page.goto("/rubrics/1")
@@ -63,8 +59,7 @@ def test_an_item_form_adds_and_moves_a_row_with_a_live_preview(
     rows.nth(before).get_by_role("button", name="move up").click()
     assert rows.nth(before - 1).locator("textarea").input_value() == "pickled radish"
     assert rows.nth(before - 1).locator("textarea").get_attribute("name") == f"el-{before - 1}-text"
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    editor.screenshot(path=str(SHOTS / "item-form.png"))
+    editor.screenshot(path=str(screenshots / "annotate-item-form.png"))
     editor.locator("button[type=submit]").click()
     page.locator("text=The item was saved").wait_for()
     saved = _item(server, "sample-bibimbap", "vegetables")
@@ -94,12 +89,11 @@ def test_the_queue_moves_with_n_and_p_but_not_while_typing(
 
 @pytest.mark.parametrize(("width", "height"), [(390, 844), (820, 1180), (1440, 900)])
 def test_pages_fit_the_screen_without_sideways_scrolling(
-    browser: Browser, server: Server, width: int, height: int
+    browser: Browser, server: Server, screenshots: Path, width: int, height: int
 ) -> None:
     session = sign_in(browser, server, "ann1")
     page = session.page
     page.set_viewport_size({"width": width, "height": height})
-    SHOTS.mkdir(parents=True, exist_ok=True)
     for path in ("/", "/rubrics/1", "/review/next"):
         page.goto(path)
         page.wait_for_load_state("load")
@@ -107,7 +101,7 @@ def test_pages_fit_the_screen_without_sideways_scrolling(
             "document.documentElement.scrollWidth - document.documentElement.clientWidth"
         )
         name = path.strip("/").replace("/", "-") or "dashboard"
-        page.screenshot(path=str(SHOTS / f"{name}-{width}.png"), full_page=False)
+        page.screenshot(path=str(screenshots / f"annotate-{name}-{width}.png"))
         assert overflow <= 0, f"{path} at {width}px scrolls sideways by {overflow}px"
 
 
