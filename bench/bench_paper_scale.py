@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import statistics
 import subprocess
@@ -33,6 +32,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from _common import peak_rss_mb
 
 MODELS = [f"provider-{i}/model-{i}" for i in range(14)]
 JUDGE = "openai/gpt-4.1-mini"
@@ -69,7 +72,7 @@ def _child(argv: list[str]) -> None:
         io = dict(
             line.split(": ") for line in Path("/proc/self/io").read_text().splitlines() if line
         )
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = int(peak_rss_mb() * 1024 * 1024)  # VmHWM: ru_maxrss would carry the parent's
         out_file.write_text(json.dumps({"rchar": int(io["rchar"]), "peak": peak}))
 
 

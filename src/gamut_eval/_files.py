@@ -168,7 +168,9 @@ def parse_json(text: str) -> Any:
     except RecursionError:
         value = None
     else:
-        if not _too_deep(value):
+        # Fewer opening brackets than the limit cannot nest past it: the walk is for the
+        # rare text that has as many (a row of a table is read here, millions of times).
+        if text.count("[") + text.count("{") <= MAX_DEPTH or not _too_deep(value):
             return value
     raise LimitError(
         f"nested deeper than {MAX_DEPTH} levels of lists and objects (a GAMUT file needs "
