@@ -23,8 +23,6 @@ from gamut_eval.dataset import Dataset, load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.hub import CARD_MARKER
 
-__all__ = ["VIEWER_TABLE", "dataset_card_files", "pushed_dataset"]
-
 VIEWER_TABLE = "viewer/test-00000-of-00001.parquet"
 """The flat table for the viewer and ``datasets``, relative to the pushed dataset's folder."""
 _TEXT_FIELDS = ("id", "question", "question_text_only", "entity", "domain", "popularity")

@@ -16,9 +16,6 @@ from collections.abc import Iterable
 
 from gamut_eval.errors import InputError
 
-__all__ = ["EXTRA_MODULES", "MissingExtra", "extra_installed", "install_command",
-           "missing_extra_message", "model_extras", "require_extra", "require_extras"]  # fmt: skip
-
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "annotate": (
         "fastapi",

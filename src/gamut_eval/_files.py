@@ -22,20 +22,6 @@ import yaml
 
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = [
-    "MAX_DEPTH",
-    "MAX_DOCUMENT_BYTES",
-    "MAX_LINE_BYTES",
-    "MAX_YAML_ALIASES",
-    "MAX_YAML_NODES",
-    "LimitError",
-    "atomic_writer",
-    "image_inside",
-    "read_document",
-    "read_jsonl",
-    "read_mapping",
-]
-
 MAX_DEPTH = 64
 """Deepest nesting of lists and objects a file may have (a rubric needs about six)."""
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024

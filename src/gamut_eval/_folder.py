@@ -49,19 +49,6 @@ from gamut_eval.errors import InputError
 if TYPE_CHECKING:
     from gamut_eval.records import RunIdentity
 
-__all__ = [
-    "DERIVED",
-    "FINISHED",
-    "STORE_FILES",
-    "Finished",
-    "claim_folder",
-    "file_sha256",
-    "finished_digest",
-    "lock_folder",
-    "record_finished",
-    "take_finished",
-]
-
 DERIVED = ("scores.jsonl", "summary.json", "report.html", "report.md")
 """Files computed from ``verdicts.jsonl``: removed whenever it is about to change."""
 STORE_FILES = ("store.sqlite", "store.sqlite-wal", "store.sqlite-shm", "store.sqlite.lock")

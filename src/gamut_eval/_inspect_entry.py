@@ -12,9 +12,14 @@ import logging
 
 from inspect_ai import Task, task
 
-from gamut_eval.generate import NO_JUDGE, gamut_scorer, gamut_task, mean, scored_mean, stderr
-
-__all__ = ["gamut", "gamut_scorer", "mean", "scored_mean", "stderr"]
+from gamut_eval.generate import (
+    NO_JUDGE,
+    gamut_scorer as gamut_scorer,
+    gamut_task,
+    mean as mean,
+    scored_mean as scored_mean,
+    stderr as stderr,
+)
 
 
 @task

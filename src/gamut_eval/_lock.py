@@ -33,17 +33,6 @@ from pathlib import Path
 
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "RUN_LOCK",
-    "Held",
-    "Holder",
-    "LockBusy",
-    "hold",
-    "hold_run_folder_of",
-    "lock_key",
-    "process_alive",
-]
-
 RUN_LOCK = "store.sqlite.lock"
 """A run folder's lock file (the lock of its verdict store, ``store.sqlite``)."""
 _COMMAND_CHARS = 200

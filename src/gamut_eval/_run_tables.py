@@ -25,8 +25,6 @@ if TYPE_CHECKING:
 
     from gamut_eval.dataset import Dataset
 
-__all__ = ["RunTables", "load_run"]
-
 _FILES = {"answers": "responses.jsonl", "verdicts": "verdicts.jsonl", "scores": "scores.jsonl"}
 
 

@@ -46,8 +46,6 @@ from gamut_eval._files import (
 )
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = ["FORMATS", "TableFormat", "read_rows", "table_format", "write_rows"]
-
 TableFormat = Literal["jsonl", "json", "parquet"]
 FORMATS: dict[str, TableFormat] = {".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
 """File extension (lower case) -> table format."""

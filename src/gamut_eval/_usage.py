@@ -14,8 +14,6 @@ if TYPE_CHECKING:
     from gamut_eval.prices import PriceTable
     from gamut_eval.responses import ResponseRow
 
-__all__ = ["Usage", "answer_usage", "priced"]
-
 
 class Usage(BaseModel):
     """Tokens one model or judge used, and what they cost.

@@ -39,14 +39,6 @@ if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
-__all__ = [
-    "SCORED_FIELDS",
-    "VERDICT_KEYS",
-    "VerdictTable",
-    "read_verdict_table",
-    "unique_rows",
-]
-
 VERDICT_KEYS: tuple[str, ...] = ("question_id", "model", "setting", "judge", "check_id")
 """What identifies one verdict row (the fields of these present in a row)."""
 SCORED_FIELDS: tuple[str, ...] = (*VERDICT_KEYS, "verdict")

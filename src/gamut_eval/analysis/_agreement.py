@@ -47,17 +47,6 @@ from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.judge import OFFLINE_JUDGE, REFERENCE_JUDGE
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "CheckAgreementRow",
-    "ReferenceAgreementRow",
-    "UnitVerdicts",
-    "align_verdicts",
-    "check_agreement_rows",
-    "reference_agreement",
-    "reference_notes",
-]
-
-
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 _V = len(VERDICT_ORDER)

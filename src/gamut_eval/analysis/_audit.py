@@ -16,21 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from gamut_eval.analysis._tables import Count, Rate, Row
 from gamut_eval.judge import JudgeSettings
 
-__all__ = [
-    "AUDIT_FILE",
-    "AUDIT_SCHEMA",
-    "AuditReport",
-    "AuditRow",
-    "AuditThresholds",
-    "CleanRun",
-    "FlipExample",
-    "ProbeKind",
-    "ProbeResult",
-    "SkippedProbe",
-    "audit_rows",
-]
-
-
 ProbeKind = Literal["null", "perturbation", "order"]
 """What a probe does to the answer (see ``gamut_eval.quality.probes``)."""
 

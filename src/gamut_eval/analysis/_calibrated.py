@@ -16,8 +16,6 @@ from gamut_eval.analysis._tables import Count, Row, Score, Stat
 from gamut_eval.calibration import CALIBRATED_FILE
 from gamut_eval.errors import InputError, ValidationError
 
-__all__ = ["CalibratedRow", "calibrated_rows"]
-
 _READ = ConfigDict(extra="ignore", frozen=True)
 """calibrated.json holds more than the report shows (tier scores, differences)."""
 

@@ -55,30 +55,6 @@ from gamut_eval.analysis._kmeans import SparseRows, kmeans_labels
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "DEFAULT_EMBEDDING_MODEL",
-    "STOPWORDS",
-    "TOLERANCE",
-    "DiversityReport",
-    "EmbeddingsUnavailable",
-    "FloatArray",
-    "IntArray",
-    "NearDuplicate",
-    "QuestionCluster",
-    "TemplateCount",
-    "Tfidf",
-    "cluster_centroids",
-    "cosine_gram",
-    "default_clusters",
-    "embed",
-    "kmeans",
-    "question_diversity",
-    "question_template",
-    "terms",
-    "tfidf",
-]
-
-
 # --------------------------------------------------------------------------- tokens
 
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})

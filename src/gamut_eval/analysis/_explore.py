@@ -49,16 +49,6 @@ from gamut_eval.errors import InputError
 from gamut_eval.rubric import Checklist
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "DATA_VERSION",
-    "SIZE",
-    "VERDICT_CODES",
-    "explore_data",
-    "explore_json",
-    "thumbnail",
-]
-
-
 SIZE = 160
 """Longest side of a thumbnail, in pixels."""
 _RAW_LIMIT = 150_000

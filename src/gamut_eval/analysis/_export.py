@@ -30,22 +30,6 @@ from gamut_eval.analysis._report import TABLES, Report
 from gamut_eval.analysis._tables import Row, TableSpec, cell_text, display_columns
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "FOLDER_FORMATS",
-    "FORMATS",
-    "Format",
-    "arrow_schema",
-    "default_output",
-    "markdown_table",
-    "md_escape",
-    "render_markdown",
-    "render_table",
-    "render_text",
-    "table_frame",
-    "write_report",
-]
-
-
 _ESCAPES = str.maketrans(
     {
         "\\": "\\\\",

@@ -59,22 +59,6 @@ from gamut_eval.analysis._svg import (
 )
 from gamut_eval.analysis._tables import Row, cell_text, display_columns
 
-__all__ = [
-    "CSP",
-    "CSS",
-    "MODULES",
-    "PAGE_JS",
-    "VERDICT_COLOURS",
-    "Block",
-    "Header",
-    "Section",
-    "bundle_modules",
-    "embed_json",
-    "render_html",
-    "render_page",
-]
-
-
 _PAGE = files("gamut_eval.analysis").joinpath("page")
 MODULES = ("dom.js", "tables.js", "explore.js", "main.js")
 """The page's ES modules, each after the modules it imports."""

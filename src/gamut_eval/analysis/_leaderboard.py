@@ -23,15 +23,6 @@ from gamut_eval.analysis._stats import Bootstrap, Means, nanmean, ranks
 from gamut_eval.analysis._tables import Count, Rate, Row, Score, number
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "POPULARITY_ORDER",
-    "BreakdownRow",
-    "LeaderboardRow",
-    "breakdown_rows",
-    "leaderboard_rows",
-    "verdict_shares",
-]
-
 FloatArray = npt.NDArray[np.float64]
 
 POPULARITY_ORDER: tuple[str, ...] = ("head", "torso", "tail")

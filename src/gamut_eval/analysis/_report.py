@@ -71,22 +71,6 @@ from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
 from gamut_eval.scoring import ScoringParams
 
-__all__ = [
-    "DIVERSITY_TABLES",
-    "TABLES",
-    "ClusterRow",
-    "DiversitySummaryRow",
-    "DiversityTables",
-    "NearDuplicateRow",
-    "Report",
-    "ReportConfig",
-    "ReportMeta",
-    "TemplateRow",
-    "build_report",
-    "diversity_rows",
-    "report_for_run",
-]
-
 
 class DiversitySummaryRow(Row):
     """How diverse the questions are, in two numbers."""

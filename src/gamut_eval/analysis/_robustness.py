@@ -65,34 +65,6 @@ from gamut_eval.analysis._stats import (
 from gamut_eval.analysis._tables import Count, Row, Score, Stat, number
 from gamut_eval.errors import ErrorDetail, ValidationError
 
-__all__ = [
-    "GATEWAYS",
-    "MULTIMODAL",
-    "TEXT_ONLY",
-    "FamilyRow",
-    "JudgeGapRow",
-    "JudgePairRow",
-    "JudgeScoreRow",
-    "LeniencyRow",
-    "ModalityRow",
-    "ModalitySummaryRow",
-    "RankSwapRow",
-    "Robustness",
-    "SelfPreferenceRow",
-    "family_rows",
-    "gap_spread",
-    "judge_robustness",
-    "leniency_offset",
-    "load_families",
-    "modality_tables",
-    "model_family",
-    "rank_swap_rows",
-    "reference_mean",
-    "self_preference",
-    "self_preference_row",
-]
-
-
 GATEWAYS: frozenset[str] = frozenset(
     {
         "openai-api",

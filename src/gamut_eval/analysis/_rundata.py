@@ -40,19 +40,6 @@ from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 from gamut_eval.rubric import TIERS, pydantic_details
 from gamut_eval.scoring import ScoringParams, Verdict
 
-__all__ = [
-    "SETTING_ORDER",
-    "VERDICT_COLUMNS",
-    "RunData",
-    "ScoreCube",
-    "category_codes",
-    "cube_from_scores",
-    "load_run_data",
-    "read_scores",
-    "read_table",
-]
-
-
 _KEYS = ("question_id", "model", "setting", "judge")
 _COUNT_VERDICTS = (*(verdict.value for verdict in Verdict), "unscored")
 

@@ -38,31 +38,6 @@ from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "VERDICT_ORDER",
-    "AgreementEstimates",
-    "Bootstrap",
-    "Estimate",
-    "Means",
-    "SwappedPair",
-    "accuracy",
-    "bootstrap_agreement",
-    "cohen_kappa",
-    "confusion_matrix",
-    "kendall_tau_b",
-    "krippendorff_alpha_ordinal",
-    "nanmean",
-    "pearson",
-    "ranks",
-    "resample_weights",
-    "swapped_pairs",
-    "table_accuracy",
-    "table_alpha_ordinal",
-    "table_kappa",
-    "verdict_table",
-]
-
-
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 

@@ -32,31 +32,6 @@ from html import escape
 
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "LINE",
-    "OKABE_ITO",
-    "VERDICT_PALETTE",
-    "Bar",
-    "Interval",
-    "Point",
-    "Scale",
-    "e",
-    "f",
-    "finite",
-    "heatmap",
-    "interval_chart",
-    "legend",
-    "lines_text",
-    "nice_ticks",
-    "open_svg",
-    "scatter_chart",
-    "stacked_bars",
-    "text_width",
-    "wrap",
-    "x_axis",
-]
-
-
 OKABE_ITO = {
     "orange": "#E69F00",
     "sky blue": "#56B4E9",

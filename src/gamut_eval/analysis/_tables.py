@@ -15,22 +15,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = [
-    "Column",
-    "Count",
-    "Rate",
-    "Row",
-    "Score",
-    "Stat",
-    "TableSpec",
-    "Unit",
-    "cell_text",
-    "column_units",
-    "display_columns",
-    "format_cell",
-    "number",
-]
-
 
 @dataclass(frozen=True)
 class Unit:

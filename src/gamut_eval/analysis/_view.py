@@ -21,8 +21,6 @@ from pathlib import Path
 
 from gamut_eval.errors import InputError
 
-__all__ = ["LOOPBACK", "ReportServer", "ensure_report", "has_browser", "open_in_browser"]
-
 LOOPBACK = "127.0.0.1"
 _PATHS = ("/", "/report.html", "/index.html")
 

@@ -36,8 +36,6 @@ from gamut_eval.annotate._web import (
 )
 from gamut_eval.errors import InputError
 
-__all__ = ["check_bind", "create_app", "serve"]
-
 _HERE = Path(__file__).parent
 _TIER_NAMES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
 

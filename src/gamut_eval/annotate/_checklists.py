@@ -51,25 +51,6 @@ from gamut_eval.annotate._db import RubricEvent
 from gamut_eval.annotate._errors import ConflictError, FormError
 from gamut_eval.rubric import Check, CheckKind, Checklist, MetaRubric, pydantic_details
 
-__all__ = [
-    "Carried",
-    "CheckChange",
-    "CheckConflict",
-    "CheckRow",
-    "ChecklistDiff",
-    "ChecklistForm",
-    "FieldChange",
-    "MergeConflict",
-    "NewCheckRow",
-    "Side",
-    "apply_form",
-    "carry_edits",
-    "diff_checklists",
-    "merge_stale_form",
-    "parse_checklist_form",
-    "same_content",
-]
-
 _MAX_ROWS = 500
 """More rows than any rubric has: a bound on the work a single POST can cause."""
 _FIELD = re.compile(r"^(check|new)-(\d{1,3})-(id|text|tier|remove|item|kind)$")

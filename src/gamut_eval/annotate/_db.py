@@ -46,32 +46,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "AnswerLabel",
-    "Base",
-    "Database",
-    "Decision",
-    "ExportRecord",
-    "Image",
-    "LabelAnswer",
-    "LabelQuestion",
-    "LoginFailure",
-    "LoginSession",
-    "Question",
-    "QuestionStatus",
-    "Review",
-    "Role",
-    "Rubric",
-    "RubricEvent",
-    "RubricStatus",
-    "User",
-    "database_url",
-    "dumps",
-    "shown_url",
-    "updated_rows",
-    "utc_now",
-]
-
 
 def dumps(data: Any) -> str:
     """Canonical JSON text for stored documents."""

@@ -15,8 +15,6 @@ from __future__ import annotations
 
 from gamut_eval.errors import GamutError
 
-__all__ = ["AnnotateError", "ConflictError", "FormError", "NotFound", "PermissionDenied"]
-
 
 class AnnotateError(GamutError):
     """Base class of the errors the annotation app shows to its users."""

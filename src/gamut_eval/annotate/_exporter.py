@@ -53,17 +53,6 @@ from gamut_eval.annotate._rubrics import (
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.rubric import Checklist
 
-__all__ = [
-    "DecisionRow",
-    "DroppedQuestion",
-    "ExportManifest",
-    "ExportSummary",
-    "export_dataset",
-    "question_history",
-    "question_provenance",
-    "rubric_provenance",
-]
-
 
 @dataclass(frozen=True)
 class ExportSummary:

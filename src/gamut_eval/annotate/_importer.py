@@ -53,17 +53,6 @@ from gamut_eval.rubric import (
     validate_meta_rubric,
 )
 
-__all__ = [
-    "IMAGE_SUFFIXES",
-    "CandidateRow",
-    "FileSummary",
-    "ParsedCandidate",
-    "ParsedRubric",
-    "file_sha256",
-    "import_files",
-    "parse_file",
-]
-
 
 @dataclass
 class FileSummary:

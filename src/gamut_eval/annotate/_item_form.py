@@ -17,8 +17,6 @@ from typing import Any
 
 from gamut_eval.annotate._errors import FormError
 
-__all__ = ["LIST_FIELD", "item_from_form", "item_rows"]
-
 LIST_FIELD = {
     "strict_list": "items",
     "flexible_list": "options",

@@ -9,8 +9,6 @@ from fastapi.responses import RedirectResponse, Response
 from gamut_eval.annotate._labels import answer_count, label_context, next_unlabelled, save_label
 from gamut_eval.annotate._web import DbSession, Fields, Who, render, submitted
 
-__all__ = ["router"]
-
 router = APIRouter()
 
 _DONE = {

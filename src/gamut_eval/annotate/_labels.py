@@ -39,18 +39,6 @@ from gamut_eval.responses import check_responses, iter_responses
 from gamut_eval.rubric import Check, Checklist
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "VERDICTS",
-    "AnswerImport",
-    "LabelExport",
-    "answer_count",
-    "export_labels",
-    "import_answers",
-    "label_context",
-    "next_unlabelled",
-    "save_label",
-]
-
 VERDICTS: tuple[str, ...] = tuple(v.value for v in Verdict)
 """The four verdicts, in the order of the page's radio buttons (keys 1 to 4)."""
 NOTE_MAX = 4000

@@ -48,20 +48,6 @@ from gamut_eval.annotate._questions import (
 )
 from gamut_eval.annotate._web import DbSession, Viewer, Who, render, submitted
 
-__all__ = [
-    "PAGE_SIZE",
-    "Agreement",
-    "ImagePage",
-    "ImageRow",
-    "PairAgreement",
-    "WorkRow",
-    "agreement",
-    "annotator_work",
-    "image_page",
-    "router",
-    "totals",
-]
-
 LABELS = tuple(d.value for d in Decision)
 
 

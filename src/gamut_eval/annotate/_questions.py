@@ -47,26 +47,6 @@ from gamut_eval.annotate._db import (
 )
 from gamut_eval.annotate._errors import ConflictError, FormError, NotFound, PermissionDenied
 
-__all__ = [
-    "ADJUDICATORS",
-    "REVIEWS_PER_QUESTION",
-    "ImageStatus",
-    "Outcome",
-    "Vote",
-    "adjudicate",
-    "adjudication_queue",
-    "after_adjudication",
-    "after_reviews",
-    "get_question",
-    "image_status",
-    "make_vote",
-    "next_for_review",
-    "origin_of",
-    "reviews_of",
-    "revision_id",
-    "submit_review",
-]
-
 REVIEWS_PER_QUESTION = 2
 """Independent reviews each candidate gets before a decision (the paper's two annotators)."""
 

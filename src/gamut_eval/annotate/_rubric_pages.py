@@ -42,8 +42,6 @@ from gamut_eval.annotate._rubrics import (
 from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
 from gamut_eval.rubric import Check, CheckKind, Checklist, Tier
 
-__all__ = ["NEW_ROWS", "router", "rubric_context", "rubric_list"]
-
 NEW_ROWS = 2
 """Blank "add a check" rows in the editor (the page needs no script to add rows)."""
 

@@ -73,33 +73,6 @@ from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ValidationError
 from gamut_eval.rubric import Check, Checklist, MetaRubric, compile_rubric, validate_meta_rubric
 
-__all__ = [
-    "STRANGER_TEST",
-    "TEXT_ONLY",
-    "Rederived",
-    "after_entity",
-    "after_items",
-    "after_question",
-    "carried_stale",
-    "checklist_of",
-    "checks_naming",
-    "compiled_of",
-    "events_of",
-    "get_rubric",
-    "meta_of",
-    "names",
-    "preview_item",
-    "rename_entity",
-    "save_checklist",
-    "set_ambiguous",
-    "set_complete",
-    "set_dropped",
-    "set_entity",
-    "set_item",
-    "set_question",
-    "stale_of",
-]
-
 _MAX_TEXT = 2000
 
 

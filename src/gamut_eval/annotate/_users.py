@@ -35,31 +35,6 @@ from sqlalchemy.orm import Session
 from gamut_eval.annotate._db import Database, LoginFailure, LoginSession, Role, User, utc_now
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "ADDRESS_FREE_FAILURES",
-    "ANY_NAME",
-    "FREE_FAILURES",
-    "MAX_DELAY",
-    "NewToken",
-    "SignedIn",
-    "add_user",
-    "blocked_for",
-    "clear_failures",
-    "count_users",
-    "delay_after",
-    "find_session",
-    "hash_token",
-    "list_users",
-    "mark_seen",
-    "needs_mark",
-    "new_token",
-    "record_failure",
-    "reset_token",
-    "same_token",
-    "sign_in",
-    "sign_out",
-]
-
 
 def new_token() -> str:
     """A fresh secret: 256 random bits, URL-safe."""

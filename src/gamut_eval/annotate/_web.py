@@ -61,30 +61,6 @@ from gamut_eval.annotate._users import (
     sign_out,
 )
 
-__all__ = [
-    "CSP",
-    "LOGIN_COOKIE",
-    "SAFE_METHODS",
-    "SECURITY_HEADERS",
-    "SESSION_COOKIE",
-    "DbSession",
-    "Fields",
-    "HostAndHeadersMiddleware",
-    "LoginRequired",
-    "Viewer",
-    "Who",
-    "allowed_hosts",
-    "csrf_guard",
-    "db_session",
-    "form_fields",
-    "idle_minutes",
-    "is_loopback",
-    "render",
-    "router",
-    "submitted",
-    "viewer",
-]
-
 CSP = (
     "default-src 'self'; img-src 'self'; script-src 'self'; object-src 'none'; "
     "base-uri 'none'; frame-ancestors 'none'"

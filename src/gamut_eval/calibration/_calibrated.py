@@ -31,16 +31,6 @@ if TYPE_CHECKING:
 
     from gamut_eval.scoring import ScoringParams
 
-__all__ = [
-    "CALIBRATED_FILE",
-    "GIVEN_NOTE",
-    "RANDOM_NOTE",
-    "Calibration",
-    "calibrate_run",
-    "calibrate_scores",
-    "write_calibration",
-]
-
 CALIBRATED_FILE = "calibrated.json"
 """What ``write_calibration`` names its file in a run folder."""
 

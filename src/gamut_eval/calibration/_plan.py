@@ -18,8 +18,6 @@ import numpy.typing as npt
 from gamut_eval.calibration._ppi import t_value
 from gamut_eval.errors import InputError
 
-__all__ = ["FRACTIONS", "TARGET_WIDTH", "PlannedWidth", "plan_widths", "recommend_fraction"]
-
 FRACTIONS: tuple[float, ...] = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.75, 1.0)
 """The fractions the planner shows by default."""
 

@@ -18,8 +18,6 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["MeanEstimate", "Population", "normal_cdf", "ppi_mean", "t_value", "z_value"]
-
 Floats = npt.NDArray[np.float64]
 Population = Literal["finite", "infinite"]
 """``finite``: the target is the strong judge's mean over the units at hand (the run's

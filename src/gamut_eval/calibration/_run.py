@@ -34,16 +34,6 @@ from gamut_eval.judge import JudgeSettings
 if TYPE_CHECKING:
     from gamut_eval.run import RunResult
 
-__all__ = [
-    "PILOT_MIN_ANSWERS",
-    "CalibrateWith",
-    "CalibratedRun",
-    "CalibrationPlan",
-    "calibration_sample",
-    "plan_calibration",
-    "run_calibrated",
-]
-
 PILOT_MIN_ANSWERS = 10
 """Answers both judges scored that a run folder needs to serve as the planner's pilot."""
 

@@ -16,8 +16,6 @@ from pathlib import Path
 from gamut_eval._files import atomic_writer
 from gamut_eval.errors import InputError
 
-__all__ = ["sample_questions", "write_sample"]
-
 
 def _key(seed: int, question_id: str) -> bytes:
     return hashlib.blake2b(

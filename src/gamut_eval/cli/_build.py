@@ -37,8 +37,6 @@ if TYPE_CHECKING:
         StageReport,
     )
 
-__all__ = ["COMMANDS", "EXIT_NEEDS_REVIEW"]
-
 EXIT_NEEDS_REVIEW = 3
 """The build stopped where people must decide (not a failure, but not finished either)."""
 

@@ -14,24 +14,6 @@ import click
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = [
-    "DATASET_PATH",
-    "HUB_RUN",
-    "RUN_FOLDER",
-    "DatasetPath",
-    "RunFolder",
-    "console",
-    "dump_json",
-    "err_console",
-    "failure_message",
-    "image_root_option",
-    "option_of",
-    "print_plain",
-    "rich_console",
-    "with_options",
-    "write_output",
-]
-
 
 class DatasetPath(click.Path):
     """A dataset file, a meta-rubric file or a folder of them, ``sample`` (``SAMPLE_ALIAS``)

@@ -13,15 +13,6 @@ from collections.abc import Iterable
 
 import click
 
-__all__ = [
-    "OPTION_GROUPS",
-    "GroupedCommand",
-    "GroupedGroup",
-    "completion",
-    "did_you_mean",
-    "option_group",
-]
-
 _GROUPS: dict[str, tuple[str, ...]] = {
     "Inputs": (
         "dataset", "responses", "checklist", "verdicts", "gold", "setting", "fill-missing",

@@ -8,8 +8,6 @@ import click
 
 from gamut_eval.cli._help import GroupedCommand
 
-__all__ = ["COMMANDS", "push"]
-
 
 @click.command("push", cls=GroupedCommand)
 @click.argument("source", type=click.Path(exists=True, path_type=Path))

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from gamut_eval.judge import BackendOptions, DryRunReport, JudgeReport, JudgeSettings
     from gamut_eval.prices import ModelPrice
 
-__all__ = ["COMMANDS", "dry_run_table", "judge_options", "judge_settings"]
-
 _file = click.Path(dir_okay=False, path_type=Path)
 _in_file = click.Path(dir_okay=False, exists=True, path_type=Path)
 F = TypeVar("F", bound=Callable[..., Any])

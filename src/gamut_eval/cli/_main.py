@@ -23,8 +23,6 @@ from gamut_eval._extras import missing_extra_message
 from gamut_eval.cli._help import GroupedGroup
 from gamut_eval.errors import GamutError, InputError
 
-__all__ = ["COMMANDS", "EXIT_FAILURE", "EXIT_INPUT", "cli", "main"]
-
 EXIT_INPUT = 2
 """Bad input (a file that breaks a rule, an unknown id...): nothing was written."""
 EXIT_FAILURE = 1

@@ -33,8 +33,6 @@ if TYPE_CHECKING:
 
     M = TypeVar("M", bound=BaseModel)
 
-__all__ = ["config_option", "model_options", "model_values", "option_name", "settings_from"]
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -38,17 +38,6 @@ _DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
 """``gamut_eval.analysis._diversity.DEFAULT_EMBEDDING_MODEL``, spelled out to keep the import
 lazy (a test checks that the two agree)."""
 
-__all__ = [
-    "COMMANDS",
-    "interval_text",
-    "print_summary",
-    "report",
-    "summary_renderables",
-    "summary_tables",
-    "table_with",
-    "view",
-]
-
 
 def summary_tables(report: Report, *, calibrated: bool = True) -> list[RenderableType]:
     """The concise terminal summary (leaderboards, calibrated scores, scores per judge,

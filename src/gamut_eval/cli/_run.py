@@ -35,15 +35,6 @@ if TYPE_CHECKING:
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
-__all__ = [
-    "COMMANDS",
-    "generation_options",
-    "generation_settings",
-    "print_result",
-    "print_where",
-    "write_html_report",
-]
-
 F = TypeVar("F", bound=Callable[..., Any])
 
 _file = click.Path(dir_okay=False, path_type=Path)

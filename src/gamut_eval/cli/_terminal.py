@@ -33,18 +33,6 @@ if TYPE_CHECKING:
 
     from gamut_eval.judge import JudgeStats, PassEvent
 
-__all__ = [
-    "LEVELS",
-    "Builder",
-    "Namer",
-    "PassProgress",
-    "fitted",
-    "print_fitted",
-    "progress_columns",
-    "short_names",
-    "warn_flagged",
-]
-
 REFRESH_S = 0.1
 LINE_EVERY_S = 10.0
 

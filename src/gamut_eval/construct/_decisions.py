@@ -37,17 +37,6 @@ from gamut_eval.construct._models import (
 from gamut_eval.construct._workdir import content_hash
 from gamut_eval.errors import ErrorDetail, ValidationError
 
-__all__ = [
-    "PoolVerdict",
-    "candidate_states",
-    "decide",
-    "expand_revisions",
-    "live_candidates",
-    "load_decisions",
-    "ranked",
-    "revision_of",
-]
-
 
 def load_decisions(paths: list[Path] | tuple[Path, ...]) -> dict[str, Decision]:
     """The latest decision per candidate id across the files, in order; every bad row of

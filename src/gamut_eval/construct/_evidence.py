@@ -49,16 +49,6 @@ from gamut_eval.construct._text import normalise
 from gamut_eval.construct._workdir import content_hash, data_url
 from gamut_eval.rubric import MetaRubric, compile_rubric
 
-__all__ = [
-    "default_queries",
-    "gather_snippets",
-    "plan_queries",
-    "question_inputs",
-    "run_draft",
-    "run_evidence",
-    "snippet_payload",
-]
-
 MAX_QUERY_CHARS = 200
 
 _SCHEMA = object_schema({"queries": {"type": "array", "items": {"type": "string"}}})

@@ -42,16 +42,6 @@ from gamut_eval.construct._models import AcceptedQuestion, Popularity, Provenanc
 from gamut_eval.construct._workdir import IMAGE_SUFFIXES, Workdir, content_hash
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
-__all__ = [
-    "FIELDS",
-    "TABLE_SUFFIXES",
-    "ImportReport",
-    "import_questions",
-    "local_table",
-    "parse_hf_path",
-    "parse_mapping",
-]
-
 FIELDS: dict[str, bool] = {
     "question": True,
     "image": True,

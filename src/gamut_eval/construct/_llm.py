@@ -58,25 +58,6 @@ if TYPE_CHECKING:
     from inspect_ai.model import ChatMessage, GenerateConfig, Model, ModelOutput
     from inspect_ai.tool import ToolInfo
 
-__all__ = [
-    "TOOL_NAME",
-    "BuildModel",
-    "Prompt",
-    "UsageMeter",
-    "ask_json",
-    "extract_json",
-    "inline_schema",
-    "json_object_format",
-    "object_schema",
-    "rebuild_reply_schema",
-    "refusal_of",
-    "refused_format",
-    "reply_text",
-    "reply_tool",
-    "rubric_items_schema",
-    "wire_of",
-]
-
 TOOL_NAME = "reply"
 """The one tool an Anthropic model is made to call when it takes no ``output_format``."""
 

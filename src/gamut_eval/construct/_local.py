@@ -37,17 +37,6 @@ from gamut_eval.construct._search import SearchHit
 from gamut_eval.construct._text import words
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "DOCUMENT_SUFFIXES",
-    "MAX_PASSAGE_CHARS",
-    "STOPWORDS",
-    "LocalSearch",
-    "fts_query",
-    "main_text",
-    "passages",
-    "sections",
-]
-
 DOCUMENT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
 HTML_SUFFIXES = frozenset({".html", ".htm"})
 MAX_PASSAGE_CHARS = 600

@@ -23,40 +23,6 @@ from gamut_eval._usage import Usage
 from gamut_eval.errors import GamutError
 from gamut_eval.rubric import Checklist, ChecklistEdit, Evidence, MetaRubric, RubricChange, Text
 
-__all__ = [
-    "REQUIREMENTS",
-    "STAGES",
-    "AcceptedQuestion",
-    "AnnotationTask",
-    "Audit",
-    "BuildError",
-    "Candidate",
-    "CandidateReview",
-    "CandidateState",
-    "CheckChange",
-    "CoverageFlag",
-    "Decision",
-    "DraftRecord",
-    "DropReason",
-    "EvidenceRecord",
-    "Failure",
-    "ImageRecord",
-    "ImageReview",
-    "Invalid",
-    "ItemChange",
-    "Provenance",
-    "RefinedRecord",
-    "ReviewCall",
-    "RubricDiff",
-    "Snippet",
-    "SnippetCheck",
-    "StageError",
-    "StageReport",
-    "StageUsage",
-    "TextOnlyRecord",
-    "UnitError",
-]
-
 
 class BuildError(GamutError):
     """The build cannot go on at all (rejected credentials, an unusable model or provider)."""

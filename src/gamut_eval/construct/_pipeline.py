@@ -22,8 +22,6 @@ from gamut_eval.construct._settings import PipelineOptions
 from gamut_eval.construct._sources import Fetcher
 from gamut_eval.construct._text_only import run_text_only
 
-__all__ = ["PipelineReport", "run_all"]
-
 
 class PipelineReport(BaseModel):
     """What ``all`` did."""

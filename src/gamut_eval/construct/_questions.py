@@ -66,16 +66,6 @@ from gamut_eval.construct._text import names_entity, normalise
 from gamut_eval.construct._workdir import Workdir, content_hash, data_url, load_images
 from gamut_eval.errors import InputError
 
-__all__ = [
-    "REVIEW_SCHEMA",
-    "ImageCandidates",
-    "image_inputs",
-    "proposed_candidates",
-    "review_validator",
-    "run_questions",
-    "run_review",
-]
-
 MAX_QUESTION_CHARS = 300
 """A question longer than this is not "concise and natural" (docs/method.md [B2])."""
 

@@ -108,16 +108,6 @@ from gamut_eval.rubric import (
     diff_meta_rubrics,
 )
 
-__all__ = [
-    "PageCache",
-    "RefineUnit",
-    "app_row",
-    "audit_draft",
-    "refine_units",
-    "run_refine",
-    "verify_snippets",
-]
-
 
 @dataclass(frozen=True)
 class RefineUnit:

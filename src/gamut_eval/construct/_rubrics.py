@@ -77,21 +77,6 @@ from gamut_eval.rubric import (
     validate_meta_rubric,
 )
 
-__all__ = [
-    "RowKind",
-    "RubricRow",
-    "element_cites",
-    "element_texts",
-    "enforce_superset",
-    "grounding_errors",
-    "read_rubric_file",
-    "row_image",
-    "row_question",
-    "rubric_diff",
-    "rubric_from_items",
-    "sanctioned",
-]
-
 
 def element_cites(item: Item) -> list[tuple[str, ...]]:
     """The ``cites`` of each list element, option, step or aspect of an item."""

@@ -13,8 +13,6 @@ from typing import Protocol
 
 from gamut_eval.errors import GamutError
 
-__all__ = ["SEARCH_PROVIDERS", "SearchError", "SearchHit", "SearchProvider"]
-
 SEARCH_PROVIDERS: tuple[str, ...] = ("local", "tavily", "brave")
 
 

@@ -38,8 +38,6 @@ from gamut_eval.prices import PriceTable
 if TYPE_CHECKING:
     from inspect_ai.model import Model
 
-__all__ = ["NO_IMAGES", "BuildSession", "StageRun", "UnitCall", "probe_build_model"]
-
 NO_IMAGES = (
     "use a vision model for this stage (it shows the model the images), or run the stages "
     "that need none (evidence, draft, refine, text-only) with this one"

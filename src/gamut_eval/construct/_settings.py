@@ -12,8 +12,6 @@ from pathlib import Path
 
 from gamut_eval.errors import InputError
 
-__all__ = ["BuildSettings", "FetchSettings", "ModelSettings", "PipelineOptions", "ResearchSettings"]
-
 
 @dataclass(frozen=True, slots=True)
 class ModelSettings:

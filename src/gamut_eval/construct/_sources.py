@@ -48,19 +48,6 @@ from gamut_eval.construct._settings import FetchSettings
 from gamut_eval.construct._text import plain_words
 from gamut_eval.errors import GamutError, InputError
 
-__all__ = [
-    "FUZZY_THRESHOLD",
-    "BraveSearch",
-    "FetchError",
-    "FetchedPage",
-    "Fetcher",
-    "Match",
-    "TavilySearch",
-    "html_to_text",
-    "make_search_provider",
-    "match_snippet",
-]
-
 _USER_AGENT = "gamut-eval/0.1 (benchmark builder; re-verifies cited snippets)"
 _TEXT_TYPES = ("text/", "application/xhtml", "application/json", "application/xml")
 _SKIP_TAGS = frozenset({"script", "style", "noscript", "template", "svg", "head"})

@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["element_key", "names_entity", "normalise", "plain_words", "words"]
-
 _WORD = re.compile(r"\w+")
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
 """Soft hyphen, zero-width spaces and joiners, word joiner, BOM: inside words on real

@@ -47,8 +47,6 @@ from gamut_eval.construct._workdir import assemble_dataset
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, ValidationError
 
-__all__ = ["run_text_only", "run_text_only_input", "text_only_unit"]
-
 _REWRITE_SCHEMA = object_schema({"question_text_only": {"type": "string"}})
 _SAME_SCHEMA = object_schema({"same": {"type": "boolean"}, "reason": {"type": "string"}})
 

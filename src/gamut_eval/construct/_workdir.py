@@ -76,20 +76,6 @@ from gamut_eval.construct._models import (
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, GamutError, InputError, ValidationError
 
-__all__ = [
-    "IMAGE_SUFFIXES",
-    "BuildCache",
-    "CacheBusyError",
-    "CachedUnit",
-    "DatasetSummary",
-    "Workdir",
-    "assemble_dataset",
-    "content_hash",
-    "data_url",
-    "load_images",
-    "unit_key",
-]
-
 M = TypeVar("M", bound=BaseModel)
 
 _FILES = {

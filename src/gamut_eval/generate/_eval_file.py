@@ -40,14 +40,6 @@ from typing import Any
 
 from gamut_eval._files import atomic_writer
 
-__all__ = [
-    "LOG_SCHEMA_VERSION",
-    "attachment_key",
-    "message_id",
-    "sample_summary",
-    "write_eval_file",
-]
-
 LOG_SCHEMA_VERSION = 2
 """The log format version Inspect writes in ``start.json`` and ``header.json``."""
 

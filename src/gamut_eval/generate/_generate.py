@@ -21,8 +21,6 @@ from gamut_eval.generate._task import SETTING_CHOICES, gamut_task
 if TYPE_CHECKING:
     from gamut_eval.generate._settings import GenerationSettings
 
-__all__ = ["GenerationIncomplete", "export_responses", "generate_responses", "settings_for"]
-
 
 class GenerationIncomplete(GamutError):
     """Some samples have no answer after the eval set's retries; rerun to continue."""

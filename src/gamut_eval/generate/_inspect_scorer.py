@@ -27,8 +27,6 @@ from inspect_ai.scorer import (
 from gamut_eval.generate._score_view import shown
 from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn
 
-__all__ = ["gamut_scorer", "mean", "scored_mean", "stderr"]
-
 
 def _over_finite(inner: Metric) -> Metric:
     """``inner`` over the samples that have a value (NaN left out), rounded; NaN when

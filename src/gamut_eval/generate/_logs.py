@@ -49,8 +49,6 @@ if TYPE_CHECKING:
     from gamut_eval.responses import ResponseRow
     from gamut_eval.scoring import ScoringParams
 
-__all__ = ["SCORER", "scored_logs", "scorer_name", "write_run_logs"]
-
 SCORER = "gamut_scorer"
 _MEAN, _STDERR = "gamut_eval/mean", "gamut_eval/stderr"
 _KEYS = ("gamut", *(t.value for t in TIERS))

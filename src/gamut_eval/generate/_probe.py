@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
     from gamut_eval.generate._settings import GenerationSettings
 
-__all__ = ["PROBE_IMAGE_PROMPT", "PROBE_PROMPT", "probe_image_url", "probe_models"]
-
 PROBE_PROMPT = "Reply with the single word: ready."
 PROBE_IMAGE_PROMPT = "What colour is this image? Reply with one word."
 """The probe's prompts (what a server's request log shows first)."""

@@ -10,8 +10,6 @@ from gamut_eval.errors import InputError
 if TYPE_CHECKING:
     from inspect_ai.dataset import Sample
 
-__all__ = ["Setting", "record_sample", "samples_for"]
-
 Setting = Literal["multimodal", "text_only"]
 
 

@@ -27,8 +27,6 @@ from gamut_eval.scoring import Verdict
 if TYPE_CHECKING:
     from gamut_eval.scoring import ScoringParams
 
-__all__ = ["SHOWN_DIGITS", "VERDICT_WORDS", "ScoreParts", "score_parts", "shown"]
-
 SHOWN_DIGITS = 4
 """Decimal places of the metrics an Inspect log shows (means and standard errors of scores
 in [-1, 1]): what the view prints, without floating-point tails (0.06, not

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
     from inspect_ai.scorer import Score, Target
     from inspect_ai.solver import TaskState
 
-__all__ = ["SCORE_KEYS", "build_score_fn"]
-
 SCORE_KEYS = ("gamut", *(t.value for t in TIERS))
 
 _STORES: dict[Path, VerdictStore] = {}

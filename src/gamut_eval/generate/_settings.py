@@ -18,8 +18,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["SECRET_MARKERS", "GenerationSettings", "ReasoningEffort", "parse_model_args"]
-
 ReasoningEffort = Literal["minimal", "low", "medium", "high"]
 
 SECRET_MARKERS = ("key", "token", "secret", "password")

@@ -18,8 +18,6 @@ ANSWER_MAX_RETRIES = 6
 ANSWER_TIMEOUT_S = 300
 """Seconds one attempt of a request to an answering model may take."""
 
-__all__ = ["NO_JUDGE", "SETTING_CHOICES", "gamut_task", "verbatim_system_message"]
-
 NO_JUDGE = (
     "no judge (-T judge=MODEL): the answers are generated but not scored. Score them now "
     "with -T judge=MODEL (gamut/offline needs no service), or later with `inspect score "

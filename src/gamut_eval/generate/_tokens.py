@@ -21,8 +21,6 @@ import tempfile
 from importlib.resources import files
 from pathlib import Path
 
-__all__ = ["O200K_SHA256", "O200K_URL", "ensure_o200k_base", "tiktoken_cache_dir"]
-
 O200K_URL = "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken"
 """Where tiktoken would download the encoding from (its cache key is this address's SHA-1)."""
 O200K_SHA256 = "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d"

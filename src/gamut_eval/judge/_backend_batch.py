@@ -91,32 +91,6 @@ from gamut_eval.judge._wire_openai import (
     initial_shape,
 )
 
-__all__ = [
-    "CHAT_URL",
-    "TERMINAL",
-    "BatchBackend",
-    "BatchClient",
-    "BatchError",
-    "BatchFile",
-    "BatchFileWriter",
-    "BatchJob",
-    "BatchLedger",
-    "BatchRun",
-    "BatchStatus",
-    "BatchWriteReport",
-    "BatchesPending",
-    "IngestCounts",
-    "Ingester",
-    "JobState",
-    "ResultLine",
-    "batch_backend",
-    "batch_directory",
-    "pending_requests",
-    "read_custom_ids",
-    "read_results",
-    "write_round",
-]
-
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batch_jobs (
     job_id TEXT PRIMARY KEY,

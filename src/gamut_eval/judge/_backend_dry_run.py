@@ -38,8 +38,6 @@ from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
-__all__ = ["DryRunBackend", "DryRunReport", "dry_run_backend", "estimate_pass"]
-
 
 class DryRunReport(BaseModel):
     """What a judge pass would send, and what it would cost in each mode."""

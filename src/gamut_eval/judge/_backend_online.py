@@ -60,16 +60,6 @@ from gamut_eval.judge._store import StoredVerdict
 if TYPE_CHECKING:
     from gamut_eval.judge._pass import JudgeWork, Pending
 
-__all__ = [
-    "Answer",
-    "OnlineBackend",
-    "ask",
-    "judge_in_order",
-    "make_client",
-    "online_backend",
-    "open_client",
-]
-
 ClientFactory = Callable[[JudgeSettings], Executor]
 
 

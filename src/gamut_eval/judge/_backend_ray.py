@@ -69,20 +69,6 @@ from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings, RaySettings
 from gamut_eval.judge._store import StoredVerdict
 
-__all__ = [
-    "RAY_EXTRA",
-    "RayBackend",
-    "connect",
-    "import_ray",
-    "judge_ray",
-    "judge_vllm",
-    "ray_backend",
-    "response_rows",
-    "vllm_outcome",
-    "vllm_row",
-    "vllm_sampling_params",
-]
-
 RAY_EXTRA = "pip install 'gamut-eval[ray]'"
 
 

@@ -67,19 +67,6 @@ if TYPE_CHECKING:
     from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
     from gamut_eval.rubric import Check
 
-__all__ = [
-    "NO_LABEL",
-    "OFFLINE_RULES",
-    "OfflineBackend",
-    "ReferenceBackend",
-    "ReferenceLabels",
-    "grade_check",
-    "keyed_judge",
-    "offline_backend",
-    "reference_backend",
-    "reference_labels",
-]
-
 _WORD = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 # fmt: off
 _STOP = frozenset((

@@ -28,8 +28,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["CacheRules", "cache_rules"]
-
 
 @dataclass(frozen=True, slots=True)
 class CacheRules:

@@ -22,20 +22,6 @@ from typing import Any, Literal, Protocol
 
 from gamut_eval.errors import GamutError, JudgeError
 
-__all__ = [
-    "EMPTY_TURN",
-    "ChatMessage",
-    "Completion",
-    "Executor",
-    "JudgeAuthError",
-    "JudgeCallError",
-    "JudgeRequestRejected",
-    "JudgeServerGone",
-    "JudgeStalled",
-    "JudgeUnavailable",
-    "content_part",
-]
-
 ChatMessage = dict[str, Any]
 """An OpenAI chat message: ``{"role": ..., "content": str | [parts]}``; parts are
 ``{"type": "text", "text": ...}`` or ``{"type": "image_url", "image_url": {"url": data-URL}}``."""

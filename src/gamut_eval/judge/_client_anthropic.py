@@ -57,8 +57,6 @@ from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import error_fields
 
-__all__ = ["ANTHROPIC_VERSION", "AnthropicExecutor", "anthropic_body", "completion_from_message"]
-
 ANTHROPIC_VERSION = "2023-06-01"
 _USER_AGENT = "gamut-eval (fast judge executor, anthropic)"
 _EPHEMERAL = {"type": "ephemeral"}

@@ -62,14 +62,6 @@ from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
-__all__ = [
-    "GeminiExecutor",
-    "completion_from_gemini",
-    "gemini_body",
-    "gemini_schema",
-    "generation_config",
-]
-
 _USER_AGENT = "gamut-eval (fast judge executor, gemini)"
 THINKING_MIN_OUTPUT_TOKENS = 4096
 THINKING_BUDGET = 1024

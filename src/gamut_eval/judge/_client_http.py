@@ -70,22 +70,6 @@ from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._server_slots import ServerSlots, hosted_api
 from gamut_eval.judge._settings import JudgeSettings
 
-__all__ = [
-    "RETRY_AFTER_MAX_S",
-    "WAIT_SHOWN_S",
-    "FastStats",
-    "HttpExecutor",
-    "Refused",
-    "TokenBucket",
-    "Transient",
-    "describe",
-    "env_proxy",
-    "json_body",
-    "reply_json",
-    "retry_after_s",
-    "with_bound",
-]
-
 
 class TokenBucket:
     """Requests-or-tokens per minute, with a burst of one second's worth.

@@ -55,18 +55,6 @@ if TYPE_CHECKING:
         ResponseSchema,
     )
 
-__all__ = [
-    "InspectExecutor",
-    "attempts_of",
-    "causes",
-    "creation_reason",
-    "describe",
-    "is_auth_failure",
-    "is_bad_request",
-    "key_hint",
-    "model_creation_error",
-]
-
 # -- error classification ----------------------------------------------------------------
 
 _AUTH_ERROR_NAMES = frozenset({"AuthenticationError", "PermissionDeniedError"})

@@ -46,7 +46,7 @@ from gamut_eval.judge._client import (
     JudgeUnavailable,
 )
 from gamut_eval.judge._client_http import (
-    FastStats,
+    FastStats as FastStats,
     HttpExecutor,
     Refused,
     Transient,
@@ -65,8 +65,6 @@ from gamut_eval.judge._wire_openai import (
     error_fields,
     initial_shape,
 )
-
-__all__ = ["FastExecutor", "FastStats", "OpenAIExecutor"]
 
 _USER_AGENT = "gamut-eval (fast judge executor)"
 _RETRYABLE_4XX = frozenset({408, 409})  # request timeout; conflict/lock (retried by the SDK)

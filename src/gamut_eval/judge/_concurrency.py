@@ -58,22 +58,6 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "DRIFT",
-    "FLAT",
-    "FLOOR",
-    "HOLD_ROUNDS",
-    "KEEP",
-    "MARGIN",
-    "QUEUEING",
-    "ROUND_MIN",
-    "START",
-    "STEP",
-    "AdaptiveLimit",
-    "Level",
-    "elasticity",
-]
-
 START = 2
 """Requests in flight before anything is measured (when the server names no slots)."""
 ROUND_MIN = 8

@@ -87,38 +87,6 @@ from gamut_eval.scoring import Verdict
 if TYPE_CHECKING:
     from gamut_eval.judge._resolve import ResolvedJudge
 
-__all__ = [
-    "FLUSH_S",
-    "RECENT_CHECKS",
-    "RECENT_UNSCORED",
-    "Backend",
-    "Cells",
-    "JudgePlan",
-    "JudgeReport",
-    "JudgeStats",
-    "JudgeWork",
-    "KeySet",
-    "OnEvent",
-    "PassEvent",
-    "Pending",
-    "PlannedResponse",
-    "Status",
-    "UnscoredRateExceeded",
-    "VerdictName",
-    "VerdictRow",
-    "check_unscored_rate",
-    "judge_image",
-    "judge_pass",
-    "judge_responses",
-    "open_store",
-    "run_pass",
-    "tally",
-    "unscored_limit_error",
-    "unscored_over",
-    "verdict_rows",
-    "write_verdict_rows",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class PlannedResponse:

@@ -22,14 +22,6 @@ from gamut_eval.judge._prompt import RESPONSE_FORMAT, render_messages, render_re
 from gamut_eval.judge._resolve import ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings
 
-__all__ = [
-    "PROBE_CHECK",
-    "PROBE_QUESTION",
-    "PROBE_TIMEOUT_S",
-    "ProbeFailed",
-    "probe_judges",
-]
-
 PROBE_QUESTION = "What is 2 + 2?"
 PROBE_ANSWER = "4."
 PROBE_CHECK = "States that it is 4."

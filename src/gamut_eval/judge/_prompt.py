@@ -62,37 +62,6 @@ from gamut_eval.judge._settings import JudgeSettings, PromptLayout
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.scoring import Verdict
 
-__all__ = [
-    "CHARS_PER_TOKEN",
-    "COMPACT",
-    "EXAMPLES",
-    "GUIDED",
-    "IMAGE_TOKENS",
-    "PROMPT_VERSION",
-    "REASK",
-    "RESPONSE_FORMAT",
-    "SYSTEM_PROMPT",
-    "JudgeImage",
-    "Outcome",
-    "ParsedReply",
-    "PromptVariant",
-    "Reask",
-    "RenderedResponse",
-    "check_key",
-    "estimated_tokens",
-    "hidden_characters",
-    "judge_key",
-    "parse_reply",
-    "prompt_cache_key",
-    "prompt_variant",
-    "render_messages",
-    "render_response",
-    "request_messages",
-    "response_digest",
-    "settle",
-    "variant_with_examples",
-]
-
 PROMPT_VERSION = "gamut-judge-v2"
 """The judge prompt as a whole: the compact prompt, the worked examples, and the rule that
 picks a variant for each answer (``prompt_variant``). Recorded with every run and stored

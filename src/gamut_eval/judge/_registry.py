@@ -28,22 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = [
-    "BACKENDS",
-    "CLIENTS",
-    "NATIVE_PROVIDERS",
-    "OFFLINE_JUDGE",
-    "ONLINE_BACKENDS",
-    "PROVIDERS",
-    "REFERENCE_JUDGE",
-    "VERDICT_OUTPUT_TOKENS",
-    "WIRE_NAMES",
-    "BackendName",
-    "ClientKind",
-    "Provider",
-    "Wire",
-]
-
 VERDICT_OUTPUT_TOKENS = 60
 """Completion tokens a dry run expects per judge request (a verdict and a one or two
 sentence explanation)."""

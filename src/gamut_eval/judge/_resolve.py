@@ -49,20 +49,6 @@ if TYPE_CHECKING:
     from gamut_eval.judge._pass import Backend
     from gamut_eval.judge._wire_openai import RequestShape
 
-__all__ = [
-    "FAST_PROVIDERS",
-    "BackendOptions",
-    "Endpoint",
-    "OnlineBackendName",
-    "ResolvedJudge",
-    "backend_name",
-    "default_backend",
-    "make_backend",
-    "require_judge_extras",
-    "resolve_endpoint",
-    "resolve_judge",
-]
-
 OnlineBackendName = Literal["fast", "inspect"]
 
 

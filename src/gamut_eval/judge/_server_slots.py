@@ -32,17 +32,6 @@ from yarl import URL
 
 from gamut_eval.judge._registry import NATIVE_PROVIDERS, PROVIDERS
 
-__all__ = [
-    "HINT_TIMEOUT_S",
-    "ServerSlots",
-    "hosted_api",
-    "read_server_slots",
-    "server_root",
-    "slots_from_metrics",
-    "slots_from_props",
-    "slots_from_slots",
-]
-
 HINT_TIMEOUT_S = 5.0
 """Seconds each of the (at most three) look-ups may take."""
 

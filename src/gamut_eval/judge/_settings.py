@@ -24,18 +24,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from gamut_eval.judge._registry import ONLINE_BACKENDS, BackendName
-
-__all__ = [
-    "ONLINE_BACKENDS",
-    "OPENAI_BATCH_MAX_BYTES",
-    "OPENAI_BATCH_MAX_REQUESTS",
-    "BackendName",
-    "BatchSettings",
-    "JudgeSettings",
-    "PromptLayout",
-    "RaySettings",
-]
+from gamut_eval.judge._registry import ONLINE_BACKENDS as ONLINE_BACKENDS, BackendName
 
 OPENAI_BATCH_MAX_REQUESTS = 50_000
 """Requests per batch input file that OpenAI's Batch API accepts."""

@@ -25,8 +25,6 @@ from typing import Protocol
 from gamut_eval._lock import Held, LockBusy, hold, lock_key
 from gamut_eval.errors import GamutError
 
-__all__ = ["MemoryStore", "Store", "StoreBusyError", "StoreError", "StoredVerdict", "VerdictStore"]
-
 SCHEMA_VERSION = "1"
 
 _SCHEMA = """

@@ -40,21 +40,6 @@ from gamut_eval.judge._client import ChatMessage, Completion
 from gamut_eval.judge._prompt import RESPONSE_FORMAT, prompt_cache_key
 from gamut_eval.judge._settings import JudgeSettings
 
-__all__ = [
-    "FILTERED",
-    "POLICY_MARKERS",
-    "REASONING_OUTPUT_TOKENS",
-    "RequestShape",
-    "Structured",
-    "completion_from_body",
-    "error_fields",
-    "error_reason",
-    "initial_shape",
-    "next_structured",
-    "refuses_structured_output",
-    "text_of",
-]
-
 POLICY_MARKERS = ("content_policy", "content_filter")
 """Error types or codes with which providers say a request broke their content policy."""
 _MAX_ERROR_CHARS = 500

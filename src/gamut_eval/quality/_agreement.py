@@ -49,22 +49,6 @@ from gamut_eval.quality._verdicts import (
 from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
 from gamut_eval.scoring import ScoringParams
 
-__all__ = [
-    "GRID",
-    "AgreementReport",
-    "BootstrapConfig",
-    "GroupAgreement",
-    "LabelledCheck",
-    "Matching",
-    "PartAgreement",
-    "ScoreShift",
-    "agreement_report",
-    "agreement_reports",
-    "fit_meets_at",
-    "offline_agreement",
-    "sample_labels",
-]
-
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 _EXAMPLES = 10
 

@@ -25,14 +25,14 @@ from typing import Any, Literal
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.analysis import (
-    AUDIT_SCHEMA,
+    AUDIT_SCHEMA as AUDIT_SCHEMA,
     VERDICT_ORDER,
-    AuditReport,
-    AuditThresholds,
-    CleanRun,
-    FlipExample,
-    ProbeResult,
-    SkippedProbe,
+    AuditReport as AuditReport,
+    AuditThresholds as AuditThresholds,
+    CleanRun as CleanRun,
+    FlipExample as FlipExample,
+    ProbeResult as ProbeResult,
+    SkippedProbe as SkippedProbe,
 )
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import InputError
@@ -48,20 +48,6 @@ from gamut_eval.quality._verdicts import (
 from gamut_eval.quality.probes import PROBES, Probe
 from gamut_eval.responses import ResponseRow, check_responses, iter_responses
 from gamut_eval.scoring import Verdict
-
-__all__ = [
-    "AUDIT_SCHEMA",
-    "AuditReport",
-    "AuditThresholds",
-    "CleanRun",
-    "FlipExample",
-    "ProbeResult",
-    "Setting",
-    "SkippedProbe",
-    "audit_judge",
-    "clean_answers",
-    "probe_result",
-]
 
 _EXAMPLES = 5
 _RANK = {v: i for i, v in enumerate(VERDICT_ORDER)}

@@ -28,15 +28,6 @@ from gamut_eval.quality._verdicts import (
 from gamut_eval.rubric import TIERS, Check, CheckKind
 from gamut_eval.scoring import ScoringParams
 
-__all__ = [
-    "FlippedCheck",
-    "PairKappa",
-    "ScoreSpread",
-    "StabilityReport",
-    "judge_stability",
-    "stability_report",
-]
-
 _FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 

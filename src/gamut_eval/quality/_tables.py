@@ -16,8 +16,6 @@ from gamut_eval.quality._audit import AuditReport, ProbeResult
 from gamut_eval.quality._stability import StabilityReport
 from gamut_eval.scoring import Verdict
 
-__all__ = ["agreement_view", "audit_view", "stability_view"]
-
 _SHORT: dict[str, str] = {
     Verdict.CONTRADICTS: "contra.",
     Verdict.MISSING: Verdict.MISSING.value,

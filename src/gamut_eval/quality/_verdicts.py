@@ -47,20 +47,6 @@ from gamut_eval.judge import (
 from gamut_eval.rubric import Check, Checklist
 from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
 
-__all__ = [
-    "CheckRef",
-    "ExecutorFactory",
-    "Verdicts",
-    "judge_in_store",
-    "load_verdicts",
-    "model_scores",
-    "require_judge_backend",
-    "score_frame",
-    "store_directory",
-    "verdict_judges",
-    "verdicts_from_rows",
-]
-
 _KEYS = ("question_id", "model", "setting", "check_id")
 _VERDICTS = frozenset(v.value for v in Verdict)
 

@@ -13,8 +13,6 @@ CheckText = Annotated[str, Field(pattern=r"\S")]
 """Non-blank text, checked inside pydantic-core: a checklist has tens of thousands of checks
 at paper scale, and a Python validator per check would dominate compile time."""
 
-__all__ = ["Check", "CheckKind", "Checklist", "CompileConfig"]
-
 
 class CheckKind(StrEnum):
     """What compile rule produced a check (docs/method.md [C2])."""

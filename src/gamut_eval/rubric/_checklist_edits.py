@@ -17,8 +17,6 @@ from gamut_eval.rubric._checklist import Check, Checklist
 from gamut_eval.rubric._compile import compile_rubric
 from gamut_eval.rubric._model import MetaRubric
 
-__all__ = ["ChecklistEdit", "checklist_edits"]
-
 _SEEN = ("text", "tier", "kind", "item", "secondary", "cites")
 """The fields people see and edit."""
 

@@ -26,8 +26,6 @@ from gamut_eval.rubric._model import (
     Tier,
 )
 
-__all__ = ["compile_rubric", "coverage_thresholds"]
-
 
 def compile_rubric(meta: MetaRubric, config: CompileConfig | None = None) -> Checklist:
     """Compile ``meta`` into its checklist; deterministic for a given rubric and config."""

@@ -22,29 +22,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-__all__ = [
-    "FROZEN",
-    "ITEM_TYPES",
-    "TIERS",
-    "Cites",
-    "Element",
-    "Evidence",
-    "FactItem",
-    "FlexibleListItem",
-    "Item",
-    "ItemId",
-    "MetaInsightItem",
-    "NestedInsight",
-    "ProcessItem",
-    "RelationshipItem",
-    "RubricId",
-    "Step",
-    "StrictListItem",
-    "Text",
-    "Tier",
-    "item_elements",
-]
-
 
 class Tier(StrEnum):
     """Importance tiers, most important first."""

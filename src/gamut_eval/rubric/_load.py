@@ -13,8 +13,6 @@ from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.rubric._model import ITEM_TYPES, Item, MetaRubric
 from gamut_eval.rubric._rules import rule_errors
 
-__all__ = ["load_meta_rubric", "pydantic_details", "validate_meta_rubric"]
-
 _ITEM = TypeAdapter(Item)
 
 _RULE_NAMES = {

@@ -5,8 +5,6 @@ from __future__ import annotations
 from gamut_eval.rubric._checklist import Checklist
 from gamut_eval.rubric._model import TIERS
 
-__all__ = ["checklist_markdown"]
-
 _TITLES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
 
 

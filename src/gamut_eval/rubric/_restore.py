@@ -16,8 +16,6 @@ from typing import Any
 from gamut_eval.rubric._model import MetaRubric
 from gamut_eval.rubric._superset import ELEMENT_FIELDS, match_elements
 
-__all__ = ["restore_superset"]
-
 
 def _cites(old: Sequence[str], new: Sequence[str], drop: Collection[str]) -> list[str]:
     return [c for c in old if c not in drop] + [c for c in new if c not in old and c not in drop]

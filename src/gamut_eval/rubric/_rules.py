@@ -18,8 +18,6 @@ from gamut_eval.rubric._items import (
     item_elements,
 )
 
-__all__ = ["rule_errors"]
-
 _CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
 
 

@@ -6,8 +6,6 @@ from typing import Any
 
 from gamut_eval.rubric._model import MetaRubric
 
-__all__ = ["meta_rubric_json_schema"]
-
 SCHEMA_ID = "https://gamut-eval.dev/schema/meta-rubric.schema.json"
 
 

@@ -22,18 +22,6 @@ from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.rubric._model import MetaRubric
 
-__all__ = [
-    "ELEMENT_FIELDS",
-    "WORDING_FIELDS",
-    "ChangeKind",
-    "RubricChange",
-    "diff_meta_rubrics",
-    "diff_rubric_sets",
-    "element_key",
-    "match_elements",
-    "superset_problems",
-]
-
 ChangeKind = Literal["removed", "changed", "moved", "reworded", "added"]
 
 WORDING_FIELDS = frozenset({"statement", "name", "relation", "text"})

@@ -8,8 +8,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from gamut_eval.rubric import Tier
 
-__all__ = ["ScoringParams"]
-
 
 def _default_weights() -> dict[Tier, float]:
     return {Tier.ANSWER_CRITICAL: 0.6, Tier.VALUABLE: 0.3, Tier.CONTEXT: 0.1}

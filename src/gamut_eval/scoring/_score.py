@@ -11,8 +11,6 @@ from gamut_eval.rubric import TIERS, Checklist, Tier
 from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._verdict import Verdict, parse_verdict
 
-__all__ = ["ScoreCard", "TierCounts", "gamut_score", "score_response", "tier_score"]
-
 
 class TierCounts(BaseModel):
     """How many checks of one tier got each verdict; ``unscored`` ones count in no score."""

@@ -19,8 +19,6 @@ from gamut_eval.scoring._params import ScoringParams
 from gamut_eval.scoring._table_errors import LISTED, missing_summary, named, unknown_details
 from gamut_eval.scoring._verdict import Verdict
 
-__all__ = ["COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores"]
-
 IntArray = npt.NDArray[np.int64]
 
 RESPONSE_KEYS: tuple[str, ...] = ("question_id", "model", "setting", "judge")

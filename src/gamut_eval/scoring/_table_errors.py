@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from gamut_eval.errors import ErrorDetail
 
-__all__ = ["LISTED", "missing_summary", "named", "unknown_details"]
-
 LISTED = 5
 """How many offending rows an error lists by name (the count is always given)."""
 _NAMED_CHARS = 80

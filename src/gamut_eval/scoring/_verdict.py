@@ -8,8 +8,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from gamut_eval.scoring._params import ScoringParams
 
-__all__ = ["Verdict", "parse_verdict", "verdict_value"]
-
 
 class Verdict(StrEnum):
     """How a response fares against one check."""

@@ -29,8 +29,6 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["FakeHubServer"]
-
 _REPO = r"(?P<repo>[\w.-]+/[\w.-]+)"
 _ROUTES = {
     "tree": re.compile(rf"/api/datasets/{_REPO}/tree/(?P<rev>[^/]+)(?:/(?P<path>.*))?"),

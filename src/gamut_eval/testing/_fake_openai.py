@@ -59,23 +59,6 @@ from gamut_eval.testing._requests import (
     prompt_text,
 )
 
-__all__ = [
-    "BAD_API_KEY",
-    "DEFAULT_MODELS",
-    "HOST",
-    "FakeOpenAIServer",
-    "completion_body",
-    "error_response",
-    "estimate_prompt_tokens",
-    "json_response",
-    "parse_body",
-    "policy_error_response",
-    "request_problem",
-    "reset_mid_body",
-    "seconds_header",
-    "verdict_of",
-]
-
 HOST = "127.0.0.1"
 """The only interface the fake listens on: it must never be reachable from the network."""
 DEFAULT_MODELS: tuple[str, ...] = ("fake-judge",)

@@ -61,13 +61,6 @@ from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
 from gamut_eval.testing._prompt_caches import CacheUse, anthropic_cache_use, gemini_cache_use
 from gamut_eval.testing._requests import RequestContext, last_user_message
 
-__all__ = [
-    "ANTHROPIC_VERSION",
-    "FakeAnthropicServer",
-    "FakeGeminiServer",
-    "as_chat_request",
-]
-
 ANTHROPIC_VERSION = "2023-06-01"
 _ERROR_TYPES = {
     400: "invalid_request_error",

@@ -18,19 +18,6 @@ import pydantic
 from gamut_eval.errors import ErrorDetail, ValidationError, json_path
 from gamut_eval.testing._requests import RequestContext
 
-__all__ = [
-    "CONTENT_FAULTS",
-    "FAULT_KINDS",
-    "HTTP_FAULTS",
-    "FaultKind",
-    "FaultRule",
-    "HttpFault",
-    "first_matching_rule",
-    "load_fault_rules",
-    "parse_fault_rules",
-    "serialise_fault_rules",
-]
-
 FaultKind = Literal[
     "truncated_json",
     "unknown_verdict",

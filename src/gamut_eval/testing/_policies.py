@@ -19,28 +19,6 @@ from gamut_eval.errors import GamutError
 from gamut_eval.scoring import Verdict
 from gamut_eval.testing._requests import RequestContext, prompt_text, user_messages
 
-__all__ = [
-    "CHECK_HEADING_RE",
-    "INJECTION_RE",
-    "RESPONSE_FENCE_RE",
-    "FakeServerError",
-    "FixedPolicy",
-    "InjectablePolicy",
-    "JudgePrompt",
-    "KeywordPolicy",
-    "LenientPolicy",
-    "MappingPolicy",
-    "Policy",
-    "PolicyFunction",
-    "ReplyPolicy",
-    "ScriptExhaustedError",
-    "ScriptedPolicy",
-    "as_policy_function",
-    "parse_judge_prompt",
-    "policy_by_name",
-    "verdict_json",
-]
-
 # The graded response sits between two whole lines carrying the same hex nonce:
 #     <<<RESPONSE 9f2c...>>>            (opening fence)
 #     <<<END RESPONSE 9f2c...>>>        (closing fence)

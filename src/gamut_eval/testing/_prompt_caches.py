@@ -32,16 +32,6 @@ from typing import Any
 
 from gamut_eval.judge import cache_rules
 
-__all__ = [
-    "OPENAI_MIN_TOKENS",
-    "OPENAI_STEP_TOKENS",
-    "CacheUse",
-    "PromptCache",
-    "anthropic_cache_use",
-    "gemini_cache_use",
-    "openai_cache_use",
-]
-
 OPENAI_MIN_TOKENS = 1024
 OPENAI_STEP_TOKENS = 128
 _CHARS = 4

@@ -26,8 +26,6 @@ from aiohttp import web
 
 from gamut_eval.errors import InputError
 
-__all__ = ["Recorded", "ReplayServer", "ReplayedRequest", "fill", "load_recording"]
-
 HOST = "127.0.0.1"
 _NO_SCRIPT = 599
 

@@ -16,17 +16,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-__all__ = [
-    "RequestContext",
-    "RequestLog",
-    "RequestRecord",
-    "body_hash",
-    "last_user_message",
-    "message_text",
-    "prompt_text",
-    "user_messages",
-]
-
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:

@@ -30,8 +30,6 @@ from gamut_eval.rubric import TIERS
 from gamut_eval.run import score_rows
 from gamut_eval.scoring import Verdict, score_table
 
-__all__ = ["DOMAINS", "paper_questions", "synthetic_run"]
-
 DOMAINS: tuple[str, ...] = (
     "plants", "food", "animals", "vehicles", "local places",
     "everyday objects", "consumer products", "landmarks", "art", "text",
