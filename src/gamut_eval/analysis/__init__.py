@@ -17,7 +17,6 @@ if _typing.TYPE_CHECKING:
         ProbeResult as ProbeResult,
         SkippedProbe as SkippedProbe,
     )
-    from gamut_eval.analysis._calibrated import CalibratedRow as CalibratedRow
     from gamut_eval.analysis._diversity import (
         DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
         question_diversity as question_diversity,
@@ -34,6 +33,7 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.analysis._leaderboard import LeaderboardRow as LeaderboardRow
     from gamut_eval.analysis._report import (
         TABLES as TABLES,
+        CalibratedRow as CalibratedRow,
         Report as Report,
         ReportConfig as ReportConfig,
         ReportMeta as ReportMeta,
