@@ -172,9 +172,6 @@ def render_page(
     )
 
 
-VERDICT_COLOURS = VERDICT_PALETTE
-"""Verdict bar colours (Okabe-Ito: bluish green, sky blue, light grey, vermillion)."""
-
 _SPECS = {spec.name: spec for spec in TABLES}
 
 
@@ -233,7 +230,7 @@ def _leaderboard(report: Report) -> Section:
                         Markup(
                             interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)")
                         ),
-                        Markup(stacked_bars(bars, VERDICT_COLOURS, f"Verdicts: {title}")),
+                        Markup(stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}")),
                     ],
                 ),
                 table_block("leaderboard", rows, drop=("setting", "judge"), caption=title),

@@ -219,15 +219,8 @@ def self_preference_row(
     }
     note = _self_preference_gap(family, reference, own, other)
     if note:
-        return SelfPreferenceRow(
-            **row,
-            own_offset=None,
-            other_offset=None,
-            self_preference=None,
-            self_preference_low=None,
-            self_preference_high=None,
-            note=note,
-        )
+        undefined = dict.fromkeys(SelfPreferenceRow.model_fields.keys() - row.keys() - {"note"})
+        return SelfPreferenceRow(**row, **undefined, note=note)
     own_point, other_point = self_preference(point, j, reference, own)
     own_boot, other_boot = self_preference(resampled, j, reference, own)
     low, high = boot.interval(own_boot - other_boot)

@@ -32,17 +32,6 @@ from html import escape
 
 from gamut_eval.scoring import Verdict
 
-OKABE_ITO = {
-    "orange": "#E69F00",
-    "sky blue": "#56B4E9",
-    "bluish green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "reddish purple": "#CC79A7",
-    "grey": "#999999",
-}
-"""The Okabe-Ito palette, distinguishable with every common colour-vision deficiency."""
 LINE = 1.25
 """Line height as a multiple of the font size."""
 
@@ -465,7 +454,7 @@ def _row_labels(rows: _Rows, labels: Sequence[str], caption: str, top: float) ->
     return "".join(parts)
 
 
-def _frame(kind: str, title: str, labels: Sequence[str]) -> tuple[list[str], float, _Rows, float]:
+def _frame(title: str, labels: Sequence[str]) -> tuple[list[str], float, _Rows, float]:
     """Title lines, the plot's top, the wrapped row labels and the SVG's width."""
     probe = _rows(labels, 0)
     width = probe.left + _PLOT + 30
@@ -487,7 +476,7 @@ def interval_chart(
     values = finite([v for r in rows for v in (r.value, r.low, r.high)]) or [0.0]
     ticks = nice_ticks(min(0.0, *values), max(0.0, *values))
     labels = [r.label for r in rows]
-    heading, top, layout, width = _frame(kind, title, labels)
+    heading, top, layout, width = _frame(title, labels)
     scale = Scale(ticks[0], ticks[-1], layout.left, layout.left + _PLOT)
     bottom = layout.bottom
     items = [("bar", "the value") if bars else ("dot", "the value"), ("whisker", "its interval")]
@@ -540,7 +529,7 @@ def _interval_marks(row: Interval, scale: Scale, y: float, bars: bool) -> str:
 def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], title: str) -> str:
     """100% horizontal bars; ``categories`` are (name, fill colour) in stacking order."""
     labels = [r.label for r in rows]
-    heading, top, layout, width = _frame("verdicts", title, labels)
+    heading, top, layout, width = _frame(title, labels)
     scale = Scale(0.0, 100.0, layout.left, layout.left + _PLOT)
     bottom = layout.bottom
     caption = "share of scored checks (%)"
@@ -577,9 +566,10 @@ def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], tit
 
 
 VERDICT_PALETTE: tuple[tuple[str, str], ...] = (
-    (Verdict.MEETS.words, OKABE_ITO["bluish green"]),
-    (Verdict.PARTIALLY_MEETS.words, OKABE_ITO["sky blue"]),
+    (Verdict.MEETS.words, "#009E73"),
+    (Verdict.PARTIALLY_MEETS.words, "#56B4E9"),
     (Verdict.MISSING.words, "#CFCFCF"),
-    (Verdict.CONTRADICTS.words, OKABE_ITO["vermillion"]),
+    (Verdict.CONTRADICTS.words, "#D55E00"),
 )
-"""Verdict colours: Okabe-Ito bluish green, sky blue and vermillion, and a light grey."""
+"""Verdict colours: Okabe-Ito bluish green, sky blue and vermillion (distinguishable with
+every common colour-vision deficiency), and a light grey."""
