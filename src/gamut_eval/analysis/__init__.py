@@ -30,7 +30,11 @@ if _typing.TYPE_CHECKING:
         write_report as write_report,
     )
     from gamut_eval.analysis._html import render_html as render_html
-    from gamut_eval.analysis._leaderboard import LeaderboardRow as LeaderboardRow
+    from gamut_eval.analysis._rankings import (
+        LeaderboardRow as LeaderboardRow,
+        load_families as load_families,
+        model_family as model_family,
+    )
     from gamut_eval.analysis._report import (
         TABLES as TABLES,
         CalibratedRow as CalibratedRow,
@@ -39,10 +43,6 @@ if _typing.TYPE_CHECKING:
         ReportMeta as ReportMeta,
         build_report as build_report,
         report_for_run as report_for_run,
-    )
-    from gamut_eval.analysis._robustness import (
-        load_families as load_families,
-        model_family as model_family,
     )
     from gamut_eval.analysis._rundata import RunData as RunData, load_run_data as load_run_data
     from gamut_eval.analysis._stats import (

@@ -43,9 +43,8 @@ import jinja2
 from markupsafe import Markup
 
 from gamut_eval.analysis._explore import explore_json
-from gamut_eval.analysis._leaderboard import BreakdownRow
+from gamut_eval.analysis._rankings import BreakdownRow, JudgeScoreRow
 from gamut_eval.analysis._report import TABLES, CalibratedRow, Report
-from gamut_eval.analysis._robustness import JudgeScoreRow
 from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._svg import (
     VERDICT_PALETTE,

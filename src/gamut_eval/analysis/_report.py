@@ -41,24 +41,22 @@ from gamut_eval.analysis._agreement import (
     reference_notes,
 )
 from gamut_eval.analysis._audit import AuditRow, audit_rows
-from gamut_eval.analysis._leaderboard import (
+from gamut_eval.analysis._rankings import (
     BreakdownRow,
-    LeaderboardRow,
-    breakdown_rows,
-    leaderboard_rows,
-)
-from gamut_eval.analysis._robustness import (
     FamilyRow,
     JudgeGapRow,
     JudgePairRow,
     JudgeScoreRow,
+    LeaderboardRow,
     LeniencyRow,
     ModalityRow,
     ModalitySummaryRow,
     RankSwapRow,
     SelfPreferenceRow,
+    breakdown_rows,
     family_rows,
     judge_robustness,
+    leaderboard_rows,
     modality_tables,
     model_family,
 )
