@@ -403,21 +403,16 @@ def _modality(report: Report) -> Section:
 
 def _diversity(report: Report) -> Section:
     intro = "Section 6. How varied the questions are: templates, near duplicates, clusters."
-    if not report.diversity_summary:
-        return Section(
-            "diversity",
-            "Question diversity",
-            intro,
-            [_note("Question diversity is not available for this run.")],
-        )
-    blocks = [
-        table_block("diversity_summary", report.diversity_summary),
-        table_block("diversity_templates", report.diversity_templates),
-        table_block("diversity_near_duplicates", report.diversity_near_duplicates)
-        if report.diversity_near_duplicates
-        else _note("No near-duplicate questions."),
-        table_block("diversity_clusters", report.diversity_clusters),
-    ]
+    blocks = [_note("Question diversity is not available for this run.")]
+    if report.diversity_summary:
+        blocks = [
+            table_block("diversity_summary", report.diversity_summary),
+            table_block("diversity_templates", report.diversity_templates),
+            table_block("diversity_near_duplicates", report.diversity_near_duplicates)
+            if report.diversity_near_duplicates
+            else _note("No near-duplicate questions."),
+            table_block("diversity_clusters", report.diversity_clusters),
+        ]
     return Section("diversity", "Question diversity", intro, blocks)
 
 
