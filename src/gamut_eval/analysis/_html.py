@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -443,8 +444,6 @@ def _width_chart(rows: Sequence[CalibratedRow]) -> Markup | None:
     """Expected interval width (x100) against the fraction of questions judged by the strong
     judge (``plan_widths``), from each row's residual spread as its interval implies it;
     None when no row gives one (a sample of every question, or fewer than 2)."""
-    import math
-
     from gamut_eval.calibration import FRACTIONS, plan_widths, t_value
 
     widths: dict[float, list[float]] = {}
