@@ -11,7 +11,7 @@ import pytest
 from hypothesis import assume, given, settings, strategies as st
 
 from gamut_eval.analysis._agreement import check_agreement_rows
-from gamut_eval.analysis._robustness import gap_spread
+from gamut_eval.analysis._rankings import gap_spread
 from gamut_eval.analysis._rundata import cube_from_scores
 from gamut_eval.analysis._stats import (
     Bootstrap,

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gamut_eval.analysis import RunData, build_report
-from gamut_eval.analysis._leaderboard import leaderboard_rows
+from gamut_eval.analysis._rankings import leaderboard_rows
 from gamut_eval.analysis._report import ReportConfig
 from gamut_eval.analysis._rundata import cube_from_scores
 from gamut_eval.analysis._stats import Bootstrap

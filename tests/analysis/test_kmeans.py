@@ -20,15 +20,18 @@ import pytest
 
 from gamut_eval import load_dataset
 from gamut_eval.analysis._diversity import (
+    SparseRows,
     Tfidf,
+    _tolerance,
+    _update,
     cluster_centroids,
     cosine_gram,
     kmeans,
+    kmeans_labels,
     question_diversity,
     terms,
     tfidf,
 )
-from gamut_eval.analysis._kmeans import SparseRows, _tolerance, _update, kmeans_labels
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import Dataset, DatasetRecord
 from gamut_eval.rubric import MetaRubric
@@ -72,7 +75,7 @@ def test_an_empty_cluster_takes_the_point_farthest_from_its_center() -> None:
     # cluster 1: c1 = (1, 0); c0 = mean of p1 and p2 = (0, 1.5). Shifts: c0 0.5,
     # c1 |(1, 0) - (5, 5)| = sqrt(41).
     rows = Tfidf.from_dense(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 2.0]])).rows()
-    from gamut_eval.analysis._kmeans import _Points
+    from gamut_eval.analysis._diversity import _Points
 
     old = np.array([[0.0, 1.0], [5.0, 5.0]])
     new, shift = _update(_Points.of(rows), old, np.zeros(3, dtype=np.int64))

@@ -17,7 +17,6 @@ if _typing.TYPE_CHECKING:
         ProbeResult as ProbeResult,
         SkippedProbe as SkippedProbe,
     )
-    from gamut_eval.analysis._calibrated import CalibratedRow as CalibratedRow
     from gamut_eval.analysis._diversity import (
         DEFAULT_EMBEDDING_MODEL as DEFAULT_EMBEDDING_MODEL,
         question_diversity as question_diversity,
@@ -31,18 +30,19 @@ if _typing.TYPE_CHECKING:
         write_report as write_report,
     )
     from gamut_eval.analysis._html import render_html as render_html
-    from gamut_eval.analysis._leaderboard import LeaderboardRow as LeaderboardRow
+    from gamut_eval.analysis._rankings import (
+        LeaderboardRow as LeaderboardRow,
+        load_families as load_families,
+        model_family as model_family,
+    )
     from gamut_eval.analysis._report import (
         TABLES as TABLES,
+        CalibratedRow as CalibratedRow,
         Report as Report,
         ReportConfig as ReportConfig,
         ReportMeta as ReportMeta,
         build_report as build_report,
         report_for_run as report_for_run,
-    )
-    from gamut_eval.analysis._robustness import (
-        load_families as load_families,
-        model_family as model_family,
     )
     from gamut_eval.analysis._rundata import RunData as RunData, load_run_data as load_run_data
     from gamut_eval.analysis._stats import (

@@ -185,12 +185,13 @@ def check_agreement_rows(
     for s, setting in enumerate(cube.settings):
         for a, b in combinations(range(len(cube.judges)), 2):
             pooled, boots = _resampled(pair_tables(units, a, b, *shape)[s], boot)
-            rows.append(_pair_row(setting, cube.judges[a], cube.judges[b], pooled, boots, boot))
+            pair = (cube.judges[a], cube.judges[b])
+            rows.append(_check_row(setting, pair, int(pooled.sum()), pooled, boots, boot))
         if all_judges is not None:
             # table_alpha_ordinal reads its table T through T + T^T; half a symmetric
             # coincidence matrix gives it back exactly.
             pooled, boots = _resampled(all_judges[s] / 2, boot)
-            rows.append(_all_row(setting, int(multi_units[s]), pooled, boots, boot))
+            rows.append(_check_row(setting, None, int(multi_units[s]), pooled, boots, boot))
     return rows
 
 
@@ -208,42 +209,28 @@ def _statistic(
     return number(fn(pooled)), number(low), number(high)
 
 
-def _pair_row(
-    setting: str, a: str, b: str, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+def _check_row(
+    setting: str,
+    pair: tuple[str, str] | None,
+    checks: int,
+    pooled: FloatArray,
+    boots: FloatArray,
+    boot: Bootstrap,
 ) -> CheckAgreementRow:
-    kappa = _statistic(table_kappa, pooled, boots, boot)
+    """A pair's row, or with ``pair`` None the all-judges row (``pooled``: half the
+    coincidence matrix; alpha only)."""
+    kappa = _statistic(table_kappa, pooled, boots, boot) if pair else (None, None, None)
     alpha = _statistic(table_alpha_ordinal, pooled, boots, boot)
-    total = int(pooled.sum())
     return CheckAgreementRow(
         setting=setting,
-        scope="pair",
-        judge_a=a,
-        judge_b=b,
-        checks=total,
-        agreement=number(table_accuracy(pooled)) if total else None,
+        scope="pair" if pair else "all",
+        judge_a=pair[0] if pair else None,
+        judge_b=pair[1] if pair else None,
+        checks=checks,
+        agreement=number(table_accuracy(pooled)) if pair and checks else None,
         kappa=kappa[0],
         kappa_low=kappa[1],
         kappa_high=kappa[2],
-        alpha=alpha[0],
-        alpha_low=alpha[1],
-        alpha_high=alpha[2],
-    )
-
-
-def _all_row(
-    setting: str, units: int, half: FloatArray, boots: FloatArray, boot: Bootstrap
-) -> CheckAgreementRow:
-    alpha = _statistic(table_alpha_ordinal, half, boots, boot)
-    return CheckAgreementRow(
-        setting=setting,
-        scope="all",
-        judge_a=None,
-        judge_b=None,
-        checks=units,
-        agreement=None,
-        kappa=None,
-        kappa_low=None,
-        kappa_high=None,
         alpha=alpha[0],
         alpha_low=alpha[1],
         alpha_high=alpha[2],
@@ -308,17 +295,10 @@ def reference_agreement(
     return rows
 
 
-def _row(
-    judge: str, part: str, tables: npt.NDArray[np.int64], boot: Bootstrap
-) -> ReferenceAgreementRow:
-    pooled = tables.sum(axis=0) if len(tables) else np.zeros((4, 4), dtype=np.int64)
+def _row(judge: str, part: str, tables: IntArray, boot: Bootstrap) -> ReferenceAgreementRow:
+    pooled, boots = _resampled(tables, boot)
     total = int(pooled.sum())
-    kappa = low = high = None
-    if total:
-        resampled = (boot.weights @ tables.reshape(len(tables), -1)).reshape(-1, 4, 4)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            bounds = boot.interval(table_kappa(resampled))
-        kappa, low, high = number(table_kappa(pooled)), number(bounds[0]), number(bounds[1])
+    kappa = _statistic(table_kappa, pooled, boots, boot)
     return ReferenceAgreementRow(
         judge=judge,
         part=part,
@@ -326,9 +306,9 @@ def _row(
         questions=len(tables),
         checks=total,
         agreement=number(table_accuracy(pooled)) if total else None,
-        kappa=kappa,
-        kappa_low=low,
-        kappa_high=high,
+        kappa=kappa[0],
+        kappa_low=kappa[1],
+        kappa_high=kappa[2],
         reference_contradicts=int(pooled[:, _CONTRADICTS].sum()),
         found_contradicts=int(pooled[_CONTRADICTS, _CONTRADICTS]),
         credited_contradicts=int(pooled[_MEETS, _CONTRADICTS]),

@@ -40,6 +40,7 @@ from gamut_eval.analysis._report import Report
 from gamut_eval.analysis._rundata import (
     RunData,
     ScoreCube,
+    category_codes,
     cube_from_scores,
     load_run_data,
     read_table,
@@ -94,14 +95,6 @@ THUMB_BUDGET = 16_000_000
 """Characters of embedded thumbnails at most."""
 
 _RESPONSES = pa.schema([(k, pa.string()) for k in ("question_id", "model", "setting", "response")])
-
-
-@dataclass(frozen=True)
-class _Axes:
-    settings: tuple[str, ...]
-    judges: tuple[str, ...]
-    models: tuple[str, ...]
-    questions: tuple[str, ...]
 
 
 class _Explanations:
@@ -179,8 +172,8 @@ def _item(data: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Builder:
-    def __init__(self, run: RunData, axes: _Axes, text_budget: int) -> None:
-        self.run, self.axes, self.budget = run, axes, text_budget
+    def __init__(self, run: RunData, cube: ScoreCube, text_budget: int) -> None:
+        self.run, self.axes = run, cube
         self.records = run.dataset.by_id() if run.dataset else {}
         self.checklists = _checklists(run.dataset)
         self.thumb_budget = THUMB_BUDGET
@@ -191,8 +184,8 @@ class _Builder:
         if frame is None:
             return out
         axes = self.axes
-        s = _category_codes(frame["setting"], axes.settings)
-        m = _category_codes(frame["model"], axes.models)
+        s = category_codes(frame["setting"], axes.settings)
+        m = category_codes(frame["model"], axes.models)
         keep = (s >= 0) & (m >= 0)
         slot = s * len(axes.models) + m
         for qid, k, text in zip(
@@ -234,7 +227,6 @@ def _question(
     rows: _Rows,
     explanations: _Explanations,
     answers: dict[int, str],
-    cube: ScoreCube,
 ) -> dict[str, Any]:
     axes = b.axes
     qid = axes.questions[q]
@@ -271,7 +263,7 @@ def _question(
             {"id": c, "tier": info.get(c, ("", ""))[0] or None, "text": info.get(c, ("", c))[1]}
             for c in checks
         ],
-        "scores": _scores(cube, q),
+        "scores": _scores(axes, q),
         "verdicts": codes.tobytes().decode("ascii"),
         "texts": texts,
         "explanations": expl_local if fits else None,
@@ -310,20 +302,12 @@ def _texts(
     return distinct + answer_texts, expl_local, answer_slots
 
 
-def _category_codes(column: pd.Series, axis: Sequence[str]) -> npt.NDArray[np.int64]:
-    """Each value's index in ``axis`` (-1 when null or not in it), for a categorical column."""
-    index = {name: i for i, name in enumerate(axis)}
-    mapping = np.array([index.get(str(c), -1) for c in column.cat.categories] + [-1])
-    out: npt.NDArray[np.int64] = mapping[np.asarray(column.cat.codes, dtype=np.int64)]
-    return out
-
-
-def _verdict_rows(frame: pd.DataFrame, axes: _Axes, e: npt.NDArray[np.int64]) -> list[_Rows]:
+def _verdict_rows(frame: pd.DataFrame, axes: ScoreCube, e: npt.NDArray[np.int64]) -> list[_Rows]:
     """Each question's verdict rows (``axes.questions`` order); ``e``: explanation codes."""
-    q = _category_codes(frame["question_id"], axes.questions)
-    s = _category_codes(frame["setting"], axes.settings)
-    j = _category_codes(frame["judge"], axes.judges)
-    m = _category_codes(frame["model"], axes.models)
+    q = category_codes(frame["question_id"], axes.questions)
+    s = category_codes(frame["setting"], axes.settings)
+    j = category_codes(frame["judge"], axes.judges)
+    m = category_codes(frame["model"], axes.models)
     verdict = frame["verdict"]
     letters = np.array(
         [ord(VERDICT_CODES.get(str(v), "U")) for v in verdict.cat.categories] + [ord("U")],
@@ -357,15 +341,13 @@ def explore_data(
         verdicts, texts = table.frame, table.explanations
         if texts is None:
             return None
-    frame, explanations = verdicts, _Explanations(texts)
-    cube = cube_from_scores(run.scores, run.judges)
-    axes = _Axes(cube.settings, cube.judges, cube.models, cube.questions)
-    groups = _verdict_rows(frame, axes, explanations.codes)
-    del frame
+    explanations = _Explanations(texts)
+    axes = cube_from_scores(run.scores, run.judges)
+    groups = _verdict_rows(verdicts, axes, explanations.codes)
     builder = _Builder(run, axes, text_budget)
     answers = builder.answers(_answers(run.run_dir / "responses.jsonl"))
     questions = [
-        _question(builder, q, groups[q], explanations, answers.get(axes.questions[q], {}), cube)
+        _question(builder, q, groups[q], explanations, answers.get(axes.questions[q], {}))
         for q in range(len(axes.questions))
     ]
     with_text = sum(1 for q in questions if q["texts"] is not None)

@@ -18,7 +18,7 @@ import types
 import typing
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
@@ -91,7 +91,6 @@ def render_markdown(report: Report) -> str:
     return "\n".join(out) + "\n"
 
 
-Format = Literal["html", "md", "csv", "parquet", "json"]
 FORMATS: tuple[str, ...] = ("html", "md", "csv", "parquet", "json")
 FOLDER_FORMATS: tuple[str, ...] = ("csv", "parquet")
 """Formats written as a folder of one file per table."""
@@ -122,13 +121,6 @@ def arrow_schema(row: type[Row]) -> pa.Schema:
     )
 
 
-def table_frame(spec: TableSpec, rows: list[Row]) -> pd.DataFrame:
-    """A table as a DataFrame, one column per field (lists kept as lists)."""
-    return pd.DataFrame.from_records(
-        [r.model_dump(mode="json") for r in rows], columns=list(spec.row.model_fields)
-    )
-
-
 def render_text(report: Report, fmt: str) -> str:
     """The single-file formats: ``html``, ``md``, ``json``."""
     if fmt == "html":
@@ -141,7 +133,9 @@ def render_text(report: Report, fmt: str) -> str:
 
 
 def _csv(spec: TableSpec, rows: list[Row]) -> str:
-    frame = table_frame(spec, rows)
+    frame = pd.DataFrame.from_records(
+        [r.model_dump(mode="json") for r in rows], columns=list(spec.row.model_fields)
+    )
     for column in frame.columns:
         if frame[column].map(lambda v: isinstance(v, list)).any():
             frame[column] = frame[column].map("; ".join)

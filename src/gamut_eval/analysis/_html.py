@@ -13,25 +13,27 @@ the SVG plots (built by ``_svg``, which escapes its own text) and the embedded J
 every ``<``, ``>`` and ``&`` written as a ``\\u`` escape, so it cannot end its block) are
 marked safe.
 
-The page's styles and script are in ``page/`` beside this module: ``report.css`` (light and
-dark schemes following the system setting, a layout from phone to wide screens, print
-styles) and the script as ES modules (``dom.js``, ``tables.js``, ``explore.js``,
-``main.js``, checked by oxlint in ``make lint``), joined at import time into one classic
-script (``bundle_modules``). The script makes every table sortable by a click on a header
-and downloadable as CSV, and shows one of two views from the URL fragment: the report, or
-the drill-down (``#explore...``). The drill-down reads the page's ``gamut-data`` block
-(``_explore``) once, when first shown, and draws one view at a time: ``#explore`` (the leaderboard),
-``#explore/m/M`` (a model's questions, filtered, searched and sorted, shown a hundred at a
-time), ``#explore/m/M/q/Q`` (a question: image, both variants, meta-rubric, answers side by
-side, checks) and ``#explore/m/M/q/Q/c/C`` (one check opened: every model x judge x setting
-verdict with its explanation, and the passages the judges quoted marked in the answers).
-Every text from the run is set with ``textContent``, never parsed as markup.
+The page's Jinja template (``report.html``), styles and script are in ``page/`` beside this
+module: ``report.css`` (light and dark schemes following the system setting, a layout from
+phone to wide screens, print styles) and the script as ES modules (``dom.js``,
+``tables.js``, ``explore.js``, ``main.js``, checked by oxlint in ``make lint``), joined at
+import time into one classic script (``bundle_modules``). The script makes every table
+sortable by a click on a header and downloadable as CSV, and shows one of two views from
+the URL fragment: the report, or the drill-down (``#explore...``). The drill-down reads the
+page's ``gamut-data`` block (``_explore``) once, when first shown, and draws one view at a
+time: ``#explore`` (the leaderboard), ``#explore/m/M`` (a model's questions, filtered,
+searched and sorted, shown a hundred at a time), ``#explore/m/M/q/Q`` (a question: image,
+both variants, meta-rubric, answers side by side, checks) and ``#explore/m/M/q/Q/c/C`` (one
+check opened: every model x judge x setting verdict with its explanation, and the passages
+the judges quoted marked in the answers). Every text from the run is set with
+``textContent``, never parsed as markup.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,11 +43,9 @@ from itertools import combinations
 import jinja2
 from markupsafe import Markup
 
-from gamut_eval.analysis._calibrated import CalibratedRow
 from gamut_eval.analysis._explore import explore_json
-from gamut_eval.analysis._leaderboard import BreakdownRow
-from gamut_eval.analysis._report import TABLES, Report
-from gamut_eval.analysis._robustness import JudgeScoreRow
+from gamut_eval.analysis._rankings import BreakdownRow, JudgeScoreRow
+from gamut_eval.analysis._report import TABLES, CalibratedRow, Report
 from gamut_eval.analysis._rundata import RunData
 from gamut_eval.analysis._svg import (
     VERDICT_PALETTE,
@@ -144,66 +144,7 @@ class Section:
     blocks: list[Block]
 
 
-_TEMPLATE = """<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{ csp }}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
-<title>{{ title }}</title>
-<style>{{ css }}</style>
-</head><body>
-<header>
-<h1>{{ title }}</h1>
-<p class="meta">{{ summary }}</p>
-{% if data %}<nav class="tabs" aria-label="views">
-<a href="#report">Report</a><a href="#explore">Explore</a></nav>{% endif %}
-</header>
-<main>
-<div id="report-view">
-<nav class="toc" aria-label="sections"><ul>{% for s in sections %}
-<li><a href="#{{ s.anchor }}">{{ s.title }}</a></li>{% endfor %}
-</ul></nav>
-{% if notes %}<ul class="notes">{% for n in notes %}<li>{{ n }}</li>{% endfor %}</ul>
-{% endif %}
-{% macro table(b) -%}
-{% if b.collapsed %}<details><summary>{{ b.text }} ({{ b.rows|length }} rows)</summary>{% endif %}
-<div class="scroll"><table data-table="{{ b.name }}"
-{%- if b.headers|length > 12 %} class="wide"{% endif %}>
-{% if not b.collapsed %}<caption>{{ b.text }}</caption>{% endif %}
-<thead><tr>{% for h in b.headers %}
-<th{% if h.numeric %} class="num"{% endif %}>{{ h.text }}</th>{% endfor %}
-</tr></thead>
-<tbody>
-{% for row in b.rows %}<tr>{% for value, ci in row %}
-<td{% if b.headers[loop.index0].numeric %} class="num"{% endif %}>{{ value }}
-{%- if ci %} <span class="ci">{{ ci }}</span>{% endif %}</td>{% endfor %}</tr>
-{% endfor %}</tbody></table></div>
-{% if b.collapsed %}</details>{% endif %}
-{%- endmacro %}
-{% for s in sections %}
-<section id="{{ s.anchor }}"><h2>{{ s.title }}</h2>
-{% if s.intro %}<p class="intro">{{ s.intro }}</p>{% endif %}
-{% for b in s.blocks %}
-{% if b.kind == "h3" %}<h3>{{ b.text }}</h3>
-{% elif b.kind == "plots" %}<div class="plots">{% for svg in b.plots %}
-<figure>{{ svg }}</figure>{% endfor %}</div>
-{% elif b.kind == "note" %}<p class="note">{{ b.text }}</p>
-{% elif b.kind == "table" %}{{ table(b) }}
-{% endif %}
-{% endfor %}
-</section>
-{% endfor %}
-</div>
-{% if data %}<section id="explore"><h2>Explore</h2>
-<div id="explore-app"><p class="note">The drill-down needs JavaScript.</p></div>
-</section>
-<script type="application/json" id="gamut-data">{{ data }}</script>
-{% endif %}
-</main>
-<footer><p>{{ footer }}</p></footer>
-<script>{{ js }}</script>
-</body></html>
-"""
+_TEMPLATE = _PAGE.joinpath("report.html").read_text(encoding="utf-8")
 
 _ENV = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined)
 
@@ -230,9 +171,6 @@ def render_page(
         footer=footer,
     )
 
-
-VERDICT_COLOURS = VERDICT_PALETTE
-"""Verdict bar colours (Okabe-Ito: bluish green, sky blue, light grey, vermillion)."""
 
 _SPECS = {spec.name: spec for spec in TABLES}
 
@@ -292,7 +230,7 @@ def _leaderboard(report: Report) -> Section:
                         Markup(
                             interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)")
                         ),
-                        Markup(stacked_bars(bars, VERDICT_COLOURS, f"Verdicts: {title}")),
+                        Markup(stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}")),
                     ],
                 ),
                 table_block("leaderboard", rows, drop=("setting", "judge"), caption=title),
@@ -466,21 +404,16 @@ def _modality(report: Report) -> Section:
 
 def _diversity(report: Report) -> Section:
     intro = "Section 6. How varied the questions are: templates, near duplicates, clusters."
-    if not report.diversity_summary:
-        return Section(
-            "diversity",
-            "Question diversity",
-            intro,
-            [_note("Question diversity is not available for this run.")],
-        )
-    blocks = [
-        table_block("diversity_summary", report.diversity_summary),
-        table_block("diversity_templates", report.diversity_templates),
-        table_block("diversity_near_duplicates", report.diversity_near_duplicates)
-        if report.diversity_near_duplicates
-        else _note("No near-duplicate questions."),
-        table_block("diversity_clusters", report.diversity_clusters),
-    ]
+    blocks = [_note("Question diversity is not available for this run.")]
+    if report.diversity_summary:
+        blocks = [
+            table_block("diversity_summary", report.diversity_summary),
+            table_block("diversity_templates", report.diversity_templates),
+            table_block("diversity_near_duplicates", report.diversity_near_duplicates)
+            if report.diversity_near_duplicates
+            else _note("No near-duplicate questions."),
+            table_block("diversity_clusters", report.diversity_clusters),
+        ]
     return Section("diversity", "Question diversity", intro, blocks)
 
 
@@ -511,8 +444,6 @@ def _width_chart(rows: Sequence[CalibratedRow]) -> Markup | None:
     """Expected interval width (x100) against the fraction of questions judged by the strong
     judge (``plan_widths``), from each row's residual spread as its interval implies it;
     None when no row gives one (a sample of every question, or fewer than 2)."""
-    import math
-
     from gamut_eval.calibration import FRACTIONS, plan_widths, t_value
 
     widths: dict[float, list[float]] = {}

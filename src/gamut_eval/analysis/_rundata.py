@@ -41,7 +41,8 @@ from gamut_eval.rubric import TIERS, pydantic_details
 from gamut_eval.scoring import ScoringParams, Verdict
 
 _KEYS = ("question_id", "model", "setting", "judge")
-_COUNT_VERDICTS = (*(verdict.value for verdict in Verdict), "unscored")
+VERDICT_COLUMNS: tuple[str, ...] = (*(verdict.value for verdict in Verdict), "unscored")
+"""The verdict counts of a score row, and the last axis of ``ScoreCube.counts``."""
 
 _SCORES_SCHEMA = pa.schema(
     [
@@ -51,7 +52,7 @@ _SCORES_SCHEMA = pa.schema(
         (
             "counts",
             pa.struct(
-                [(t.value, pa.struct([(v, pa.int64()) for v in _COUNT_VERDICTS])) for t in TIERS]
+                [(t.value, pa.struct([(v, pa.int64()) for v in VERDICT_COLUMNS])) for t in TIERS]
             ),
         ),
     ]
@@ -284,8 +285,6 @@ FloatArray = npt.NDArray[np.float64]
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
-VERDICT_COLUMNS: tuple[str, ...] = (*(verdict.value for verdict in Verdict), "unscored")
-"""The last axis of ``ScoreCube.counts``."""
 SETTING_ORDER: tuple[str, ...] = ("multimodal", "text_only")
 """Settings listed first, in this order; any others follow alphabetically."""
 
@@ -402,7 +401,7 @@ def _refuse_duplicates(scores: pd.DataFrame, flat: IntArray) -> None:
     _, first, counts = np.unique(flat, return_index=True, return_counts=True)
     if len(counts) and counts.max() > 1:
         row = int(first[np.argmax(counts > 1)])
-        example = {k: scores.iloc[row].get(k) for k in ("question_id", "model", "setting", "judge")}
+        example = {k: scores.iloc[row].get(k) for k in _KEYS}
         raise ValidationError(
             [ErrorDetail("$", "unique-score", "two score rows for one response", example)]
         )

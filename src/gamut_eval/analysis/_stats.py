@@ -428,10 +428,8 @@ def bootstrap_agreement(
     units = clusters if clusters is not None else range(len(a))
     per_cluster = _cluster_tables(a, b, units)
     k = len(per_cluster)
-    draws = np.random.default_rng(seed).integers(0, k, size=(n_resamples, k))
-    offsets = np.arange(n_resamples)[:, None] * k
-    weights = np.bincount((draws + offsets).ravel(), minlength=n_resamples * k)
-    resampled = (weights.reshape(n_resamples, k) @ per_cluster).reshape(n_resamples, 4, 4)
+    weights = resample_weights(k, n_resamples, np.random.default_rng(seed))
+    resampled = (weights @ per_cluster).reshape(n_resamples, 4, 4)
     total = per_cluster.sum(axis=0).reshape(4, 4)
     tail = (1 - confidence) / 2
     estimates = {}

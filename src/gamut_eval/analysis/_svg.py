@@ -32,17 +32,6 @@ from html import escape
 
 from gamut_eval.scoring import Verdict
 
-OKABE_ITO = {
-    "orange": "#E69F00",
-    "sky blue": "#56B4E9",
-    "bluish green": "#009E73",
-    "yellow": "#F0E442",
-    "blue": "#0072B2",
-    "vermillion": "#D55E00",
-    "reddish purple": "#CC79A7",
-    "grey": "#999999",
-}
-"""The Okabe-Ito palette, distinguishable with every common colour-vision deficiency."""
 LINE = 1.25
 """Line height as a multiple of the font size."""
 
@@ -128,6 +117,15 @@ def lines_text(
     return f'<text class="{cls}" x="{f(x)}" y="{f(y)}" text-anchor="{anchor}">{title}{spans}</text>'
 
 
+def _line(cls: str, x1: float, y1: float, x2: float, y2: float) -> str:
+    return f'<line class="{cls}" x1="{f(x1)}" y1="{f(y1)}" x2="{f(x2)}" y2="{f(y2)}"/>'
+
+
+def _text(cls: str, x: float, y: float, anchor: str, content: object) -> str:
+    """One ``<text>`` of one line, escaped."""
+    return f'<text class="{cls}" x="{f(x)}" y="{f(y)}" text-anchor="{anchor}">{e(content)}</text>'
+
+
 def open_svg(kind: str, width: float, height: float, title: list[str], desc: str) -> str:
     """The ``<svg>`` element with its accessible name and description, and its title (at
     13px bold, one ``ptitle`` line per entry of ``title``)."""
@@ -186,22 +184,13 @@ def x_axis(
     ticks: Sequence[float], scale: Scale, y: float, top: float, caption: str, gap: float = 14
 ) -> str:
     """Axis line, grid, tick labels at ``y + gap`` and the caption at ``y + gap + 18``."""
-    parts = [
-        f'<line class="axis" x1="{f(scale(ticks[0]))}" y1="{f(y)}" '
-        f'x2="{f(scale(ticks[-1]))}" y2="{f(y)}"/>'
-    ]
+    parts = [_line("axis", scale(ticks[0]), y, scale(ticks[-1]), y)]
     for tick in ticks:
         x = scale(tick)
-        parts.append(f'<line class="grid" x1="{f(x)}" y1="{f(top)}" x2="{f(x)}" y2="{f(y)}"/>')
-        parts.append(
-            f'<text class="tick" x="{f(x)}" y="{f(y + gap)}" text-anchor="middle">'
-            f"{e(f'{tick:g}')}</text>"
-        )
+        parts.append(_line("grid", x, top, x, y))
+        parts.append(_text("tick", x, y + gap, "middle", f"{tick:g}"))
     middle = (scale(ticks[0]) + scale(ticks[-1])) / 2
-    parts.append(
-        f'<text class="caption" x="{f(middle)}" y="{f(y + gap + 18)}" '
-        f'text-anchor="middle">{e(caption)}</text>'
-    )
+    parts.append(_text("caption", middle, y + gap + 18, "middle", caption))
     return "".join(parts)
 
 
@@ -222,9 +211,7 @@ def _swatch(kind: str, x: float, y: float) -> str:
     if kind == "dot":
         return f'<circle class="dot" cx="{f(x + 6)}" cy="{f(y - 4)}" r="4.5"/>'
     if kind in ("whisker", "diagonal"):
-        return (
-            f'<line class="{kind}" x1="{f(x)}" y1="{f(y - 4)}" x2="{f(x + 12)}" y2="{f(y - 4)}"/>'
-        )
+        return _line(kind, x, y - 4, x + 12, y - 4)
     if kind == "bar":
         return f'<rect class="bar" x="{f(x)}" y="{f(y - 10)}" width="12" height="12"/>'
     return f'<rect x="{f(x)}" y="{f(y - 10)}" width="12" height="12" fill="{e(kind)}"/>'
@@ -241,10 +228,7 @@ def legend(items: Sequence[tuple[str, str]], x: float, y: float, width: float) -
             cx, row = x, row + 1
         base = y + row * _KEY_ROW
         parts.append(_swatch(kind, cx, base))
-        parts.append(
-            f'<text class="tick" x="{f(cx + 16)}" y="{f(base)}" text-anchor="start">'
-            f"{e(label)}</text>"
-        )
+        parts.append(_text("tick", cx + 16, base, "start", label))
         cx += size
     parts.append("</g>")
     return "".join(parts), (row + 1) * _KEY_ROW + 6
@@ -287,31 +271,19 @@ def scatter_chart(points: Sequence[Point], title: str, x_label: str, y_label: st
                       f"{x_label} against {y_label}. {desc}")]  # fmt: skip
     parts.append(x_axis(ticks, sx, plot_bottom, top, x_label, gap=19))
     for tick in ticks:
-        parts.append(
-            f'<line class="grid" x1="{f(left)}" y1="{f(sy(tick))}" '
-            f'x2="{f(left + size)}" y2="{f(sy(tick))}"/>'
-        )
-        parts.append(
-            f'<text class="tick" x="{f(left - 6)}" y="{f(sy(tick) + 3.5)}" text-anchor="end">'
-            f"{e(f'{tick:g}')}</text>"
-        )
+        parts.append(_line("grid", left, sy(tick), left + size, sy(tick)))
+        parts.append(_text("tick", left - 6, sy(tick) + 3.5, "end", f"{tick:g}"))
     middle = top + size / 2
     parts.append(
         f'<text class="caption" x="14" y="{f(middle)}" text-anchor="middle" '
         f'transform="rotate(-90 14 {f(middle)})">{e(y_label)}</text>'
     )
-    parts.append(
-        f'<line class="diagonal" x1="{f(sx(ticks[0]))}" y1="{f(sy(ticks[0]))}" '
-        f'x2="{f(sx(ticks[-1]))}" y2="{f(sy(ticks[-1]))}"/>'
-    )
+    parts.append(_line("diagonal", sx(ticks[0]), sy(ticks[0]), sx(ticks[-1]), sy(ticks[-1])))
     for i, label_top in zip(order, tops, strict=True):
         point, lines = points[i], label_lines[i]
         cx, cy = sx(point.x), sy(point.y)
         mid = label_top + 10 * LINE * len(lines) / 2
-        parts.append(
-            f'<line class="leader" x1="{f(cx + 5)}" y1="{f(cy)}" x2="{f(column - 3)}" '
-            f'y2="{f(mid)}"/>'
-        )
+        parts.append(_line("leader", cx + 5, cy, column - 3, mid))
         parts.append(
             f'<circle class="dot" cx="{f(cx)}" cy="{f(cy)}" r="4.5"><title>'
             f"{e(point.label)}: {point.x:.1f} vs {point.y:.1f}</title></circle>"
@@ -370,13 +342,8 @@ def heatmap(
     )
     parts = [open_svg("heatmap", width, key_y + key_height, heading, desc)]
     caption_y = title_height(heading) + 16
-    parts.append(
-        f'<text class="caption" x="{f(left)}" y="{f(caption_y)}" text-anchor="start">'
-        f"{e(column_caption or 'group')}</text>"
-    )
-    parts.append(
-        f'<text class="caption" x="{f(left - 8)}" y="{f(top - 8)}" text-anchor="end">model</text>'
-    )
+    parts.append(_text("caption", left, caption_y, "start", column_caption or "group"))
+    parts.append(_text("caption", left - 8, top - 8, "end", "model"))
     for c, lines in enumerate(head_lines):
         x = left + cell_w * c + cell_w / 2 - 1
         parts.append(lines_text(x, caption_y + 16, lines, 11, "tick", "middle", columns[c]))
@@ -396,16 +363,15 @@ def _cell(
     x: float, y: float, w: float, h: float, value: float | None, span: tuple[float, float]
 ) -> str:
     if value is None:
-        fill, dark, text = "#e5e5e5", False, "—"
+        fill, dark, content = "#e5e5e5", False, "—"
     else:
         low, high = span
         fill, dark = _colour((value - low) / (high - low) if high > low else 0.5)
-        text = f"{value:.1f}"
+        content = f"{value:.1f}"
     cls = "cell dark" if dark else "cell"
     return (
-        f'<rect x="{f(x)}" y="{f(y)}" width="{f(w - 2)}" height="{f(h - 2)}" '
-        f'fill="{fill}"/><text class="{cls}" x="{f(x + w / 2 - 1)}" y="{f(y + h / 2 + 3)}" '
-        f'text-anchor="middle">{e(text)}</text>'
+        f'<rect x="{f(x)}" y="{f(y)}" width="{f(w - 2)}" height="{f(h - 2)}" fill="{fill}"/>'
+        + _text(cls, x + w / 2 - 1, y + h / 2 + 3, "middle", content)
     )
 
 
@@ -455,17 +421,14 @@ def _rows(labels: Sequence[str], top: float) -> _Rows:
 
 
 def _row_labels(rows: _Rows, labels: Sequence[str], caption: str, top: float) -> str:
-    parts = [
-        f'<text class="caption" x="{f(rows.left - 8)}" y="{f(top - 8)}" '
-        f'text-anchor="end">{e(caption)}</text>'
-    ]
+    parts = [_text("caption", rows.left - 8, top - 8, "end", caption)]
     for group, centre, full in zip(rows.lines, rows.centres, labels, strict=True):
         first = centre + 4 - (len(group) - 1) * _LABEL_SIZE * LINE / 2
         parts.append(lines_text(rows.left - 8, first, group, _LABEL_SIZE, "label", tip=full))
     return "".join(parts)
 
 
-def _frame(kind: str, title: str, labels: Sequence[str]) -> tuple[list[str], float, _Rows, float]:
+def _frame(title: str, labels: Sequence[str]) -> tuple[list[str], float, _Rows, float]:
     """Title lines, the plot's top, the wrapped row labels and the SVG's width."""
     probe = _rows(labels, 0)
     width = probe.left + _PLOT + 30
@@ -487,7 +450,7 @@ def interval_chart(
     values = finite([v for r in rows for v in (r.value, r.low, r.high)]) or [0.0]
     ticks = nice_ticks(min(0.0, *values), max(0.0, *values))
     labels = [r.label for r in rows]
-    heading, top, layout, width = _frame(kind, title, labels)
+    heading, top, layout, width = _frame(title, labels)
     scale = Scale(ticks[0], ticks[-1], layout.left, layout.left + _PLOT)
     bottom = layout.bottom
     items = [("bar", "the value") if bars else ("dot", "the value"), ("whisker", "its interval")]
@@ -495,9 +458,7 @@ def interval_chart(
     desc = "; ".join(f"{r.label}: {_value_text(r)}" for r in rows)
     parts = [open_svg(kind, width, bottom + 52 + key_height, heading, f"{caption}. {desc}")]
     parts.append(x_axis(ticks, scale, bottom, top, caption))
-    parts.append(
-        f'<line class="zero" x1="{f(scale(0))}" y1="{f(top)}" x2="{f(scale(0))}" y2="{f(bottom)}"/>'
-    )
+    parts.append(_line("zero", scale(0), top, scale(0), bottom))
     parts.append(_row_labels(layout, labels, rows_caption, top))
     for row, y in zip(rows, layout.centres, strict=True):
         parts.append(_interval_marks(row, scale, y, bars))
@@ -524,11 +485,9 @@ def _interval_marks(row: Interval, scale: Scale, y: float, bars: bool) -> str:
         )
     if row.low is not None and row.high is not None:
         x1, x2 = scale(row.low), scale(row.high)
-        parts.append(f'<line class="whisker" x1="{f(x1)}" y1="{f(y)}" x2="{f(x2)}" y2="{f(y)}"/>')
+        parts.append(_line("whisker", x1, y, x2, y))
         for x in (x1, x2):
-            parts.append(
-                f'<line class="whisker" x1="{f(x)}" y1="{f(y - 5)}" x2="{f(x)}" y2="{f(y + 5)}"/>'
-            )
+            parts.append(_line("whisker", x, y - 5, x, y + 5))
     if row.value is not None:
         parts.append(
             f'<circle class="dot" cx="{f(scale(row.value))}" cy="{f(y)}" r="4.5">'
@@ -540,7 +499,7 @@ def _interval_marks(row: Interval, scale: Scale, y: float, bars: bool) -> str:
 def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], title: str) -> str:
     """100% horizontal bars; ``categories`` are (name, fill colour) in stacking order."""
     labels = [r.label for r in rows]
-    heading, top, layout, width = _frame("verdicts", title, labels)
+    heading, top, layout, width = _frame(title, labels)
     scale = Scale(0.0, 100.0, layout.left, layout.left + _PLOT)
     bottom = layout.bottom
     caption = "share of scored checks (%)"
@@ -577,9 +536,10 @@ def stacked_bars(rows: Sequence[Bar], categories: Sequence[tuple[str, str]], tit
 
 
 VERDICT_PALETTE: tuple[tuple[str, str], ...] = (
-    (Verdict.MEETS.words, OKABE_ITO["bluish green"]),
-    (Verdict.PARTIALLY_MEETS.words, OKABE_ITO["sky blue"]),
+    (Verdict.MEETS.words, "#009E73"),
+    (Verdict.PARTIALLY_MEETS.words, "#56B4E9"),
     (Verdict.MISSING.words, "#CFCFCF"),
-    (Verdict.CONTRADICTS.words, OKABE_ITO["vermillion"]),
+    (Verdict.CONTRADICTS.words, "#D55E00"),
 )
-"""Verdict colours: Okabe-Ito bluish green, sky blue and vermillion, and a light grey."""
+"""Verdict colours: Okabe-Ito bluish green, sky blue and vermillion (distinguishable with
+every common colour-vision deficiency), and a light grey."""
