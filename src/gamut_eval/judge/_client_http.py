@@ -3,12 +3,12 @@
 ``HttpExecutor`` owns everything that does not depend on the provider's wire format: the
 ``ClientSession`` (created lazily inside the running loop, its connector sized to the
 concurrency, connections kept alive), the adaptive concurrency limit (``_concurrency.py``:
-latency and 429s set it; a self-hosted server's own slot count, ``_server_slots.py``,
-says where it starts), the request and token buckets, the server-requested pause after
-a 429's ``Retry-After``, exponential backoff with full jitter, and the loop that sends
-one body until it succeeds, is refused or runs out of retries. A subclass says how a
-body is written (``_encode``), how a 200 reply is read (``_completion``) and how an
-error reply is classified (``_failure``):
+latency and 429s set it; a self-hosted server's own slot count says where it starts),
+the request and token buckets, the server-requested pause after a 429's ``Retry-After``,
+exponential backoff with full jitter, and the loop that sends one body until it
+succeeds, is refused or runs out of retries. A subclass says how a body is written
+(``_encode``), how a 200 reply is read (``_completion``) and how an error reply is
+classified (``_failure``):
 ``OpenAIExecutor`` for OpenAI's chat completions (``_client_openai.py``),
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
 ``generateContent``.
@@ -64,10 +64,9 @@ from gamut_eval.judge._client import (
     JudgeStalled,
     JudgeUnavailable,
 )
-from gamut_eval.judge._concurrency import START, AdaptiveLimit
+from gamut_eval.judge._concurrency import START, AdaptiveLimit, ServerSlots, hosted_api
 from gamut_eval.judge._prompt import estimated_tokens
 from gamut_eval.judge._resolve import Endpoint
-from gamut_eval.judge._server_slots import ServerSlots, hosted_api
 from gamut_eval.judge._settings import JudgeSettings
 
 
@@ -375,7 +374,7 @@ class HttpExecutor:
 
     async def prepare(self) -> None:
         """Ask the server, once, what it says about its slots, and start the limit there
-        (``_server_slots.py``); calls wait for the first. ``complete`` calls it."""
+        (``_concurrency.ServerSlots``); calls wait for the first. ``complete`` calls it."""
         if self._prepared:
             return
         async with self._preparing:

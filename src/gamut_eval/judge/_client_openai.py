@@ -18,7 +18,7 @@ docs/reliability.md B6-B8):
   every other request until then; without the header, exponential backoff with full
   jitter. Each 429 also halves the adaptive concurrency limit (``_concurrency.py``).
 - Before the first request to a self-hosted server, what it says about its slots
-  (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_server_slots.py``) sets where the
+  (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_concurrency.py``) sets where the
   adaptive limit starts.
 - 5xx, 408, 409, timeouts, connection errors, bodies cut off mid-way and 200 replies that
   are not a chat completion: retried with exponential backoff and full jitter. A partial
@@ -54,8 +54,8 @@ from gamut_eval.judge._client_http import (
     retry_after_s,
     with_bound,
 )
+from gamut_eval.judge._concurrency import ServerSlots, hosted_api, read_server_slots
 from gamut_eval.judge._resolve import Endpoint
-from gamut_eval.judge._server_slots import ServerSlots, hosted_api, read_server_slots
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import (
     FILTERED,
