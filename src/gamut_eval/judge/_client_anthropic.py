@@ -24,7 +24,7 @@ variant: cached across answers once it is as long as the model's minimum) and th
 answer's shared prefix. A prefix shorter than the model's minimum is not cached and costs
 nothing extra, so the marks are always sent; which prompt variant makes the prefix long
 enough is ``_prompt.prompt_variant``'s choice, with the model's minimum
-(``_cache_rules``).
+(``_prompt.cache_rules``).
 ``stop_reason: refusal`` is a refusal. Errors: 429 (``rate_limit_error``) throttles and is
 retried after ``retry-after``; 500 and 529 (``overloaded_error``) are retried with
 backoff; 401/403 stop the run naming ``ANTHROPIC_API_KEY``; 400/404/413 reject the

@@ -9,7 +9,7 @@ differs:
 - the system prompt goes in ``systemInstruction``; the first user turn is sent as parts:
   the per-response prefix (question and fenced answer), then the check, last, so the
   shared prefix is what Gemini's implicit prompt cache can match (from 2,048 tokens on
-  Gemini 2.5, 4,096 on later models: ``_cache_rules``; the prompt variant that gets an
+  Gemini 2.5, 4,096 on later models: ``_prompt.cache_rules``; the prompt variant that gets an
   answer there is ``_prompt.prompt_variant``'s choice). The implicit cache needs no mark
   and bills no write. Images become
   ``inlineData`` parts; a re-ask's turns follow as ``model`` and ``user`` turns;

@@ -35,9 +35,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gamut_eval.judge._cache_rules import cache_rules
 from gamut_eval.judge._client import ChatMessage, Completion
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, prompt_cache_key
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, cache_rules, prompt_cache_key
 from gamut_eval.judge._settings import JudgeSettings
 
 POLICY_MARKERS = ("content_policy", "content_filter")
