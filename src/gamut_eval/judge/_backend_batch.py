@@ -185,11 +185,6 @@ class BatchLedger:
             for r in self._db.execute(query, (self.judge,))
         ]
 
-    def job_count(self) -> dict[str, int]:
-        """This judge's jobs per state."""
-        query = "SELECT state, COUNT(*) FROM batch_jobs WHERE judge = ? GROUP BY state"
-        return dict(self._db.execute(query, (self.judge,)).fetchall())
-
     # -- re-asks --------------------------------------------------------------------------
 
     def reasks(self, keys: Sequence[str]) -> dict[str, Reask]:
@@ -508,12 +503,6 @@ class Ingester:
     def ingest_file(self, path: Path) -> IngestCounts:
         counts = IngestCounts()
         for chunk in _chunks(read_results(path)):
-            self._ingest(chunk, counts)
-        return counts
-
-    def ingest_lines(self, lines: Iterable[ResultLine]) -> IngestCounts:
-        counts = IngestCounts()
-        for chunk in _chunks(lines):
             self._ingest(chunk, counts)
         return counts
 

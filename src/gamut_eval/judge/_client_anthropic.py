@@ -42,13 +42,13 @@ from gamut_eval.judge._client import (
     Completion,
     JudgeRequestRejected,
     content_part,
+    token_count,
 )
 from gamut_eval.judge._client_http import (
     HttpExecutor,
     Refused,
     Transient,
     json_body,
-    reply_json,
     retry_after_s,
     with_bound,
 )
@@ -151,10 +151,6 @@ def _thinking_budget(args: dict[str, Any]) -> int:
     return 0
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def completion_from_message(
     body: Any, *, latency_s: float = 0.0, transport_attempts: int = 1
 ) -> Completion | None:
@@ -170,15 +166,15 @@ def completion_from_message(
         if isinstance(block, dict) and block.get("type") == "text"
     )
     usage = body.get("usage") or {}
-    cache_read = _int(usage.get("cache_read_input_tokens"))
-    cache_write = _int(usage.get("cache_creation_input_tokens"))
+    cache_read = token_count(usage.get("cache_read_input_tokens"))
+    cache_write = token_count(usage.get("cache_creation_input_tokens"))
     refusal = None
     if body.get("stop_reason") == "refusal":
         refusal = text or "the model declined to answer (stop_reason=refusal)"
     return Completion(
         text=text,
-        prompt_tokens=_int(usage.get("input_tokens")) + cache_read + cache_write,
-        completion_tokens=_int(usage.get("output_tokens")),
+        prompt_tokens=token_count(usage.get("input_tokens")) + cache_read + cache_write,
+        completion_tokens=token_count(usage.get("output_tokens")),
         cached_tokens=cache_read,
         cache_write_tokens=cache_write,
         latency_s=latency_s,
@@ -213,15 +209,8 @@ class AnthropicExecutor(HttpExecutor):
         body = anthropic_body(self.endpoint.model_name, messages, settings)
         return json_body(body), 0
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        completion = completion_from_message(
-            payload, latency_s=latency_s, transport_attempts=attempt
-        )
-        if completion is not None:
-            return completion
-        # A gateway's error object or an incomplete body under 200: try again.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | None:
+        return completion_from_message(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int

@@ -48,13 +48,13 @@ from gamut_eval.judge._client import (
     Completion,
     JudgeRequestRejected,
     content_part,
+    token_count,
 )
 from gamut_eval.judge._client_http import (
     HttpExecutor,
     Refused,
     Transient,
     json_body,
-    reply_json,
     retry_after_s,
     with_bound,
 )
@@ -172,10 +172,6 @@ def gemini_body(
     return body
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def completion_from_gemini(
     body: Any, *, latency_s: float = 0.0, transport_attempts: int = 1
 ) -> Completion | str | None:
@@ -204,9 +200,9 @@ def completion_from_gemini(
     usage = body.get("usageMetadata") or {}
     return Completion(
         text=text,
-        prompt_tokens=_int(usage.get("promptTokenCount")),
-        completion_tokens=_int(usage.get("candidatesTokenCount")),
-        cached_tokens=_int(usage.get("cachedContentTokenCount")),
+        prompt_tokens=token_count(usage.get("promptTokenCount")),
+        completion_tokens=token_count(usage.get("candidatesTokenCount")),
+        cached_tokens=token_count(usage.get("cachedContentTokenCount")),
         latency_s=latency_s,
         transport_attempts=transport_attempts,
         raw=body,
@@ -256,15 +252,8 @@ class GeminiExecutor(HttpExecutor):
         body = gemini_body(self.endpoint.model_name, messages, settings, structured)
         return json_body(body), 0
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        outcome = completion_from_gemini(payload, latency_s=latency_s, transport_attempts=attempt)
-        if isinstance(outcome, Completion):
-            return outcome
-        if isinstance(outcome, str):
-            raise JudgeRequestRejected(outcome, attempt)
-        # A gateway's error object or an incomplete body under 200: try again.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str | None:
+        return completion_from_gemini(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int

@@ -7,7 +7,7 @@ latency and 429s set it; a self-hosted server's own slot count says where it sta
 the request and token buckets, the server-requested pause after a 429's ``Retry-After``,
 exponential backoff with full jitter, and the loop that sends one body until it
 succeeds, is refused or runs out of retries. A subclass says how a body is written
-(``_encode``), how a 200 reply is read (``_completion``) and how an error reply is
+(``_encode``), how a 200 reply is read (``_read``) and how an error reply is
 classified (``_failure``):
 ``OpenAIExecutor`` for OpenAI's chat completions (``_client_openai.py``),
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
@@ -102,14 +102,6 @@ class TokenBucket:
 def json_body(body: Any) -> bytes:
     """A request body as compact JSON bytes."""
     return json.dumps(body, separators=(",", ":")).encode()
-
-
-def reply_json(raw: bytes) -> Any:
-    """A reply body parsed, or None when it is not JSON (the wire's reader says why)."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
 
 
 RETRY_AFTER_MAX_S = 86_400.0
@@ -340,8 +332,9 @@ class HttpExecutor:
         (``max_tokens``: the reply bound instead of the setting's)."""
         raise NotImplementedError
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        """A 200 reply as a ``Completion``, or a retryable failure (or raise)."""
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str | None:
+        """A 200 reply's JSON (None when it is not JSON) as a ``Completion``; a reason
+        starting ``content policy`` when the provider filtered it; else not a reply."""
         raise NotImplementedError
 
     def _failure(
@@ -635,6 +628,20 @@ class HttpExecutor:
         if status == 200:
             return self._completion(raw, self._clock() - started, attempt)
         return self._failure(status, raw, response.headers, attempt)
+
+    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
+        """A 200 reply as a ``Completion``, or a retryable failure (or raise)."""
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = None  # the wire's reader says why
+        outcome = self._read(payload, latency_s, attempt)
+        if isinstance(outcome, Completion):
+            return outcome
+        if isinstance(outcome, str) and outcome.startswith("content policy"):
+            raise JudgeRequestRejected(outcome, attempt)
+        # Some gateways answer 200 with an error object or an incomplete body: try again.
+        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
 
     def _auth_error(self, status: int, message: str) -> JudgeAuthError:
         env = self.endpoint.api_key_env

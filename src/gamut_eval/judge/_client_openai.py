@@ -33,9 +33,9 @@ How a body is written and a reply read is ``_wire_openai.py``'s.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import aiohttp
 
@@ -50,7 +50,7 @@ from gamut_eval.judge._client_http import (
     HttpExecutor,
     Refused,
     Transient,
-    reply_json,
+    json_body,
     retry_after_s,
     with_bound,
 )
@@ -58,7 +58,6 @@ from gamut_eval.judge._concurrency import ServerSlots, hosted_api, read_server_s
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import (
-    FILTERED,
     POLICY_MARKERS,
     RequestShape,
     completion_from_body,
@@ -117,7 +116,7 @@ class OpenAIExecutor(HttpExecutor):
         """The body in the current shape, and the shape's version it was written in."""
         settings = with_bound(self.config if structured else self._unstructured, max_tokens)
         body = self.shape.body(self.endpoint.model_name, messages, settings)
-        return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
+        return json_body(body), len(self.shape.corrections)
 
     async def _server_slots(self, session: aiohttp.ClientSession) -> ServerSlots | None:
         """A self-hosted server's slots, when the limit adapts and has room to start
@@ -143,15 +142,8 @@ class OpenAIExecutor(HttpExecutor):
             )
         return True
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        outcome = completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
-        if isinstance(outcome, Completion):
-            return outcome
-        if outcome == FILTERED:
-            raise JudgeRequestRejected(outcome, attempt)
-        # Some gateways answer 200 with an error object or an incomplete body.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str:
+        return completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int
