@@ -83,7 +83,7 @@ from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
 from gamut_eval.judge._prompt import Reask, render_messages, request_messages, settle
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import BatchSettings, JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked
 from gamut_eval.judge._wire_openai import (
     completion_from_body,
     error_fields,
@@ -118,8 +118,6 @@ CREATE TABLE IF NOT EXISTS batch_reasks (
 JobState = str
 """``written`` -> ``uploaded`` (file id known) -> ``submitted`` (batch id known) ->
 ``ingested`` (results in the verdict store)."""
-
-_LEDGER_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,14 +188,13 @@ class BatchLedger:
     def reasks(self, keys: Sequence[str]) -> dict[str, Reask]:
         """Pending re-asks among ``keys``."""
         out: dict[str, Reask] = {}
-        for start in range(0, len(keys), _LEDGER_CHUNK):
-            chunk = tuple(keys[start : start + _LEDGER_CHUNK])
+        for chunk in chunked(keys):
             marks = ",".join("?" * len(chunk))
             query = (
                 "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
                 f" FROM batch_reasks WHERE key IN ({marks})"
             )
-            for row in self._db.execute(query, chunk):
+            for row in self._db.execute(query, tuple(chunk)):
                 history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
                 out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
         return out
@@ -476,17 +473,6 @@ def _outcome(line: ResultLine) -> Completion | str:
     return completion_from_body(line.body)
 
 
-def _chunks(lines: Iterable[ResultLine]) -> Iterator[list[ResultLine]]:
-    chunk: list[ResultLine] = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) >= _INGEST_CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 class Ingester:
     """Settles result lines of one judge into the pass (``work.record``); the pass keeps
     the keys that got a final row, so it does not send them again."""
@@ -502,7 +488,7 @@ class Ingester:
 
     def ingest_file(self, path: Path) -> IngestCounts:
         counts = IngestCounts()
-        for chunk in _chunks(read_results(path)):
+        for chunk in chunked(read_results(path), _INGEST_CHUNK):
             self._ingest(chunk, counts)
         return counts
 
