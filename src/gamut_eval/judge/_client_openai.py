@@ -46,7 +46,6 @@ from gamut_eval.judge._client import (
     JudgeUnavailable,
 )
 from gamut_eval.judge._client_http import (
-    FastStats as FastStats,
     HttpExecutor,
     Refused,
     Transient,
@@ -82,15 +81,9 @@ def _names_the_request(message: str) -> bool:
 
 
 class OpenAIExecutor(HttpExecutor):
-    """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol).
-
-    Use as ``async with OpenAIExecutor(endpoint, settings) as judge`` or call ``aclose()``.
-    Of ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
-    backoff) and what goes in the body (temperature, max tokens, structured output).
-    One instance serves any number of concurrent ``complete`` calls; calls beyond the
-    (adaptive) concurrency limit wait their turn in arrival order. ``clock`` and ``sleep``:
-    see ``HttpExecutor``.
-    """
+    """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol;
+    its use, the transport, ``clock`` and ``sleep``: ``HttpExecutor``). Of ``settings`` it
+    also reads what goes in the body (temperature, max tokens, structured output)."""
 
     def __init__(
         self,
