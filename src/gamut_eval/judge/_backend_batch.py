@@ -821,15 +821,12 @@ class BatchRun:
         wait = self.batch.max_wait_s
         self._deadline = time.monotonic() + wait if wait is not None else float("inf")
 
-    def _event(self, message: str) -> None:
-        self.work.note(message)
-
     async def run(self) -> None:
         """Collect batches left by an earlier process, then send rounds until every check
         is settled. Raises ``BatchesPending`` if ``max_wait_s`` ran out first."""
         resumed = self.ledger.open_jobs()
         if resumed:
-            self._event(f"resuming {len(resumed)} batch job(s) recorded in {self.store.path}")
+            self.work.note(f"resuming {len(resumed)} batch job(s) recorded in {self.store.path}")
             await self._run_jobs(resumed, resumed=True)
         for round_number in range(self.work.settings.max_reasks + 2):
             if self.ledger.open_jobs():
@@ -841,7 +838,7 @@ class BatchRun:
             if not files:
                 break
             requests = sum(f.requests for f in files)
-            self._event(f"round {round_number + 1}: {requests} requests in {len(files)} file(s)")
+            self.work.note(f"round {round_number + 1}: {requests} requests in {len(files)} file(s)")
             jobs = [self.ledger.add_job(f.job_id, f.path, f.requests) for f in files]
             await self._run_jobs(jobs, resumed=False)
         self._raise_if_pending()
@@ -872,7 +869,9 @@ class BatchRun:
     async def _drive(self, job: BatchJob, resumed: bool) -> None:
         """Take one job from wherever it stopped to ingested (or to the deadline)."""
         if job.state in ("written", "uploaded") and not job.path.exists():
-            self._event(f"{job.job_id}: request file {job.path} is gone; its checks are re-planned")
+            self.work.note(
+                f"{job.job_id}: request file {job.path} is gone; its checks are re-planned"
+            )
             self.ledger.forget(job)
             return
         if job.state == "written":
@@ -892,7 +891,7 @@ class BatchRun:
             self.batch.completion_window,
             {"gamut_job": job.job_id, "gamut_judge": self.work.settings.judge[:500]},
         )
-        self._event(f"{job.job_id}: batch {status.id} ({job.requests} requests) {status.status}")
+        self.work.note(f"{job.job_id}: batch {status.id} ({job.requests} requests) {status.status}")
         return self.ledger.update(
             job, "submitted", batch_id=status.id, provider_status=status.status
         )
@@ -904,7 +903,7 @@ class BatchRun:
         while True:
             status = await self.client.get(job.batch_id)
             if status.status != last:
-                self._event(f"batch {status.id}: {status.status}")
+                self.work.note(f"batch {status.id}: {status.status}")
                 self.ledger.update(job, "submitted", provider_status=status.status)
                 last = status.status
             if status.terminal:
@@ -929,7 +928,7 @@ class BatchRun:
         self.ledger.update(job, "ingested", provider_status=status.status)
         for path in (job.path, *downloaded):  # the verdicts are in the store now
             path.unlink(missing_ok=True)
-        self._event(
+        self.work.note(
             f"batch {status.id} {status.status}: {len(seen)} results ingested"
             + (f", {missing} requests without a result" if missing else "")
         )

@@ -401,10 +401,6 @@ class CacheRules:
         return text
 
 
-_OPENAI = "openai"
-_ANTHROPIC = "anthropic"
-_GOOGLE = "google"
-
 _OPENAI_READ: tuple[tuple[re.Pattern[str], float], ...] = (
     (re.compile(r"^gpt-5"), 0.1),
     (re.compile(r"^(gpt-4\.1|o3|o4-mini)"), 0.25),
@@ -430,29 +426,25 @@ _GOOGLE_UNLISTED = 4096
 """Gemini 3 and later, and any model the table does not list."""
 
 
-def _model(judge: str) -> tuple[str, str]:
-    provider, _, rest = judge.partition("/")
-    return provider, rest.rsplit("/", 1)[-1].lower()
-
-
 def cache_rules(judge: str) -> CacheRules | None:
     """The documented prompt-cache rules of ``judge`` (``openai/gpt-4.1-mini``,
     ``anthropic/claude-sonnet-4-5``, ``google/gemini-2.5-flash``); None for a judge whose
     provider documents none (local servers, gateways, built-in judges)."""
-    provider, model = _model(judge)
-    if provider == _OPENAI:
+    provider, _, rest = judge.partition("/")
+    model = rest.rsplit("/", 1)[-1].lower()
+    if provider == "openai":
         for pattern, rate in _OPENAI_READ:
             if pattern.match(model):
-                return CacheRules(_OPENAI, 1024, 128, rate, 1.0, 1.25, routing_key=True)
+                return CacheRules(provider, 1024, 128, rate, 1.0, 1.25, routing_key=True)
         return None
-    if provider == _ANTHROPIC:
+    if provider == "anthropic":
         minimum = next((m for p, m in _ANTHROPIC_MIN if p.match(model)), _ANTHROPIC_UNLISTED)
-        return CacheRules(_ANTHROPIC, minimum, 1, 0.1, 1.25, 1.0)
-    if provider == _GOOGLE:
+        return CacheRules(provider, minimum, 1, 0.1, 1.25, 1.0)
+    if provider == "google":
         found = next(((m,) for p, m in _GOOGLE_MIN if p.match(model)), (_GOOGLE_UNLISTED,))
         if found[0] is None:
             return None
-        return CacheRules(_GOOGLE, found[0], 1, 0.25, 1.0, 1.125)
+        return CacheRules(provider, found[0], 1, 0.25, 1.0, 1.125)
     return None
 
 
