@@ -52,7 +52,7 @@ from gamut_eval.judge._client_http import (
     retry_after_s,
     with_bound,
 )
-from gamut_eval.judge._prompt import split_at_check
+from gamut_eval.judge._prompt import conversation
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import error_fields
@@ -64,11 +64,8 @@ _RETRYABLE_4XX = frozenset({408, 409})
 _POLICY_WORDS = ("content filtering", "content policy", "usage policy")
 
 
-def _text(text: str, *, cached: bool = False) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "text", "text": text}
-    if cached:
-        block["cache_control"] = _EPHEMERAL
-    return block
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
 
 
 def _image(url: str) -> dict[str, Any]:
@@ -82,34 +79,15 @@ def _image(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _block(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind, value = content_part(part)
+def _block(kind: str, value: str) -> dict[str, Any]:
     return _text(value) if kind == "text" else _image(value)
-
-
-def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
-    """The first user message as blocks: the shared prefix marked as a cache breakpoint,
-    then the check. A text-only message is split before its last ``# Check`` heading (the
-    response before it is fenced, so the check is always the last one)."""
-    if isinstance(content, str):
-        split = split_at_check(content)
-        if split is None:
-            return [_text(content)]
-        prefix, check = split
-        return [_text(prefix, cached=True), _text(check)]
-    if not isinstance(content, list) or not content:
-        raise JudgeRequestRejected("unsupported message content in the judge request")
-    blocks = [_block(part) for part in content]
-    if len(blocks) > 1:
-        blocks[-2]["cache_control"] = _EPHEMERAL
-    return blocks
 
 
 def _turn(content: Any) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return content if content.strip() else EMPTY_TURN
     if isinstance(content, list):
-        return [_block(part) for part in content]
+        return [_block(*content_part(part)) for part in content]
     return EMPTY_TURN
 
 
@@ -120,16 +98,16 @@ def anthropic_body(
     re-ask write them)."""
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    for message in messages:
-        role, content = message.get("role"), message.get("content")
+    for role, content in conversation(messages):
         if role == "system":
-            system.append(_text(content if isinstance(content, str) else ""))
-        elif role == "user" and not turns:
-            turns.append({"role": "user", "content": _prefix_and_check(content)})
-        elif role in ("user", "assistant"):
-            turns.append({"role": role, "content": _turn(content)})
+            system.append(_text(content))
+        elif role == "first":  # the shared prefix marked as a cache breakpoint, the check last
+            blocks = [_block(*part) for part in content]
+            if len(blocks) > 1:
+                blocks[-2]["cache_control"] = _EPHEMERAL
+            turns.append({"role": "user", "content": blocks})
         else:
-            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
+            turns.append({"role": role, "content": _turn(content)})
     body: dict[str, Any] = {**settings.request_args, "model": model_name}
     body["max_tokens"] = settings.max_tokens + _thinking_budget(settings.request_args)
     if system:

@@ -58,7 +58,7 @@ from gamut_eval.judge._client_http import (
     retry_after_s,
     with_bound,
 )
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, conversation
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
@@ -121,27 +121,15 @@ def _image(url: str) -> dict[str, Any]:
     return {"inlineData": {"mimeType": mime_type, "data": data}}
 
 
-def _part(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind, value = content_part(part)
+def _part(kind: str, value: str) -> dict[str, Any]:
     return {"text": value} if kind == "text" else _image(value)
-
-
-def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
-    """The first user turn as parts: the shared prefix, then the check (a text-only message
-    is split before its last ``# Check`` heading; the response before it is fenced)."""
-    if isinstance(content, str):
-        split = split_at_check(content)
-        return [{"text": content}] if split is None else [{"text": part} for part in split]
-    if not isinstance(content, list) or not content:
-        raise JudgeRequestRejected("unsupported message content in the judge request")
-    return [_part(part) for part in content]
 
 
 def _turn(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"text": content if content.strip() else EMPTY_TURN}]
     if isinstance(content, list) and content:
-        return [_part(part) for part in content]
+        return [_part(*content_part(part)) for part in content]
     return [{"text": EMPTY_TURN}]
 
 
@@ -152,18 +140,15 @@ def gemini_body(
     the re-ask write them)."""
     system: list[dict[str, Any]] = []
     contents: list[dict[str, Any]] = []
-    for message in messages:
-        role, content = message.get("role"), message.get("content")
+    for role, content in conversation(messages):
         if role == "system":
-            system.append({"text": content if isinstance(content, str) else ""})
-        elif role == "user" and not contents:
-            contents.append({"role": "user", "parts": _prefix_and_check(content)})
-        elif role in ("user", "assistant"):
+            system.append({"text": content})
+        elif role == "first":  # the shared prefix, then the check
+            contents.append({"role": "user", "parts": [_part(*part) for part in content]})
+        else:
             contents.append(
                 {"role": "model" if role == "assistant" else "user", "parts": _turn(content)}
             )
-        else:
-            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
     body: dict[str, Any] = {}
     if system:
         body["systemInstruction"] = {"parts": system}

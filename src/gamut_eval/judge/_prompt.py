@@ -73,11 +73,12 @@ import json
 import re
 import secrets
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gamut_eval.judge._client import ChatMessage, Completion
+from gamut_eval.judge._client import ChatMessage, Completion, JudgeRequestRejected, content_part
 from gamut_eval.judge._settings import JudgeSettings, PromptLayout
 from gamut_eval.judge._store import StoredVerdict
 from gamut_eval.scoring import Verdict
@@ -492,6 +493,30 @@ def split_at_check(text: str) -> tuple[str, str] | None:
     None without one."""
     cut = text.rfind("\n" + CHECK_HEADING)
     return None if cut < 0 else (text[: cut + 1], text[cut + 1 :])
+
+
+def conversation(messages: list[ChatMessage]) -> Iterator[tuple[str, Any]]:
+    """``(role, content)`` of OpenAI-style ``messages`` for the clients that translate them
+    (Anthropic's, Gemini's): ``system`` with its text; ``first``, the opening user message,
+    as ``content_part`` pairs with the check last (a text-only message is cut before its
+    check: ``split_at_check``); then the ``user`` and ``assistant`` turns of a re-ask as
+    written. Any other role or first content is refused."""
+    opened = False
+    for message in messages:
+        role, content = message.get("role"), message.get("content")
+        if role == "system":
+            yield role, content if isinstance(content, str) else ""
+        elif role == "user" and not opened and isinstance(content, str):
+            yield "first", [("text", text) for text in split_at_check(content) or (content,)]
+        elif role == "user" and not opened:
+            if not isinstance(content, list) or not content:
+                raise JudgeRequestRejected("unsupported message content in the judge request")
+            yield "first", [content_part(part) for part in content]
+        elif role in ("user", "assistant"):
+            yield role, content
+        else:
+            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
+        opened = opened or role != "system"
 
 
 def render_messages(rendered: RenderedResponse, check_text: str) -> list[ChatMessage]:
