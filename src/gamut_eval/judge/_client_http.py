@@ -45,7 +45,7 @@ import random
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from types import TracebackType
@@ -185,41 +185,28 @@ class FastStats:
     """Calls waiting out a server's ``Retry-After`` (their slots given back meanwhile)."""
 
 
+@dataclass(slots=True, kw_only=True)
 class Transient:
-    """A failed attempt that may succeed if retried (allocated only on failure).
+    """A failed attempt that may succeed if retried (allocated only on failure)."""
 
-    ``lost``: the server closed the connection without a reply or refused a new one (no
-    HTTP reply at all), the signs of a server that crashed or was stopped. ``timed_out``:
-    no reply within the timeout, the sign of a server that holds more than it can
+    reason: str = field(kw_only=False)
+    throttled: bool = False
+    retry_after_s: float | None = None
+    lost: bool = False
+    """The server closed the connection without a reply or refused a new one (no HTTP
+    reply at all), the signs of a server that crashed or was stopped."""
+    timed_out: bool = False
+    """No reply within the timeout, the sign of a server that holds more than it can
     answer in time."""
 
-    __slots__ = ("lost", "reason", "retry_after_s", "throttled", "timed_out")
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        throttled: bool = False,
-        retry_after_s: float | None = None,
-        lost: bool = False,
-        timed_out: bool = False,
-    ) -> None:
-        self.reason = reason
-        self.throttled = throttled
-        self.retry_after_s = retry_after_s
-        self.lost = lost
-        self.timed_out = timed_out
-
-
+@dataclass(frozen=True, slots=True)
 class Refused:
     """The provider refused the request itself (400, 404, 422, or a 5xx that says the
     request is invalid): sent again unchanged it fails again."""
 
-    __slots__ = ("message", "status")
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
+    status: int
+    message: str
 
     @property
     def reason(self) -> str:
