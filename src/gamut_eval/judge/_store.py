@@ -128,14 +128,14 @@ class VerdictStore:
         try:
             self._db = self._connect(writer)
         except sqlite3.Error as exc:
-            self._release()
+            self._lock.close()
             raise StoreError(
                 f"{self.path}: cannot be used as a verdict store ({exc}); is it a SQLite file "
                 "written by gamut? Give another store, or move this file away",
                 setting="store",
             ) from None
         except BaseException:
-            self._release()
+            self._lock.close()
             raise
 
     def _connect(self, writer: bool) -> sqlite3.Connection:
@@ -167,9 +167,6 @@ class VerdictStore:
         self._select = ", ".join(c if c in present else f"0 AS {c}" for c in _COLUMNS)
         return db
 
-    def _release(self) -> None:
-        self._lock.close()
-
     @property
     def lock_path(self) -> Path:
         """The writers' lock file."""
@@ -191,7 +188,7 @@ class VerdictStore:
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
-        self._release()
+        self._lock.close()
 
     def __enter__(self) -> VerdictStore:
         return self
