@@ -14,9 +14,8 @@ success path beyond the reply itself.
 Transport (``_client_http.HttpExecutor``, shared with the Anthropic and Gemini clients;
 docs/reliability.md B6-B8):
 
-- 429: wait at least ``Retry-After`` (or ``retry-after-ms``) plus jitter, and hold back
-  every other request until then; without the header, exponential backoff with full
-  jitter. Each 429 also halves the adaptive concurrency limit (``_concurrency.py``).
+- 429: retried after ``Retry-After`` (or ``retry-after-ms``) plus jitter, without it on
+  the backoff; the adaptive limit halves (flow control: ``_client_http.py``).
 - Before the first request to a self-hosted server, what it says about its slots
   (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_concurrency.py``) sets where the
   adaptive limit starts.
