@@ -12,9 +12,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 from gamut_eval.judge._client_openai import OpenAIExecutor
-from gamut_eval.judge._concurrency import START
-from gamut_eval.judge._resolve import resolve_endpoint
-from gamut_eval.judge._server_slots import (
+from gamut_eval.judge._concurrency import (
+    START,
     ServerSlots,
     hosted_api,
     server_root,
@@ -22,6 +21,7 @@ from gamut_eval.judge._server_slots import (
     slots_from_props,
     slots_from_slots,
 )
+from gamut_eval.judge._resolve import resolve_endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
 VLLM_METRICS = """\

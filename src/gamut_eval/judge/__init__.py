@@ -24,10 +24,6 @@ if _typing.TYPE_CHECKING:
         MEETS_AT as MEETS_AT,
         grade_check as grade_check,
     )
-    from gamut_eval.judge._cache_rules import (
-        CacheRules as CacheRules,
-        cache_rules as cache_rules,
-    )
     from gamut_eval.judge._client import (
         Completion as Completion,
         Executor as Executor,
@@ -89,11 +85,13 @@ if _typing.TYPE_CHECKING:
         GUIDED as GUIDED,
         PROMPT_VERSION as PROMPT_VERSION,
         RESPONSE_FORMAT as RESPONSE_FORMAT,
+        CacheRules as CacheRules,
         JudgeImage as JudgeImage,
         ParsedReply as ParsedReply,
         PromptVariant as PromptVariant,
         Reask as Reask,
         RenderedResponse as RenderedResponse,
+        cache_rules as cache_rules,
         check_key as check_key,
         hidden_characters as hidden_characters,
         judge_key as judge_key,

@@ -83,7 +83,7 @@ from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
 from gamut_eval.judge._prompt import Reask, render_messages, request_messages, settle
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import BatchSettings, JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore
+from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked
 from gamut_eval.judge._wire_openai import (
     completion_from_body,
     error_fields,
@@ -118,8 +118,6 @@ CREATE TABLE IF NOT EXISTS batch_reasks (
 JobState = str
 """``written`` -> ``uploaded`` (file id known) -> ``submitted`` (batch id known) ->
 ``ingested`` (results in the verdict store)."""
-
-_LEDGER_CHUNK = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,24 +183,18 @@ class BatchLedger:
             for r in self._db.execute(query, (self.judge,))
         ]
 
-    def job_count(self) -> dict[str, int]:
-        """This judge's jobs per state."""
-        query = "SELECT state, COUNT(*) FROM batch_jobs WHERE judge = ? GROUP BY state"
-        return dict(self._db.execute(query, (self.judge,)).fetchall())
-
     # -- re-asks --------------------------------------------------------------------------
 
     def reasks(self, keys: Sequence[str]) -> dict[str, Reask]:
         """Pending re-asks among ``keys``."""
         out: dict[str, Reask] = {}
-        for start in range(0, len(keys), _LEDGER_CHUNK):
-            chunk = tuple(keys[start : start + _LEDGER_CHUNK])
+        for chunk in chunked(keys):
             marks = ",".join("?" * len(chunk))
             query = (
                 "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
                 f" FROM batch_reasks WHERE key IN ({marks})"
             )
-            for row in self._db.execute(query, chunk):
+            for row in self._db.execute(query, tuple(chunk)):
                 history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
                 out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
         return out
@@ -481,17 +473,6 @@ def _outcome(line: ResultLine) -> Completion | str:
     return completion_from_body(line.body)
 
 
-def _chunks(lines: Iterable[ResultLine]) -> Iterator[list[ResultLine]]:
-    chunk: list[ResultLine] = []
-    for line in lines:
-        chunk.append(line)
-        if len(chunk) >= _INGEST_CHUNK:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
-
-
 class Ingester:
     """Settles result lines of one judge into the pass (``work.record``); the pass keeps
     the keys that got a final row, so it does not send them again."""
@@ -507,13 +488,7 @@ class Ingester:
 
     def ingest_file(self, path: Path) -> IngestCounts:
         counts = IngestCounts()
-        for chunk in _chunks(read_results(path)):
-            self._ingest(chunk, counts)
-        return counts
-
-    def ingest_lines(self, lines: Iterable[ResultLine]) -> IngestCounts:
-        counts = IngestCounts()
-        for chunk in _chunks(lines):
+        for chunk in chunked(read_results(path), _INGEST_CHUNK):
             self._ingest(chunk, counts)
         return counts
 
@@ -846,15 +821,12 @@ class BatchRun:
         wait = self.batch.max_wait_s
         self._deadline = time.monotonic() + wait if wait is not None else float("inf")
 
-    def _event(self, message: str) -> None:
-        self.work.note(message)
-
     async def run(self) -> None:
         """Collect batches left by an earlier process, then send rounds until every check
         is settled. Raises ``BatchesPending`` if ``max_wait_s`` ran out first."""
         resumed = self.ledger.open_jobs()
         if resumed:
-            self._event(f"resuming {len(resumed)} batch job(s) recorded in {self.store.path}")
+            self.work.note(f"resuming {len(resumed)} batch job(s) recorded in {self.store.path}")
             await self._run_jobs(resumed, resumed=True)
         for round_number in range(self.work.settings.max_reasks + 2):
             if self.ledger.open_jobs():
@@ -866,7 +838,7 @@ class BatchRun:
             if not files:
                 break
             requests = sum(f.requests for f in files)
-            self._event(f"round {round_number + 1}: {requests} requests in {len(files)} file(s)")
+            self.work.note(f"round {round_number + 1}: {requests} requests in {len(files)} file(s)")
             jobs = [self.ledger.add_job(f.job_id, f.path, f.requests) for f in files]
             await self._run_jobs(jobs, resumed=False)
         self._raise_if_pending()
@@ -897,7 +869,9 @@ class BatchRun:
     async def _drive(self, job: BatchJob, resumed: bool) -> None:
         """Take one job from wherever it stopped to ingested (or to the deadline)."""
         if job.state in ("written", "uploaded") and not job.path.exists():
-            self._event(f"{job.job_id}: request file {job.path} is gone; its checks are re-planned")
+            self.work.note(
+                f"{job.job_id}: request file {job.path} is gone; its checks are re-planned"
+            )
             self.ledger.forget(job)
             return
         if job.state == "written":
@@ -917,7 +891,7 @@ class BatchRun:
             self.batch.completion_window,
             {"gamut_job": job.job_id, "gamut_judge": self.work.settings.judge[:500]},
         )
-        self._event(f"{job.job_id}: batch {status.id} ({job.requests} requests) {status.status}")
+        self.work.note(f"{job.job_id}: batch {status.id} ({job.requests} requests) {status.status}")
         return self.ledger.update(
             job, "submitted", batch_id=status.id, provider_status=status.status
         )
@@ -929,7 +903,7 @@ class BatchRun:
         while True:
             status = await self.client.get(job.batch_id)
             if status.status != last:
-                self._event(f"batch {status.id}: {status.status}")
+                self.work.note(f"batch {status.id}: {status.status}")
                 self.ledger.update(job, "submitted", provider_status=status.status)
                 last = status.status
             if status.terminal:
@@ -954,7 +928,7 @@ class BatchRun:
         self.ledger.update(job, "ingested", provider_status=status.status)
         for path in (job.path, *downloaded):  # the verdicts are in the store now
             path.unlink(missing_ok=True)
-        self._event(
+        self.work.note(
             f"batch {status.id} {status.status}: {len(seen)} results ingested"
             + (f", {missing} requests without a result" if missing else "")
         )

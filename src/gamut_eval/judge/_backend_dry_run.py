@@ -9,7 +9,7 @@ the HTTP clients' rate limiter uses (``_prompt.estimated_tokens``); output token
 ``max_tokens`` per request as the ceiling. Re-asks are not counted: they are a few percent
 of calls at most (docs/reliability.md B5 bounds them).
 
-The prompt cache: the judge provider's documented rules (``_cache_rules``: the minimum
+The prompt cache: the judge provider's documented rules (``_prompt.cache_rules``: the minimum
 prefix, the steps hits come in, whether writes are billed apart), or a price-table entry's
 ``min_cached_tokens``, or for a judge whose provider documents none (a local server's
 prefix cache) any length. Each answer's first request writes its shared prefix and the
@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.judge._cache_rules import CacheRules, cache_rules
 from gamut_eval.judge._pass import JudgeWork, Pending
-from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS
+from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS, CacheRules, cache_rules
 from gamut_eval.judge._registry import VERDICT_OUTPUT_TOKENS
 from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings

@@ -58,9 +58,7 @@ from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import StoredVerdict
 
 if TYPE_CHECKING:
-    from gamut_eval.judge._pass import JudgeWork, Pending
-
-ClientFactory = Callable[[JudgeSettings], Executor]
+    from gamut_eval.judge._pass import JudgeWork
 
 
 async def ask(
@@ -92,7 +90,7 @@ class OnlineBackend:
     """Online judging with the client the resolved judge names (``open_client``)."""
 
     judge: ResolvedJudge
-    client_factory: ClientFactory | None = None
+    client_factory: Callable[[JudgeSettings], Executor] | None = None
     """Makes the client instead (tests inject fakes here)."""
     writes_store: bool = True
     exports_rows: bool = True
@@ -116,7 +114,11 @@ class OnlineBackend:
             client.on_note, client.on_wait = work.note, work.wait
         work.watch_unscored = True
         try:
-            await _drive(client, work)
+            answers = (
+                (pending.rendered, [(key, check.text) for key, check in pending.checks])
+                for pending in work.pending()
+            )
+            await judge_in_order(client, answers, work.settings, work.record)
         finally:
             await client.aclose()
 
@@ -202,15 +204,6 @@ async def judge_in_order(
             task.cancel()
         if running:
             await asyncio.gather(*running, return_exceptions=True)
-
-
-async def _drive(client: Executor, work: JudgeWork) -> None:
-    def answers() -> Iterable[Answer]:
-        pending: Pending
-        for pending in work.pending():
-            yield pending.rendered, [(key, check.text) for key, check in pending.checks]
-
-    await judge_in_order(client, answers(), work.settings, work.record)
 
 
 def open_client(judge: ResolvedJudge, settings: JudgeSettings | None = None) -> Executor:

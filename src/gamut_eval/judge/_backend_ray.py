@@ -67,7 +67,7 @@ from gamut_eval.judge._prompt import (
 )
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import JudgeSettings, RaySettings
-from gamut_eval.judge._store import StoredVerdict
+from gamut_eval.judge._store import StoredVerdict, chunked
 
 RAY_EXTRA = "pip install 'gamut-eval[ray]'"
 
@@ -124,17 +124,6 @@ def response_rows(work: JudgeWork, replicas: int) -> Iterator[dict[str, Any]]:
             "examples": plan.variant.examples,
             "endpoint": index % replicas,
         }
-
-
-def _waves(rows: Iterator[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    wave: list[dict[str, Any]] = []
-    for row in rows:
-        wave.append(row)
-        if len(wave) >= size:
-            yield wave
-            wave = []
-    if wave:
-        yield wave
 
 
 class _JudgeActor:
@@ -264,7 +253,7 @@ def _judge_http(
     context.enable_progress_bars = False
     context.print_on_execution_start = False
     rows = response_rows(work, len(endpoints))
-    for wave in _waves(rows, ray_settings.responses_per_wave):
+    for wave in chunked(rows, ray_settings.responses_per_wave):
         dataset = ray.data.from_items(wave)
         judged = dataset.map_batches(
             _JudgeActor,

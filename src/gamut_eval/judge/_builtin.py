@@ -10,7 +10,7 @@ on the content words of its text. It cannot know facts, so the only contradictio
 is steps in the wrong order. Its one threshold (``MEETS_AT``) is fitted on the tuning half
 of the sample's reference labels (``data.TUNING_QUESTIONS``); its agreement with the
 held-out half is measured by the test suite and stated in docs/sample.md. The ``offline``
-backend (``OfflineBackend``) hands it each answer and check directly: no prompt is rendered,
+backend hands it each answer and check directly: no prompt is rendered,
 so nothing in an answer can change which check is graded.
 
 The reference judge (``gamut/reference``): the bundled sample's reference labels, replayed.
@@ -48,7 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -292,59 +292,46 @@ def keyed_judge(judge: str) -> str:
     return judge
 
 
-@dataclass
-class OfflineBackend:
-    """Grades every pending check locally; deterministic and instant."""
-
-    judge: ResolvedJudge
-    name: str = "offline"
-    writes_store: bool = True
-    exports_rows: bool = True
-    probed: bool = False
-
-    async def run(self, work: JudgeWork) -> None:
-        for answer in work.pending():
-            text = answer.plan.row.response
-            for key, check in answer.checks:
-                verdict, why = grade_check(text, check)
-                reply = Completion(json.dumps({"explanation": why, "verdict": verdict}))
-                row = settle(key, reply, None, work.settings)
-                assert isinstance(row, StoredVerdict)  # a valid verdict is never re-asked
-                work.record(row)
-
-
-def offline_backend(judge: ResolvedJudge, options: BackendOptions) -> OfflineBackend:
-    return OfflineBackend(judge)
+def _offline(question: str, text: str, check: Check) -> Completion:
+    verdict, why = grade_check(text, check)
+    return Completion(json.dumps({"explanation": why, "verdict": verdict}))
 
 
 EXPLANATION = "reference label written with the sample"
 
 
+def _reference(question: str, text: str, check: Check) -> Completion | str:
+    verdict = reference_labels().verdict(question, text, check.text)
+    if verdict is None:
+        return NO_LABEL
+    return Completion(json.dumps({"explanation": EXPLANATION, "verdict": verdict}))
+
+
 @dataclass
-class ReferenceBackend:
-    """Replays the sample's reference labels; deterministic and instant."""
+class BuiltinBackend:
+    """Grades every pending check in process (``grade``: the offline rules, or the
+    sample's reference labels); deterministic and instant."""
 
     judge: ResolvedJudge
-    name: str = "reference"
+    name: str
+    grade: Callable[[str, str, Check], Completion | str]
+    """(question as asked, answer text, check) -> the reply, or why it is unscored."""
     writes_store: bool = True
     exports_rows: bool = True
     probed: bool = False
 
     async def run(self, work: JudgeWork) -> None:
-        labels = reference_labels()
         for answer in work.pending():
             question, text = answer.plan.question, answer.plan.row.response
             for key, check in answer.checks:
-                verdict = labels.verdict(question, text, check.text)
-                outcome: Completion | str = (
-                    NO_LABEL
-                    if verdict is None
-                    else Completion(json.dumps({"explanation": EXPLANATION, "verdict": verdict}))
-                )
-                row = settle(key, outcome, None, work.settings)
-                assert isinstance(row, StoredVerdict)  # a label or a reason is never re-asked
+                row = settle(key, self.grade(question, text, check), None, work.settings)
+                assert isinstance(row, StoredVerdict)  # a verdict or a reason is never re-asked
                 work.record(row)
 
 
-def reference_backend(judge: ResolvedJudge, options: BackendOptions) -> ReferenceBackend:
-    return ReferenceBackend(judge)
+def offline_backend(judge: ResolvedJudge, options: BackendOptions) -> BuiltinBackend:
+    return BuiltinBackend(judge, "offline", _offline)
+
+
+def reference_backend(judge: ResolvedJudge, options: BackendOptions) -> BuiltinBackend:
+    return BuiltinBackend(judge, "reference", _reference)

@@ -116,6 +116,11 @@ EMPTY_TURN = "(empty reply)"
 text (Anthropic's, Gemini's)."""
 
 
+def token_count(value: Any) -> int:
+    """A token count of a reply's usage: the value when it is an integer, else 0."""
+    return value if isinstance(value, int) else 0
+
+
 def content_part(part: Mapping[str, Any]) -> tuple[Literal["text", "image"], str]:
     """One part of a ``ChatMessage``'s content as ``("text", text)`` or ``("image", url)``,
     for the clients that translate the OpenAI format; any other part is refused."""

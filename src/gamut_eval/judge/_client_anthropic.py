@@ -24,7 +24,7 @@ variant: cached across answers once it is as long as the model's minimum) and th
 answer's shared prefix. A prefix shorter than the model's minimum is not cached and costs
 nothing extra, so the marks are always sent; which prompt variant makes the prefix long
 enough is ``_prompt.prompt_variant``'s choice, with the model's minimum
-(``_cache_rules``).
+(``_prompt.cache_rules``).
 ``stop_reason: refusal`` is a refusal. Errors: 429 (``rate_limit_error``) throttles and is
 retried after ``retry-after``; 500 and 529 (``overloaded_error``) are retried with
 backoff; 401/403 stop the run naming ``ANTHROPIC_API_KEY``; 400/404/413 reject the
@@ -42,17 +42,17 @@ from gamut_eval.judge._client import (
     Completion,
     JudgeRequestRejected,
     content_part,
+    token_count,
 )
 from gamut_eval.judge._client_http import (
     HttpExecutor,
     Refused,
     Transient,
     json_body,
-    reply_json,
     retry_after_s,
     with_bound,
 )
-from gamut_eval.judge._prompt import split_at_check
+from gamut_eval.judge._prompt import conversation
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import error_fields
@@ -64,11 +64,8 @@ _RETRYABLE_4XX = frozenset({408, 409})
 _POLICY_WORDS = ("content filtering", "content policy", "usage policy")
 
 
-def _text(text: str, *, cached: bool = False) -> dict[str, Any]:
-    block: dict[str, Any] = {"type": "text", "text": text}
-    if cached:
-        block["cache_control"] = _EPHEMERAL
-    return block
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
 
 
 def _image(url: str) -> dict[str, Any]:
@@ -82,34 +79,15 @@ def _image(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _block(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind, value = content_part(part)
+def _block(kind: str, value: str) -> dict[str, Any]:
     return _text(value) if kind == "text" else _image(value)
-
-
-def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
-    """The first user message as blocks: the shared prefix marked as a cache breakpoint,
-    then the check. A text-only message is split before its last ``# Check`` heading (the
-    response before it is fenced, so the check is always the last one)."""
-    if isinstance(content, str):
-        split = split_at_check(content)
-        if split is None:
-            return [_text(content)]
-        prefix, check = split
-        return [_text(prefix, cached=True), _text(check)]
-    if not isinstance(content, list) or not content:
-        raise JudgeRequestRejected("unsupported message content in the judge request")
-    blocks = [_block(part) for part in content]
-    if len(blocks) > 1:
-        blocks[-2]["cache_control"] = _EPHEMERAL
-    return blocks
 
 
 def _turn(content: Any) -> str | list[dict[str, Any]]:
     if isinstance(content, str):
         return content if content.strip() else EMPTY_TURN
     if isinstance(content, list):
-        return [_block(part) for part in content]
+        return [_block(*content_part(part)) for part in content]
     return EMPTY_TURN
 
 
@@ -120,16 +98,16 @@ def anthropic_body(
     re-ask write them)."""
     system: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
-    for message in messages:
-        role, content = message.get("role"), message.get("content")
+    for role, content in conversation(messages):
         if role == "system":
-            system.append(_text(content if isinstance(content, str) else ""))
-        elif role == "user" and not turns:
-            turns.append({"role": "user", "content": _prefix_and_check(content)})
-        elif role in ("user", "assistant"):
-            turns.append({"role": role, "content": _turn(content)})
+            system.append(_text(content))
+        elif role == "first":  # the shared prefix marked as a cache breakpoint, the check last
+            blocks = [_block(*part) for part in content]
+            if len(blocks) > 1:
+                blocks[-2]["cache_control"] = _EPHEMERAL
+            turns.append({"role": "user", "content": blocks})
         else:
-            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
+            turns.append({"role": role, "content": _turn(content)})
     body: dict[str, Any] = {**settings.request_args, "model": model_name}
     body["max_tokens"] = settings.max_tokens + _thinking_budget(settings.request_args)
     if system:
@@ -151,10 +129,6 @@ def _thinking_budget(args: dict[str, Any]) -> int:
     return 0
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def completion_from_message(
     body: Any, *, latency_s: float = 0.0, transport_attempts: int = 1
 ) -> Completion | None:
@@ -170,15 +144,15 @@ def completion_from_message(
         if isinstance(block, dict) and block.get("type") == "text"
     )
     usage = body.get("usage") or {}
-    cache_read = _int(usage.get("cache_read_input_tokens"))
-    cache_write = _int(usage.get("cache_creation_input_tokens"))
+    cache_read = token_count(usage.get("cache_read_input_tokens"))
+    cache_write = token_count(usage.get("cache_creation_input_tokens"))
     refusal = None
     if body.get("stop_reason") == "refusal":
         refusal = text or "the model declined to answer (stop_reason=refusal)"
     return Completion(
         text=text,
-        prompt_tokens=_int(usage.get("input_tokens")) + cache_read + cache_write,
-        completion_tokens=_int(usage.get("output_tokens")),
+        prompt_tokens=token_count(usage.get("input_tokens")) + cache_read + cache_write,
+        completion_tokens=token_count(usage.get("output_tokens")),
         cached_tokens=cache_read,
         cache_write_tokens=cache_write,
         latency_s=latency_s,
@@ -213,15 +187,8 @@ class AnthropicExecutor(HttpExecutor):
         body = anthropic_body(self.endpoint.model_name, messages, settings)
         return json_body(body), 0
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        completion = completion_from_message(
-            payload, latency_s=latency_s, transport_attempts=attempt
-        )
-        if completion is not None:
-            return completion
-        # A gateway's error object or an incomplete body under 200: try again.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | None:
+        return completion_from_message(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int

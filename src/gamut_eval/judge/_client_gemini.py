@@ -9,7 +9,7 @@ differs:
 - the system prompt goes in ``systemInstruction``; the first user turn is sent as parts:
   the per-response prefix (question and fenced answer), then the check, last, so the
   shared prefix is what Gemini's implicit prompt cache can match (from 2,048 tokens on
-  Gemini 2.5, 4,096 on later models: ``_cache_rules``; the prompt variant that gets an
+  Gemini 2.5, 4,096 on later models: ``_prompt.cache_rules``; the prompt variant that gets an
   answer there is ``_prompt.prompt_variant``'s choice). The implicit cache needs no mark
   and bills no write. Images become
   ``inlineData`` parts; a re-ask's turns follow as ``model`` and ``user`` turns;
@@ -48,17 +48,17 @@ from gamut_eval.judge._client import (
     Completion,
     JudgeRequestRejected,
     content_part,
+    token_count,
 )
 from gamut_eval.judge._client_http import (
     HttpExecutor,
     Refused,
     Transient,
     json_body,
-    reply_json,
     retry_after_s,
     with_bound,
 )
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, split_at_check
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, conversation
 from gamut_eval.judge._resolve import Endpoint
 from gamut_eval.judge._settings import JudgeSettings
 
@@ -121,27 +121,15 @@ def _image(url: str) -> dict[str, Any]:
     return {"inlineData": {"mimeType": mime_type, "data": data}}
 
 
-def _part(part: Mapping[str, Any]) -> dict[str, Any]:
-    kind, value = content_part(part)
+def _part(kind: str, value: str) -> dict[str, Any]:
     return {"text": value} if kind == "text" else _image(value)
-
-
-def _prefix_and_check(content: Any) -> list[dict[str, Any]]:
-    """The first user turn as parts: the shared prefix, then the check (a text-only message
-    is split before its last ``# Check`` heading; the response before it is fenced)."""
-    if isinstance(content, str):
-        split = split_at_check(content)
-        return [{"text": content}] if split is None else [{"text": part} for part in split]
-    if not isinstance(content, list) or not content:
-        raise JudgeRequestRejected("unsupported message content in the judge request")
-    return [_part(part) for part in content]
 
 
 def _turn(content: Any) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"text": content if content.strip() else EMPTY_TURN}]
     if isinstance(content, list) and content:
-        return [_part(part) for part in content]
+        return [_part(*content_part(part)) for part in content]
     return [{"text": EMPTY_TURN}]
 
 
@@ -152,28 +140,21 @@ def gemini_body(
     the re-ask write them)."""
     system: list[dict[str, Any]] = []
     contents: list[dict[str, Any]] = []
-    for message in messages:
-        role, content = message.get("role"), message.get("content")
+    for role, content in conversation(messages):
         if role == "system":
-            system.append({"text": content if isinstance(content, str) else ""})
-        elif role == "user" and not contents:
-            contents.append({"role": "user", "parts": _prefix_and_check(content)})
-        elif role in ("user", "assistant"):
+            system.append({"text": content})
+        elif role == "first":  # the shared prefix, then the check
+            contents.append({"role": "user", "parts": [_part(*part) for part in content]})
+        else:
             contents.append(
                 {"role": "model" if role == "assistant" else "user", "parts": _turn(content)}
             )
-        else:
-            raise JudgeRequestRejected(f"unsupported chat message role {role!r}")
     body: dict[str, Any] = {}
     if system:
         body["systemInstruction"] = {"parts": system}
     body["contents"] = contents
     body["generationConfig"] = generation_config(model_name, settings, structured)
     return body
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
 
 
 def completion_from_gemini(
@@ -204,9 +185,9 @@ def completion_from_gemini(
     usage = body.get("usageMetadata") or {}
     return Completion(
         text=text,
-        prompt_tokens=_int(usage.get("promptTokenCount")),
-        completion_tokens=_int(usage.get("candidatesTokenCount")),
-        cached_tokens=_int(usage.get("cachedContentTokenCount")),
+        prompt_tokens=token_count(usage.get("promptTokenCount")),
+        completion_tokens=token_count(usage.get("candidatesTokenCount")),
+        cached_tokens=token_count(usage.get("cachedContentTokenCount")),
         latency_s=latency_s,
         transport_attempts=transport_attempts,
         raw=body,
@@ -256,15 +237,8 @@ class GeminiExecutor(HttpExecutor):
         body = gemini_body(self.endpoint.model_name, messages, settings, structured)
         return json_body(body), 0
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        outcome = completion_from_gemini(payload, latency_s=latency_s, transport_attempts=attempt)
-        if isinstance(outcome, Completion):
-            return outcome
-        if isinstance(outcome, str):
-            raise JudgeRequestRejected(outcome, attempt)
-        # A gateway's error object or an incomplete body under 200: try again.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str | None:
+        return completion_from_gemini(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int

@@ -3,12 +3,12 @@
 ``HttpExecutor`` owns everything that does not depend on the provider's wire format: the
 ``ClientSession`` (created lazily inside the running loop, its connector sized to the
 concurrency, connections kept alive), the adaptive concurrency limit (``_concurrency.py``:
-latency and 429s set it; a self-hosted server's own slot count, ``_server_slots.py``,
-says where it starts), the request and token buckets, the server-requested pause after
-a 429's ``Retry-After``, exponential backoff with full jitter, and the loop that sends
-one body until it succeeds, is refused or runs out of retries. A subclass says how a
-body is written (``_encode``), how a 200 reply is read (``_completion``) and how an
-error reply is classified (``_failure``):
+latency and 429s set it; a self-hosted server's own slot count says where it starts),
+the request and token buckets, the server-requested pause after a 429's ``Retry-After``,
+exponential backoff with full jitter, and the loop that sends one body until it
+succeeds, is refused or runs out of retries. A subclass says how a body is written
+(``_encode``), how a 200 reply is read (``_read``) and how an error reply is
+classified (``_failure``):
 ``OpenAIExecutor`` for OpenAI's chat completions (``_client_openai.py``),
 ``AnthropicExecutor`` for Anthropic's Messages API, ``GeminiExecutor`` for Gemini's
 ``generateContent``.
@@ -45,10 +45,9 @@ import random
 import time
 import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from types import TracebackType
 from typing import Any, Self
 
 import aiohttp
@@ -64,10 +63,9 @@ from gamut_eval.judge._client import (
     JudgeStalled,
     JudgeUnavailable,
 )
-from gamut_eval.judge._concurrency import START, AdaptiveLimit
+from gamut_eval.judge._concurrency import START, AdaptiveLimit, ServerSlots, hosted_api
 from gamut_eval.judge._prompt import estimated_tokens
 from gamut_eval.judge._resolve import Endpoint
-from gamut_eval.judge._server_slots import ServerSlots, hosted_api
 from gamut_eval.judge._settings import JudgeSettings
 
 
@@ -103,14 +101,6 @@ class TokenBucket:
 def json_body(body: Any) -> bytes:
     """A request body as compact JSON bytes."""
     return json.dumps(body, separators=(",", ":")).encode()
-
-
-def reply_json(raw: bytes) -> Any:
-    """A reply body parsed, or None when it is not JSON (the wire's reader says why)."""
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return None
 
 
 RETRY_AFTER_MAX_S = 86_400.0
@@ -194,41 +184,28 @@ class FastStats:
     """Calls waiting out a server's ``Retry-After`` (their slots given back meanwhile)."""
 
 
+@dataclass(slots=True, kw_only=True)
 class Transient:
-    """A failed attempt that may succeed if retried (allocated only on failure).
+    """A failed attempt that may succeed if retried (allocated only on failure)."""
 
-    ``lost``: the server closed the connection without a reply or refused a new one (no
-    HTTP reply at all), the signs of a server that crashed or was stopped. ``timed_out``:
-    no reply within the timeout, the sign of a server that holds more than it can
+    reason: str = field(kw_only=False)
+    throttled: bool = False
+    retry_after_s: float | None = None
+    lost: bool = False
+    """The server closed the connection without a reply or refused a new one (no HTTP
+    reply at all), the signs of a server that crashed or was stopped."""
+    timed_out: bool = False
+    """No reply within the timeout, the sign of a server that holds more than it can
     answer in time."""
 
-    __slots__ = ("lost", "reason", "retry_after_s", "throttled", "timed_out")
 
-    def __init__(
-        self,
-        reason: str,
-        *,
-        throttled: bool = False,
-        retry_after_s: float | None = None,
-        lost: bool = False,
-        timed_out: bool = False,
-    ) -> None:
-        self.reason = reason
-        self.throttled = throttled
-        self.retry_after_s = retry_after_s
-        self.lost = lost
-        self.timed_out = timed_out
-
-
+@dataclass(frozen=True, slots=True)
 class Refused:
     """The provider refused the request itself (400, 404, 422, or a 5xx that says the
     request is invalid): sent again unchanged it fails again."""
 
-    __slots__ = ("message", "status")
-
-    def __init__(self, status: int, message: str) -> None:
-        self.status = status
-        self.message = message
+    status: int
+    message: str
 
     @property
     def reason(self) -> str:
@@ -341,8 +318,9 @@ class HttpExecutor:
         (``max_tokens``: the reply bound instead of the setting's)."""
         raise NotImplementedError
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        """A 200 reply as a ``Completion``, or a retryable failure (or raise)."""
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str | None:
+        """A 200 reply's JSON (None when it is not JSON) as a ``Completion``; a reason
+        starting ``content policy`` when the provider filtered it; else not a reply."""
         raise NotImplementedError
 
     def _failure(
@@ -375,7 +353,7 @@ class HttpExecutor:
 
     async def prepare(self) -> None:
         """Ask the server, once, what it says about its slots, and start the limit there
-        (``_server_slots.py``); calls wait for the first. ``complete`` calls it."""
+        (``_concurrency.ServerSlots``); calls wait for the first. ``complete`` calls it."""
         if self._prepared:
             return
         async with self._preparing:
@@ -420,12 +398,7 @@ class HttpExecutor:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     @property
@@ -636,6 +609,20 @@ class HttpExecutor:
         if status == 200:
             return self._completion(raw, self._clock() - started, attempt)
         return self._failure(status, raw, response.headers, attempt)
+
+    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
+        """A 200 reply as a ``Completion``, or a retryable failure (or raise)."""
+        try:
+            payload = json.loads(raw)
+        except ValueError:
+            payload = None  # the wire's reader says why
+        outcome = self._read(payload, latency_s, attempt)
+        if isinstance(outcome, Completion):
+            return outcome
+        if isinstance(outcome, str) and outcome.startswith("content policy"):
+            raise JudgeRequestRejected(outcome, attempt)
+        # Some gateways answer 200 with an error object or an incomplete body: try again.
+        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
 
     def _auth_error(self, status: int, message: str) -> JudgeAuthError:
         env = self.endpoint.api_key_env

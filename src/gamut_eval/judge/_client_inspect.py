@@ -31,7 +31,6 @@ import asyncio
 import re
 import time
 from collections.abc import Iterator
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 
 from gamut_eval.errors import JudgeError
@@ -216,12 +215,7 @@ class InspectExecutor:
         self._bound_model()  # fail fast on an unknown provider or a missing key
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
     async def complete(

@@ -14,11 +14,10 @@ success path beyond the reply itself.
 Transport (``_client_http.HttpExecutor``, shared with the Anthropic and Gemini clients;
 docs/reliability.md B6-B8):
 
-- 429: wait at least ``Retry-After`` (or ``retry-after-ms``) plus jitter, and hold back
-  every other request until then; without the header, exponential backoff with full
-  jitter. Each 429 also halves the adaptive concurrency limit (``_concurrency.py``).
+- 429: retried after ``Retry-After`` (or ``retry-after-ms``) plus jitter, without it on
+  the backoff; the adaptive limit halves (flow control: ``_client_http.py``).
 - Before the first request to a self-hosted server, what it says about its slots
-  (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_server_slots.py``) sets where the
+  (llama.cpp's ``/props``, vLLM's ``/metrics``: ``_concurrency.py``) sets where the
   adaptive limit starts.
 - 5xx, 408, 409, timeouts, connection errors, bodies cut off mid-way and 200 replies that
   are not a chat completion: retried with exponential backoff and full jitter. A partial
@@ -33,9 +32,9 @@ How a body is written and a reply read is ``_wire_openai.py``'s.
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 import aiohttp
 
@@ -46,19 +45,17 @@ from gamut_eval.judge._client import (
     JudgeUnavailable,
 )
 from gamut_eval.judge._client_http import (
-    FastStats as FastStats,
     HttpExecutor,
     Refused,
     Transient,
-    reply_json,
+    json_body,
     retry_after_s,
     with_bound,
 )
+from gamut_eval.judge._concurrency import ServerSlots, hosted_api, read_server_slots
 from gamut_eval.judge._resolve import Endpoint
-from gamut_eval.judge._server_slots import ServerSlots, hosted_api, read_server_slots
 from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._wire_openai import (
-    FILTERED,
     POLICY_MARKERS,
     RequestShape,
     completion_from_body,
@@ -83,15 +80,9 @@ def _names_the_request(message: str) -> bool:
 
 
 class OpenAIExecutor(HttpExecutor):
-    """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol).
-
-    Use as ``async with OpenAIExecutor(endpoint, settings) as judge`` or call ``aclose()``.
-    Of ``settings`` it reads the transport fields (concurrency, rpm, tpm, timeout, retries,
-    backoff) and what goes in the body (temperature, max tokens, structured output).
-    One instance serves any number of concurrent ``complete`` calls; calls beyond the
-    (adaptive) concurrency limit wait their turn in arrival order. ``clock`` and ``sleep``:
-    see ``HttpExecutor``.
-    """
+    """The default judge executor for OpenAI-compatible endpoints (``Executor`` protocol;
+    its use, the transport, ``clock`` and ``sleep``: ``HttpExecutor``). Of ``settings`` it
+    also reads what goes in the body (temperature, max tokens, structured output)."""
 
     def __init__(
         self,
@@ -117,7 +108,7 @@ class OpenAIExecutor(HttpExecutor):
         """The body in the current shape, and the shape's version it was written in."""
         settings = with_bound(self.config if structured else self._unstructured, max_tokens)
         body = self.shape.body(self.endpoint.model_name, messages, settings)
-        return json.dumps(body, separators=(",", ":")).encode(), len(self.shape.corrections)
+        return json_body(body), len(self.shape.corrections)
 
     async def _server_slots(self, session: aiohttp.ClientSession) -> ServerSlots | None:
         """A self-hosted server's slots, when the limit adapts and has room to start
@@ -143,15 +134,8 @@ class OpenAIExecutor(HttpExecutor):
             )
         return True
 
-    def _completion(self, raw: bytes, latency_s: float, attempt: int) -> Completion | Transient:
-        payload = reply_json(raw)
-        outcome = completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
-        if isinstance(outcome, Completion):
-            return outcome
-        if outcome == FILTERED:
-            raise JudgeRequestRejected(outcome, attempt)
-        # Some gateways answer 200 with an error object or an incomplete body.
-        return Transient(f"the judge endpoint sent an unusable 200 reply: {raw[:200]!r}")
+    def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str:
+        return completion_from_body(payload, latency_s=latency_s, transport_attempts=attempt)
 
     def _failure(
         self, status: int, raw: bytes, headers: Mapping[str, str], attempt: int

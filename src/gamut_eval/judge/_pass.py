@@ -62,7 +62,6 @@ from gamut_eval._tables import table_format, write_rows
 from gamut_eval.dataset import Dataset
 from gamut_eval.errors import GamutError
 from gamut_eval.judge._builtin import keyed_judge
-from gamut_eval.judge._cache_rules import cache_rules
 from gamut_eval.judge._client import JudgeServerGone, JudgeStalled
 from gamut_eval.judge._probe import probe_judges
 from gamut_eval.judge._prompt import (
@@ -71,6 +70,7 @@ from gamut_eval.judge._prompt import (
     JudgeImage,
     PromptVariant,
     RenderedResponse,
+    cache_rules,
     check_key,
     hidden_characters,
     prompt_variant,

@@ -67,11 +67,6 @@ def probe_timeout_s(settings: JudgeSettings) -> float:
     return min(settings.timeout_s, PROBE_TIMEOUT_S)
 
 
-def _probe_settings(settings: JudgeSettings) -> JudgeSettings:
-    quick = {"timeout_s": probe_timeout_s(settings), "max_retries": 0}
-    return settings.model_copy(update={**quick, "concurrency": 1})
-
-
 async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     from gamut_eval.judge._backend_online import open_client
     from gamut_eval.judge._client_openai import OpenAIExecutor
@@ -80,7 +75,8 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     where, unset = _where(judge)
     messages = render_messages(render_response(PROBE_QUESTION, PROBE_ANSWER), PROBE_CHECK)
     response_format = RESPONSE_FORMAT if settings.structured_output else None
-    client = open_client(judge, _probe_settings(settings))
+    quick = {"timeout_s": probe_timeout_s(settings), "max_retries": 0, "concurrency": 1}
+    client = open_client(judge, settings.model_copy(update=quick))
     try:
         await asyncio.wait_for(
             client.complete(messages, response_format), probe_timeout_s(settings) + 5

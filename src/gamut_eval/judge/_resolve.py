@@ -114,10 +114,6 @@ def _clean_base_url(url: str, wire: Wire = "openai") -> str:
     return url.removesuffix(suffix)
 
 
-def _env_prefix(service: str) -> str:
-    return service.upper().replace("-", "_")
-
-
 def default_backend(model: str) -> OnlineBackendName:
     """``fast`` for OpenAI-compatible providers, Anthropic and Google, ``inspect`` for the
     rest."""
@@ -162,7 +158,7 @@ def resolve_endpoint(
         )
     elif provider == "openai-api":
         service, model_name = _openai_api_parts(model, rest)
-        spec = Provider(_env_prefix(service), None)
+        spec = Provider(service.upper().replace("-", "_"), None)
     elif provider in PROVIDERS and default_backend(model) == "fast":
         spec, model_name = PROVIDERS[provider], rest
     else:

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import itertools
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from gamut_eval._lock import Held, LockBusy, hold, lock_key
 from gamut_eval.errors import GamutError
@@ -93,9 +94,14 @@ class StoreBusyError(StoreError, LockBusy):
     """Another process is writing to this store (exit 2: nothing was changed)."""
 
 
-def _chunks(keys: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(keys), _CHUNK):
-        yield keys[start : start + _CHUNK]
+T = TypeVar("T")
+
+
+def chunked(items: Iterable[T], size: int = _CHUNK) -> Iterator[list[T]]:
+    """``items`` in lists of ``size`` (the last may be shorter)."""
+    rest = iter(items)
+    while chunk := list(itertools.islice(rest, size)):
+        yield chunk
 
 
 class VerdictStore:
@@ -122,14 +128,14 @@ class VerdictStore:
         try:
             self._db = self._connect(writer)
         except sqlite3.Error as exc:
-            self._release()
+            self._lock.close()
             raise StoreError(
                 f"{self.path}: cannot be used as a verdict store ({exc}); is it a SQLite file "
                 "written by gamut? Give another store, or move this file away",
                 setting="store",
             ) from None
         except BaseException:
-            self._release()
+            self._lock.close()
             raise
 
     def _connect(self, writer: bool) -> sqlite3.Connection:
@@ -161,9 +167,6 @@ class VerdictStore:
         self._select = ", ".join(c if c in present else f"0 AS {c}" for c in _COLUMNS)
         return db
 
-    def _release(self) -> None:
-        self._lock.close()
-
     @property
     def lock_path(self) -> Path:
         """The writers' lock file."""
@@ -185,7 +188,7 @@ class VerdictStore:
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
             self._db.close()
-        self._release()
+        self._lock.close()
 
     def __enter__(self) -> VerdictStore:
         return self
@@ -196,7 +199,7 @@ class VerdictStore:
     def done(self, keys: Sequence[str]) -> set[str]:
         """The keys among ``keys`` that already have a successful verdict."""
         found: set[str] = set()
-        for chunk in _chunks(keys):
+        for chunk in chunked(keys):
             marks = ",".join("?" * len(chunk))
             query = f"SELECT key FROM verdicts WHERE status = 'ok' AND key IN ({marks})"
             found.update(row[0] for row in self._db.execute(query, tuple(chunk)))
@@ -205,7 +208,7 @@ class VerdictStore:
     def get(self, keys: Sequence[str]) -> dict[str, StoredVerdict]:
         """Stored rows (successful or unscored) for ``keys``."""
         out: dict[str, StoredVerdict] = {}
-        for chunk in _chunks(keys):
+        for chunk in chunked(keys):
             marks = ",".join("?" * len(chunk))
             query = f"SELECT {self._select} FROM verdicts WHERE key IN ({marks})"
             for row in self._db.execute(query, tuple(chunk)):
@@ -256,7 +259,7 @@ class VerdictStore:
         select = ", ".join(f"COALESCE(SUM({c}), 0)" if c in self._present else "0" for c in columns)
         totals = [0, 0, 0, 0]
         for group in keys:
-            for chunk in _chunks(group):
+            for chunk in chunked(group):
                 marks = ",".join("?" * len(chunk))
                 query = f"SELECT {select} FROM verdicts WHERE key IN ({marks})"
                 row = self._db.execute(query, tuple(chunk)).fetchone()

@@ -35,9 +35,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from gamut_eval.judge._cache_rules import cache_rules
-from gamut_eval.judge._client import ChatMessage, Completion
-from gamut_eval.judge._prompt import RESPONSE_FORMAT, prompt_cache_key
+from gamut_eval.judge._client import ChatMessage, Completion, token_count
+from gamut_eval.judge._prompt import RESPONSE_FORMAT, cache_rules, prompt_cache_key
 from gamut_eval.judge._settings import JudgeSettings
 
 POLICY_MARKERS = ("content_policy", "content_filter")
@@ -79,10 +78,6 @@ def text_of(content: Any) -> str:
     return ""
 
 
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) else 0
-
-
 def completion_from_body(
     body: Any, *, latency_s: float = 0.0, transport_attempts: int = 1
 ) -> Completion | str:
@@ -101,9 +96,9 @@ def completion_from_body(
     refusal = message.get("refusal")
     return Completion(
         text=text,
-        prompt_tokens=_int(usage.get("prompt_tokens")),
-        completion_tokens=_int(usage.get("completion_tokens")),
-        cached_tokens=_int(details.get("cached_tokens")),
+        prompt_tokens=token_count(usage.get("prompt_tokens")),
+        completion_tokens=token_count(usage.get("completion_tokens")),
+        cached_tokens=token_count(details.get("cached_tokens")),
         latency_s=latency_s,
         transport_attempts=transport_attempts,
         refusal=refusal if isinstance(refusal, str) else None,
