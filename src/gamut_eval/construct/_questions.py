@@ -25,7 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import pydantic
-from pydantic import BaseModel
 
 from gamut_eval.construct._decisions import (
     PoolVerdict,
@@ -38,7 +37,6 @@ from gamut_eval.construct._decisions import (
 )
 from gamut_eval.construct._llm import Prompt, object_schema
 from gamut_eval.construct._models import (
-    FROZEN,
     REQUIREMENTS,
     AcceptedQuestion,
     AnnotationTask,
@@ -46,6 +44,7 @@ from gamut_eval.construct._models import (
     CandidateReview,
     CandidateState,
     Decision,
+    FrozenModel,
     ImageRecord,
     ImageReview,
     Invalid,
@@ -79,10 +78,8 @@ _SCHEMA = object_schema(
 )
 
 
-class ImageCandidates(BaseModel):
+class ImageCandidates(FrozenModel):
     """The candidates written for one image (a cached unit)."""
-
-    model_config = FROZEN
 
     image_id: str
     candidates: tuple[Candidate, ...]

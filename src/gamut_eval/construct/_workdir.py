@@ -66,10 +66,9 @@ from pydantic import BaseModel
 
 from gamut_eval._files import atomic_writer, image_inside, read_jsonl
 from gamut_eval.construct._models import (
-    FROZEN,
     AcceptedQuestion,
     ImageRecord,
-    Popularity,
+    ManifestRow,
     RefinedRecord,
     TextOnlyRecord,
 )
@@ -310,25 +309,6 @@ IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpe
 IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
-
-
-class ManifestRow(BaseModel):
-    """One row of an image manifest."""
-
-    model_config = FROZEN
-
-    image: str
-    """Image path, relative to the manifest."""
-    id: str | None = None
-    """Id (default: the file name without its extension)."""
-    entity: str | None = None
-    """Ground-truth entity."""
-    domain: str | None = None
-    """Domain."""
-    popularity: Popularity | None = None
-    """``head``, ``torso`` or ``tail``."""
-    metadata: dict[str, Any] = {}
-    """Anything else."""
 
 
 def _safe_id(text: str) -> str:
