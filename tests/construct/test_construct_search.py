@@ -22,7 +22,7 @@ from gamut_eval.construct import (
     TavilySearch,
     make_search_provider,
 )
-from gamut_eval.construct._local import fts_query, passages
+from gamut_eval.construct._search import fts_query, passages
 from gamut_eval.construct._sources import match_snippet
 from gamut_eval.errors import InputError
 

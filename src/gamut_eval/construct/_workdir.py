@@ -56,7 +56,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -93,6 +93,18 @@ _FILES = {
 }
 
 
+def jsonl_rows(path: Path, model: type[M], errors: list[ErrorDetail]) -> Iterator[tuple[str, M]]:
+    """``(path:line, row)`` of every row of a JSONL file that validates as ``model``; the
+    others' errors are added to ``errors``."""
+    for line, data in read_jsonl(path, errors):
+        try:
+            yield f"{path}:{line}", model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            from gamut_eval.rubric import pydantic_details
+
+            errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
+
+
 class Workdir:
     """Paths of a build folder and typed reading and writing of its files."""
 
@@ -106,10 +118,6 @@ class Workdir:
     @property
     def dataset(self) -> Path:
         return self.root / "dataset.jsonl"
-
-    @property
-    def search_index(self) -> Path:
-        return self.root / "search" / "local.sqlite"
 
     def file(self, name: str) -> Path:
         """A stage file by name (``candidates``, ``accepted``, ``drafts``...)."""
@@ -140,14 +148,7 @@ class Workdir:
     @staticmethod
     def read_path(path: Path, model: type[M]) -> list[M]:
         errors: list[ErrorDetail] = []
-        rows: list[M] = []
-        for line, data in read_jsonl(path, errors):
-            try:
-                rows.append(model.model_validate(data))
-            except pydantic.ValidationError as exc:
-                from gamut_eval.rubric import pydantic_details
-
-                errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
+        rows = [row for _, row in jsonl_rows(path, model, errors)]
         if errors:
             raise ValidationError(errors)
         return rows
@@ -218,16 +219,6 @@ class CacheBusyError(GamutError):
     """Another gamut process is building in the same folder."""
 
 
-@dataclass(frozen=True, slots=True)
-class CachedUnit:
-    """A stored unit result (the artefact as JSON)."""
-
-    key: str
-    stage: str
-    unit_id: str
-    result: str
-
-
 class BuildCache:
     """Open (creating) the cache at ``path`` and take the folder's writer lock."""
 
@@ -271,12 +262,10 @@ class BuildCache:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def get(self, key: str) -> CachedUnit | None:
-        """The stored unit for ``key``, if any."""
-        row = self._db.execute(
-            "SELECT key, stage, unit_id, result FROM units WHERE key = ?", (key,)
-        ).fetchone()
-        return None if row is None else CachedUnit(*row)
+    def get(self, key: str) -> str | None:
+        """The stored result (the artefact as JSON) for ``key``, if any."""
+        row = self._db.execute("SELECT result FROM units WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, unit_id: str, result: str) -> None:
         """Store a finished unit (committed at once: a crash after this loses nothing)."""
@@ -285,13 +274,6 @@ class BuildCache:
             "VALUES (?, ?, ?, ?, ?)",
             (key, stage, unit_id, result, time.time()),
         )
-
-    def count(self, stage: str | None = None) -> int:
-        """Stored units (of one stage, or all)."""
-        if stage is None:
-            return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
-        query = "SELECT COUNT(*) FROM units WHERE stage = ?"
-        return int(self._db.execute(query, (stage,)).fetchone()[0])
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -339,15 +321,7 @@ def _from_folder(folder: Path) -> list[ImageRecord]:
 def _from_manifest(path: Path) -> list[ImageRecord]:
     errors: list[ErrorDetail] = []
     records = []
-    for line, data in read_jsonl(path, errors):
-        where = f"{path}:{line}"
-        try:
-            row = ManifestRow.model_validate(data)
-        except pydantic.ValidationError as exc:
-            from gamut_eval.rubric import pydantic_details
-
-            errors += [d.in_file(where) for d in pydantic_details(exc)]
-            continue
+    for where, row in jsonl_rows(path, ManifestRow, errors):
         image = path.parent / row.image
         if image.suffix.lower() not in IMAGE_SUFFIXES or not image.is_file():
             why = "no such image file" if not image.is_file() else "not a known image type"
