@@ -76,11 +76,6 @@ def wire_of(model_name: str) -> str:
     return "anthropic" if provider == "anthropic" else "other"
 
 
-def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
-    """The ``response_format`` of the ``json_object`` step (as the judge sends it)."""
-    return {"type": "json_object", "schema": schema}
-
-
 def reply_tool(schema: dict[str, Any]) -> ToolInfo:
     """The tool whose input is the reply (Anthropic's ``json_object`` step)."""
     from inspect_ai.tool import ToolInfo, ToolParams
@@ -298,7 +293,8 @@ class BuildModel:
                 name="reply", json_schema=JSONSchema.model_validate(schema), strict=False
             )
         elif schema is not None and mode == "json_object" and self._wire == "openai":
-            config.extra_body = {"response_format": json_object_format(schema)}
+            # the json_object step's response_format, as the judge sends it
+            config.extra_body = {"response_format": {"type": "json_object", "schema": schema}}
         return config
 
     def _mode(self, schema: dict[str, Any] | None) -> Structured:
@@ -526,8 +522,3 @@ async def ask_json(
         tuple(last.errors),
         reply=text,
     )
-
-
-def dumps(value: Any) -> str:
-    """Compact, readable JSON for prompts."""
-    return json.dumps(value, ensure_ascii=False, indent=1)

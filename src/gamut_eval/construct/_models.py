@@ -8,7 +8,7 @@ and the others go on (``UnitError``); a run that cannot go on raises ``BuildErro
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -191,7 +191,7 @@ class ManifestRow(FrozenModel):
 
 
 Requirement = Literal["stranger_test", "open_ended", "research", "natural", "grounded"]
-REQUIREMENTS: tuple[str, ...] = ("stranger_test", "open_ended", "research", "natural", "grounded")
+REQUIREMENTS: tuple[str, ...] = get_args(Requirement)
 """The hard requirements of the LLM review (docs/method.md [B4]), the stranger test first."""
 
 DecisionKind = Literal["accept", "revise", "discard"]

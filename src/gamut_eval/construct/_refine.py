@@ -255,9 +255,12 @@ async def verify_snippets(pages: PageCache, snippets: Sequence[Evidence]) -> lis
     return list(await asyncio.gather(*(_verify(pages, s) for s in snippets)))
 
 
+_CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
+
+
 def _all_cites(item: Item) -> set[str]:
     cites = set(item.cites) | {c for group in element_cites(item) for c in group}
-    if isinstance(item, StrictListItem | FlexibleListItem | ProcessItem):
+    if isinstance(item, _CONTAINERS):
         cites |= {c for m in item.meta_insights for c in m.cites}
     return cites
 
@@ -277,9 +280,6 @@ def unsupported(meta: MetaRubric, failed: set[str]) -> list[DropReason]:
                 )
             )
     return drops
-
-
-_CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
 
 
 def _pair(row: Any, field: str) -> tuple[Any, Any]:

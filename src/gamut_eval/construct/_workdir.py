@@ -293,14 +293,15 @@ IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def _safe_id(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-") or "image"
+def safe_id(text: str, fallback: str) -> str:
+    """``text`` as an id (runs of other characters than ``A-Za-z0-9._-`` made ``-``)."""
+    return _UNSAFE.sub("-", text).strip("-") or fallback
 
 
 def _image_record(path: Path, row: ManifestRow) -> ImageRecord:
     data = path.read_bytes()
     return ImageRecord(
-        id=_safe_id(row.id or path.stem),
+        id=safe_id(row.id or path.stem, "image"),
         image=str(path.resolve()),
         sha256=hashlib.sha256(data).hexdigest(),
         entity=row.entity,
