@@ -49,7 +49,7 @@ from typing import Any, Protocol, Self
 import aiohttp
 
 from gamut_eval._extras import MissingExtra, install_command
-from gamut_eval.construct._sources import html_to_text
+from gamut_eval.construct._sources import HttpClient, html_to_text
 from gamut_eval.construct._text import words
 from gamut_eval.errors import GamutError, InputError
 
@@ -342,7 +342,7 @@ def _key(names: tuple[str, ...], provider: str) -> str:
     )
 
 
-class _WebSearch:
+class _WebSearch(HttpClient):
     name = "web"
     default_url = ""
     key_vars: tuple[str, ...] = ()
@@ -351,7 +351,6 @@ class _WebSearch:
         self._key = api_key
         self.base_url = base_url or self.default_url
         self.timeout_s = timeout_s
-        self._session: aiohttp.ClientSession | None = None
 
     @classmethod
     def from_env(cls, *, timeout_s: float = 30.0) -> Self:
@@ -364,26 +363,17 @@ class _WebSearch:
     async def search(self, query: str, limit: int) -> list[SearchHit]:
         raise NotImplementedError
 
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            timeout = aiohttp.ClientTimeout(total=self.timeout_s)
-            self._session = aiohttp.ClientSession(timeout=timeout, trust_env=True)
-        return self._session
-
     async def _json(self, method: str, **kwargs: Any) -> Any:
         try:
-            async with self._client().request(method, self.base_url, **kwargs) as response:
+            async with self._client(self.timeout_s).request(
+                method, self.base_url, **kwargs
+            ) as response:
                 if response.status >= 400:
                     body = (await response.text())[:200]
                     raise SearchError(f"{self.name}: HTTP {response.status}: {body}")
                 return await response.json(content_type=None)
         except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
             raise SearchError(f"{self.name}: {type(exc).__name__}: {exc}") from None
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
 
 
 class TavilySearch(_WebSearch):

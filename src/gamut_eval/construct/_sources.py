@@ -93,12 +93,30 @@ def _is_html(name_or_type: str) -> bool:
     return "html" in name_or_type.lower()
 
 
-class Fetcher:
-    """Fetch sources; one HTTP session per fetcher, made inside the running loop."""
+class HttpClient:
+    """One aiohttp session, made on first use inside the running loop (it binds to it)."""
+
+    _session: aiohttp.ClientSession | None = None
+
+    def _client(
+        self, timeout_s: float, headers: dict[str, str] | None = None
+    ) -> aiohttp.ClientSession:
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=timeout_s)
+            self._session = aiohttp.ClientSession(timeout=timeout, headers=headers, trust_env=True)
+        return self._session
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+class Fetcher(HttpClient):
+    """Fetch sources; one HTTP session per fetcher."""
 
     def __init__(self, settings: FetchSettings | None = None) -> None:
         self.settings = settings or FetchSettings()
-        self._session: aiohttp.ClientSession | None = None
 
     async def fetch(self, source: str) -> FetchedPage:
         """The text of ``source`` (``https://``, ``http://``, ``file://`` or a path)."""
@@ -123,7 +141,7 @@ class Fetcher:
         return FetchedPage(html_to_text(text) if _is_html(path.suffix) else text, truncated)
 
     async def _http(self, url: str) -> FetchedPage:
-        session = self._client()
+        session = self._client(self.settings.timeout_s, {"User-Agent": _USER_AGENT})
         try:
             async with session.get(url, allow_redirects=True) as response:
                 if response.status >= 400:
@@ -146,19 +164,6 @@ class Fetcher:
             if size > self.settings.max_bytes:
                 return b"".join(chunks)[: self.settings.max_bytes], True
         return b"".join(chunks), False
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
-            self._session = aiohttp.ClientSession(
-                timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
-            )
-        return self._session
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
 
 
 FUZZY_THRESHOLD = 0.8
