@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from gamut_eval.construct._llm import Prompt, object_schema, rubric_items_schema
@@ -198,9 +199,7 @@ async def run_evidence(
     run = session.stage("evidence", EVIDENCE_VERSION if plan else None, options)
 
     async def one(question: AcceptedQuestion) -> EvidenceRecord | None:
-        async def work(call: UnitCall) -> EvidenceRecord:
-            return await _gather(call, question, provider, research, plan)
-
+        work = partial(_gather, question=question, provider=provider, research=research, plan=plan)
         return await run.unit(question.id, question_inputs(question), work, EvidenceRecord)
 
     results = await asyncio.gather(*(one(q) for q in questions))
@@ -255,10 +254,7 @@ async def _one(
     if evidence is None:
         return None  # the evidence stage recorded why
     inputs = {**question_inputs(question), "evidence": content_hash(list(evidence.snippets))}
-
-    async def work(call: UnitCall) -> DraftRecord:
-        return await _draft_one(call, question, evidence)
-
+    work = partial(_draft_one, question=question, evidence=evidence)
     return await run.unit(question.id, inputs, work, DraftRecord)
 
 

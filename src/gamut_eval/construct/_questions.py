@@ -30,6 +30,7 @@ import asyncio
 import hashlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -174,9 +175,7 @@ async def run_questions(
     run = session.stage("questions", QUESTIONS_VERSION, {"per_image": per_image})
 
     async def one(image: ImageRecord) -> ImageCandidates | None:
-        async def work(call: UnitCall) -> ImageCandidates:
-            return await _write_candidates(call, image, per_image)
-
+        work = partial(_write_candidates, image=image, count=per_image)
         return await run.unit(image.id, image_inputs(image), work, ImageCandidates)
 
     results = await asyncio.gather(*(one(r) for r in records))
@@ -539,27 +538,23 @@ class _Outputs:
     def add(
         self, state: _Image, verdict: PoolVerdict | None, decisions: Mapping[str, Decision]
     ) -> None:
-        image = state.image
-        provenance = state.last.provenance if state.last else None
         if verdict is None:
-            self.images.append(
-                ImageReview(
-                    image_id=image.id, status="error", rounds=state.rounds, provenance=provenance
-                )
-            )
-            return
-        status = verdict.status if verdict.status != "continue" else "needs_candidates"
-        chosen = verdict.chosen
+            status = "error"
+        else:
+            status = verdict.status if verdict.status != "continue" else "needs_candidates"
+        chosen = verdict.chosen if verdict else None
         self.images.append(
             ImageReview(
-                image_id=image.id,
+                image_id=state.image.id,
                 status=status,
                 candidate_id=chosen.id if chosen else None,
                 rounds=state.rounds,
                 message=_MESSAGES.get(status),
-                provenance=provenance,
+                provenance=state.last.provenance if state.last else None,
             )
         )
+        if verdict is None:
+            return
         states = candidate_states(state.pool, state.reviews, decisions, verdict)
         self.states += states
         self.tasks += _tasks(state, states)

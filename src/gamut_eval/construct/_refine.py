@@ -40,6 +40,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -496,10 +497,7 @@ async def _one(
     if unit is None:
         return None  # the draft stage recorded why
     inputs = {**question_inputs(unit.question), "draft": content_hash(unit.before)}
-
-    async def work(call: UnitCall) -> RefinedRecord:
-        return await _refine_one(call, unit, provider, pages, research)
-
+    work = partial(_refine_one, unit=unit, provider=provider, pages=pages, research=research)
     refined = await run.unit(unit.question.id, inputs, work, RefinedRecord)
     if refined is None or unit.revised is None:
         return refined
