@@ -1,20 +1,16 @@
-"""Evidence and the draft grounded in it: research (queries, search, snippets), the
-``evidence`` stage, and the ``draft`` stage.
+"""Evidence and the draft grounded in it: research shared by ``evidence`` and ``refine``
+(plan queries, search, keep snippets), the ``evidence`` stage, and the ``draft`` stage.
 
-Research shared by ``evidence`` and ``refine``: plan queries, search, keep snippets.
+Stage ``evidence``: short snippets with sources for every accepted question. The model
+(optional) plans keyword queries; the search provider answers them; hits are de-duplicated
+and numbered ``s1``, ``s2``... A question with no hit at all ends with a recorded error: a
+rubric must be grounded in evidence, not in the drafting model's memory.
 
-Stage ``evidence``: short snippets with sources for every accepted question.
-
-The model (optional) plans keyword queries; the search provider answers them; hits are
-de-duplicated and numbered ``s1``, ``s2``... A question with no hit at all ends with a
-recorded error: a rubric must be grounded in evidence, not in the drafting model's memory.
-
-Stage ``draft``: a meta-rubric grounded in the snippets, validated, then compiled.
-
-The model writes the items as structured output (the meta-rubric's JSON Schema); the reply
-is validated by the project's validator plus the grounding rule, and the errors are fed
-back for a bounded number of repairs. A rubric still invalid after that ends the question's
-draft with a recorded error (``draft/errors.jsonl``); the other questions go on.
+Stage ``draft``: a meta-rubric grounded in the snippets, validated, then compiled. The model
+writes the items as structured output (the meta-rubric's JSON Schema); the reply is
+validated by the project's validator plus the grounding rule, and the errors are fed back
+for a bounded number of repairs. A rubric still invalid after that ends the question's draft
+with a recorded error (``draft/errors.jsonl``); the other questions go on.
 """
 
 from __future__ import annotations

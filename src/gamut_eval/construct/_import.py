@@ -1,7 +1,4 @@
-"""Starting a build from an existing question set: the import, and where its table is read
-from.
-
-``gamut build import``: start a build from an existing question set.
+"""``gamut build import``: start a build from an existing question set.
 
 A table of image + question rows (JSONL, JSON, Parquet or CSV; a local path, or a Hugging
 Face dataset file ``hf://datasets/owner/name[@revision]/path``) becomes the accepted
@@ -17,12 +14,10 @@ the table's folder), or the bytes of an image (a Parquet column of bytes, or the
 under ``import/images/`` by content hash. Every bad row is reported (file, row, column,
 value) before anything is written.
 
-Where an imported table is read from: a local file, or a Hugging Face dataset file.
-
-``hf://datasets/owner/name/path/in/repo.parquet`` (``owner/name@revision/...`` for a
-branch, tag or commit) is downloaded once into the Hugging Face cache with
-``huggingface_hub`` (the ``hub`` extra: ``pip install 'gamut-eval[hub]'``), which reads
-``HF_TOKEN`` for gated sets and honours ``HF_HUB_OFFLINE``.
+A Hugging Face file (``owner/name@revision/...`` for a branch, tag or commit) is downloaded
+once into the Hugging Face cache with ``huggingface_hub`` (the ``hub`` extra: ``pip install
+'gamut-eval[hub]'``), which reads ``HF_TOKEN`` for gated sets and honours
+``HF_HUB_OFFLINE``.
 """
 
 from __future__ import annotations

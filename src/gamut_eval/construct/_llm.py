@@ -1,11 +1,17 @@
-"""Model calls for the build: the JSON reply format asked of a provider, the reply schemas,
-and the calls with their bounded repairs.
+"""Model calls for the build: Inspect AI's model API, the JSON reply format asked of a
+provider, the reply schemas, and the calls with their bounded repairs.
 
-How the build asks a provider for a JSON reply, and what it learns when refused.
+Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
+images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
+caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
+most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
+errors. A call that still fails after Inspect's own retries ends only its unit; rejected
+credentials end the whole run (every other unit would fail the same way).
 
-The ladder is the judge's (``judge/backends/_shape.py``): ``json_schema`` -> ``json_object``
--> ``none``, each step taken once, when the provider refuses the one before, and kept for
-every later call of the run.
+How a provider is asked for a JSON reply follows the judge's ladder
+(``judge/backends/_shape.py``): ``json_schema`` -> ``json_object`` -> ``none``, each step
+taken once, when the provider refuses the one before, and kept for every later call of the
+run.
 
 - ``json_schema``: Inspect's ``ResponseSchema`` (OpenAI ``response_format`` of type
   ``json_schema``; Anthropic ``output_format``; Gemini ``responseSchema``).
@@ -16,24 +22,11 @@ every later call of the run.
   a JSON reply); the reply is the tool call's arguments.
 - ``none``: no format at all; the prompt asks for the same JSON.
 
-Whatever the step, the reply is parsed strictly and validated by the stage's own rules.
-
-JSON Schemas of the model replies, in the subset Inspect's ``ResponseSchema`` carries.
-
 Inspect's ``JSONSchema`` has no ``$ref``/``$defs``, ``oneOf`` or ``const``: a Pydantic schema
 handed over as is loses every referenced definition (the meta-rubric's items would become
 ``{}``). ``inline_schema`` resolves references and rewrites ``oneOf`` as ``anyOf`` and
-``const`` as a one-value ``enum``, so the provider sees the real structure. The reply is
-still validated by our own models afterwards: the schema only helps the model.
-
-Model calls for the build: Inspect AI's model API, JSON replies, bounded repairs.
-
-Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
-images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
-caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
-most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
-errors. A call that still fails after Inspect's own retries ends only its unit; rejected
-credentials end the whole run (every other unit would fail the same way).
+``const`` as a one-value ``enum``, so the provider sees the real structure. Whatever the
+step, the reply is still validated by our own models: the schema only helps the model.
 
 ``inspect_ai`` is imported lazily: it is heavy, and ``gamut --help`` must stay fast.
 """

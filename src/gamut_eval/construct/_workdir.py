@@ -16,30 +16,26 @@ The build folder: one sub-folder per stage, every file written atomically.
 A stage reads the files of the stages before it and rewrites its own in full at its end, so
 a reader never sees a half-written file and a rerun's files reflect that run.
 
-The build cache: one SQLite table of finished units of work, keyed by a content hash.
-
-A unit (one image's questions, one question's draft, ...) is stored when it succeeds, under
-a key that hashes the stage, the model, the prompt version, the content hashes of its
-inputs and the options that change its result, the way the judge's verdict store keys
-verdicts. So a rerun (after a crash, or with more images) makes no model call for work
-already done, a changed input or prompt is redone, and a failure is never cached: the next
-run tries it again.
+The build cache is one SQLite table of finished units of work. A unit (one image's
+questions, one question's draft, ...) is stored when it succeeds, under a key that hashes
+the stage, the model, the prompt version, the content hashes of its inputs and the options
+that change its result, the way the judge's verdict store keys verdicts. So a rerun (after a
+crash, or with more images) makes no model call for work already done, a changed input or
+prompt is redone, and a failure is never cached: the next run tries it again.
 
 One writer per build folder: a run holds an exclusive ``flock`` on ``cache.sqlite.lock``,
 so two runs cannot race on the same stage files or pay twice for the same calls.
 
-The images a build starts from: a folder of images, or a JSONL manifest.
-
-A manifest row names the image (path relative to the manifest) and may give its id, the
-ground-truth entity, the domain and the popularity band:
+The images a build starts from are a folder of images, or a JSONL manifest. A manifest row
+names the image (path relative to the manifest) and may give its id, the ground-truth
+entity, the domain and the popularity band:
 
     {"image": "photos/bibimbap.jpg", "entity": "Bibimbap", "domain": "food", "popularity": "head"}
 
 Without a manifest the entity is unknown; the questions are still written from the image,
 but the text-only stage needs an entity and skips such questions.
 
-Assembling ``dataset.jsonl``: accepted question + refined rubric + text-only version.
-
+``dataset.jsonl`` is assembled from accepted question + refined rubric + text-only version.
 A question enters the dataset once its rubric is refined (the draft alone is not the
 method's rubric). Image paths are written relative to the dataset file, as ``load_dataset``
 expects; each record's ``metadata.build`` keeps the provenance keys of its parts.
