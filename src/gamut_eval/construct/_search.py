@@ -223,12 +223,6 @@ def sections(text: str) -> tuple[str | None, list[tuple[str | None, str]]]:
     return title, found
 
 
-def passages(text: str) -> tuple[str | None, list[str]]:
-    """(title, passages) of a plain-text or Markdown document."""
-    title, found = sections(text)
-    return title, [part for _, part in found]
-
-
 def _unescaped_sections(markdown: str) -> tuple[str | None, list[tuple[str | None, str]]]:
     """``sections`` of trafilatura's Markdown, whose backslash escapes (``5\\*3``,
     ``a\\_b``) are characters of the page: held aside while headings, tables and
@@ -332,16 +326,6 @@ class LocalSearch:
         self._db.close()
 
 
-def _key(names: tuple[str, ...], provider: str) -> str:
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    raise InputError(
-        f"search {provider!r} needs an API key: set {' or '.join(names)}", setting="search"
-    )
-
-
 class _WebSearch(HttpClient):
     name = "web"
     default_url = ""
@@ -354,7 +338,13 @@ class _WebSearch(HttpClient):
 
     @classmethod
     def from_env(cls, *, timeout_s: float = 30.0) -> Self:
-        return cls(_key(cls.key_vars, cls.name), timeout_s=timeout_s)
+        """With the first API key set among ``key_vars``."""
+        for name in cls.key_vars:
+            value = os.environ.get(name, "").strip()
+            if value:
+                return cls(value, timeout_s=timeout_s)
+        names = " or ".join(cls.key_vars)
+        raise InputError(f"search {cls.name!r} needs an API key: set {names}", setting="search")
 
     @property
     def identity(self) -> str:
