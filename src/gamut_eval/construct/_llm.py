@@ -85,10 +85,7 @@ def refused_format(exc: BaseException | None, error: str | None, mode: Structure
     structured-output step ``mode`` (HTTP status and the provider's words)."""
     if mode == "none":
         return False
-    for status, message in _failures(exc, error):
-        if refuses_structured_output(status, message):
-            return True
-    return False
+    return any(refuses_structured_output(s, m) for s, m in _failures(exc, error))
 
 
 def _failures(exc: BaseException | None, error: str | None) -> list[tuple[int, str]]:
@@ -323,13 +320,10 @@ class BuildModel:
                     cache=False,
                 )
             except Exception as exc:
-                if type(exc).__name__ in _AUTH_NAMES or getattr(exc, "status_code", None) in (
-                    401,
-                    403,
-                ):
-                    raise BuildError(
-                        f"model {self.name}: credentials rejected: {_describe(exc)}"
-                    ) from exc
+                status = getattr(exc, "status_code", None)
+                if type(exc).__name__ in _AUTH_NAMES or status in (401, 403):
+                    message = f"model {self.name}: credentials rejected: {_describe(exc)}"
+                    raise BuildError(message) from exc
                 if self._degrade(mode, version, exc, None):
                     continue
                 if probe and _transient(model, exc):  # send it again with Inspect's retries

@@ -115,6 +115,10 @@ class Workdir:
     def dataset(self) -> Path:
         return self.root / "dataset.jsonl"
 
+    @property
+    def search_index(self) -> Path:
+        return self.root / "search" / "local.sqlite"
+
     def file(self, name: str) -> Path:
         """A stage file by name (``candidates``, ``accepted``, ``drafts``...)."""
         stage, filename = _FILES[name]
