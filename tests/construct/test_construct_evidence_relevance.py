@@ -20,7 +20,7 @@ import pytest
 
 from gamut_eval._extras import MissingExtra
 from gamut_eval.construct import LocalSearch
-from gamut_eval.construct._local import _document, fts_query
+from gamut_eval.construct._search import _document, fts_query
 from gamut_eval.construct._sources import FetchedPage, html_to_text, match_snippet
 from gamut_eval.data import sample_dir
 

@@ -22,7 +22,7 @@ from gamut_eval.construct import (
     TavilySearch,
     make_search_provider,
 )
-from gamut_eval.construct._local import fts_query, passages
+from gamut_eval.construct._search import fts_query, sections
 from gamut_eval.construct._sources import match_snippet
 from gamut_eval.errors import InputError
 
@@ -71,10 +71,10 @@ async def test_the_index_is_kept_and_rebuilt_when_the_corpus_changes(
 
 def test_long_paragraphs_are_split_into_short_passages() -> None:
     text = "# Title\n\n" + " ".join(f"Sentence number {i} is here." for i in range(60))
-    title, found = passages(text)
+    title, found = sections(text)
     assert title == "Title"
     assert len(found) > 1
-    assert all(len(p) <= 600 for p in found)
+    assert all(len(p) <= 600 for _, p in found)
 
 
 def test_local_search_needs_a_corpus(tmp_path: Path) -> None:

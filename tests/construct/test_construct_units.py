@@ -13,9 +13,9 @@ from construct_helpers import provenance
 
 from gamut_eval._usage import Usage, priced
 from gamut_eval.construct import BuildSession
-from gamut_eval.construct._decisions import decide
 from gamut_eval.construct._llm import extract_json
 from gamut_eval.construct._models import Candidate, CandidateReview, Decision, Invalid
+from gamut_eval.construct._questions import decide
 from gamut_eval.construct._rubrics import enforce_superset
 from gamut_eval.construct._text import names_entity
 from gamut_eval.construct._workdir import BuildCache, CacheBusyError, unit_key

@@ -17,10 +17,6 @@ import typing as _typing
 from gamut_eval._lazy import lazy_exports as _lazy_exports
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval.construct._decisions import (
-        load_decisions as load_decisions,
-        revision_of as revision_of,
-    )
     from gamut_eval.construct._evidence import (
         run_draft as run_draft,
         run_evidence as run_evidence,
@@ -29,7 +25,6 @@ if _typing.TYPE_CHECKING:
         import_questions as import_questions,
         parse_mapping as parse_mapping,
     )
-    from gamut_eval.construct._local import LocalSearch as LocalSearch
     from gamut_eval.construct._models import (
         STAGES as STAGES,
         AcceptedQuestion as AcceptedQuestion,
@@ -60,6 +55,8 @@ if _typing.TYPE_CHECKING:
         run_all as run_all,
     )
     from gamut_eval.construct._questions import (
+        load_decisions as load_decisions,
+        revision_of as revision_of,
         run_questions as run_questions,
         run_review as run_review,
     )
@@ -67,9 +64,13 @@ if _typing.TYPE_CHECKING:
     from gamut_eval.construct._rubrics import read_rubric_file as read_rubric_file
     from gamut_eval.construct._search import (
         SEARCH_PROVIDERS as SEARCH_PROVIDERS,
+        BraveSearch as BraveSearch,
+        LocalSearch as LocalSearch,
         SearchError as SearchError,
         SearchHit as SearchHit,
         SearchProvider as SearchProvider,
+        TavilySearch as TavilySearch,
+        make_search_provider as make_search_provider,
     )
     from gamut_eval.construct._session import (
         BuildSession as BuildSession,
@@ -83,12 +84,9 @@ if _typing.TYPE_CHECKING:
         ResearchSettings as ResearchSettings,
     )
     from gamut_eval.construct._sources import (
-        BraveSearch as BraveSearch,
         FetchedPage as FetchedPage,
         Fetcher as Fetcher,
         FetchError as FetchError,
-        TavilySearch as TavilySearch,
-        make_search_provider as make_search_provider,
     )
     from gamut_eval.construct._text_only import (
         run_text_only as run_text_only,

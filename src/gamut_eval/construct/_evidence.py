@@ -1,26 +1,23 @@
-"""Evidence and the draft grounded in it: research (queries, search, snippets), the
-``evidence`` stage, and the ``draft`` stage.
+"""Evidence and the draft grounded in it: research shared by ``evidence`` and ``refine``
+(plan queries, search, keep snippets), the ``evidence`` stage, and the ``draft`` stage.
 
-Research shared by ``evidence`` and ``refine``: plan queries, search, keep snippets.
+Stage ``evidence``: short snippets with sources for every accepted question. The model
+(optional) plans keyword queries; the search provider answers them; hits are de-duplicated
+and numbered ``s1``, ``s2``... A question with no hit at all ends with a recorded error: a
+rubric must be grounded in evidence, not in the drafting model's memory.
 
-Stage ``evidence``: short snippets with sources for every accepted question.
-
-The model (optional) plans keyword queries; the search provider answers them; hits are
-de-duplicated and numbered ``s1``, ``s2``... A question with no hit at all ends with a
-recorded error: a rubric must be grounded in evidence, not in the drafting model's memory.
-
-Stage ``draft``: a meta-rubric grounded in the snippets, validated, then compiled.
-
-The model writes the items as structured output (the meta-rubric's JSON Schema); the reply
-is validated by the project's validator plus the grounding rule, and the errors are fed
-back for a bounded number of repairs. A rubric still invalid after that ends the question's
-draft with a recorded error (``draft/errors.jsonl``); the other questions go on.
+Stage ``draft``: a meta-rubric grounded in the snippets, validated, then compiled. The model
+writes the items as structured output (the meta-rubric's JSON Schema); the reply is
+validated by the project's validator plus the grounding rule, and the errors are fed back
+for a bounded number of repairs. A rubric still invalid after that ends the question's draft
+with a recorded error (``draft/errors.jsonl``); the other questions go on.
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Any
 
 from gamut_eval.construct._llm import Prompt, object_schema, rubric_items_schema
@@ -198,9 +195,7 @@ async def run_evidence(
     run = session.stage("evidence", EVIDENCE_VERSION if plan else None, options)
 
     async def one(question: AcceptedQuestion) -> EvidenceRecord | None:
-        async def work(call: UnitCall) -> EvidenceRecord:
-            return await _gather(call, question, provider, research, plan)
-
+        work = partial(_gather, question=question, provider=provider, research=research, plan=plan)
         return await run.unit(question.id, question_inputs(question), work, EvidenceRecord)
 
     results = await asyncio.gather(*(one(q) for q in questions))
@@ -255,10 +250,7 @@ async def _one(
     if evidence is None:
         return None  # the evidence stage recorded why
     inputs = {**question_inputs(question), "evidence": content_hash(list(evidence.snippets))}
-
-    async def work(call: UnitCall) -> DraftRecord:
-        return await _draft_one(call, question, evidence)
-
+    work = partial(_draft_one, question=question, evidence=evidence)
     return await run.unit(question.id, inputs, work, DraftRecord)
 
 

@@ -1,7 +1,4 @@
-"""Starting a build from an existing question set: the import, and where its table is read
-from.
-
-``gamut build import``: start a build from an existing question set.
+"""``gamut build import``: start a build from an existing question set.
 
 A table of image + question rows (JSONL, JSON, Parquet or CSV; a local path, or a Hugging
 Face dataset file ``hf://datasets/owner/name[@revision]/path``) becomes the accepted
@@ -17,12 +14,10 @@ the table's folder), or the bytes of an image (a Parquet column of bytes, or the
 under ``import/images/`` by content hash. Every bad row is reported (file, row, column,
 value) before anything is written.
 
-Where an imported table is read from: a local file, or a Hugging Face dataset file.
-
-``hf://datasets/owner/name/path/in/repo.parquet`` (``owner/name@revision/...`` for a
-branch, tag or commit) is downloaded once into the Hugging Face cache with
-``huggingface_hub`` (the ``hub`` extra: ``pip install 'gamut-eval[hub]'``), which reads
-``HF_TOKEN`` for gated sets and honours ``HF_HUB_OFFLINE``.
+A Hugging Face file (``owner/name@revision/...`` for a branch, tag or commit) is downloaded
+once into the Hugging Face cache with ``huggingface_hub`` (the ``hub`` extra: ``pip install
+'gamut-eval[hub]'``), which reads ``HF_TOKEN`` for gated sets and honours
+``HF_HUB_OFFLINE``.
 """
 
 from __future__ import annotations
@@ -39,7 +34,7 @@ from typing import Any, get_args
 from gamut_eval._files import atomic_writer
 from gamut_eval._tables import read_rows
 from gamut_eval.construct._models import AcceptedQuestion, Popularity, Provenance
-from gamut_eval.construct._workdir import IMAGE_SUFFIXES, Workdir, content_hash
+from gamut_eval.construct._workdir import IMAGE_SUFFIXES, Workdir, content_hash, safe_id
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
 FIELDS: dict[str, bool] = {
@@ -55,7 +50,6 @@ FIELDS: dict[str, bool] = {
 
 POPULARITY: tuple[str, ...] = get_args(Popularity)
 _MAX_ERRORS = 50
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _MAGIC = {b"\x89PNG": ".png", b"\xff\xd8\xff": ".jpg", b"GIF8": ".gif", b"RIFF": ".webp"}
 
 
@@ -223,8 +217,7 @@ class _Rows:
             self.fail(number, "popularity", "enum", f"must be one of {allowed}", popularity)
         if len(self.errors) > before or question is None or image is None:
             return None
-        stem = _UNSAFE.sub("-", self.path.stem).strip("-") or "q"
-        qid = _UNSAFE.sub("-", values["id"] or f"{stem}-{number}").strip("-") or f"q{number}"
+        qid = safe_id(values["id"] or f"{safe_id(self.path.stem, 'q')}-{number}", f"q{number}")
         inputs = {"source": self.file_hash, "row": str(number)}
         return AcceptedQuestion(
             id=qid,
@@ -263,7 +256,8 @@ def import_questions(
     store = Workdir(workdir)
     path = local_table(str(source))
     reader = _Rows(path, str(source), mapping or {}, store)
-    reader.file_hash = _file_hash(path)
+    with path.open("rb") as handle:
+        reader.file_hash = hashlib.file_digest(handle, "sha256").hexdigest()
     questions: list[AcceptedQuestion] = []
     first = True
     for number, row in _rows(path):
@@ -302,14 +296,6 @@ def import_questions(
         with_entity=sum(1 for q in questions if q.entity),
         with_answer=sum(1 for q in questions if q.answer),
     )
-
-
-def _file_hash(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 TABLE_SUFFIXES = (".jsonl", ".json", ".parquet", ".csv")

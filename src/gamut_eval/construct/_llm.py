@@ -1,11 +1,17 @@
-"""Model calls for the build: the JSON reply format asked of a provider, the reply schemas,
-and the calls with their bounded repairs.
+"""Model calls for the build: Inspect AI's model API, the JSON reply format asked of a
+provider, the reply schemas, and the calls with their bounded repairs.
 
-How the build asks a provider for a JSON reply, and what it learns when refused.
+Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
+images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
+caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
+most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
+errors. A call that still fails after Inspect's own retries ends only its unit; rejected
+credentials end the whole run (every other unit would fail the same way).
 
-The ladder is the judge's (``judge/backends/_shape.py``): ``json_schema`` -> ``json_object``
--> ``none``, each step taken once, when the provider refuses the one before, and kept for
-every later call of the run.
+How a provider is asked for a JSON reply follows the judge's ladder
+(``judge/backends/_shape.py``): ``json_schema`` -> ``json_object`` -> ``none``, each step
+taken once, when the provider refuses the one before, and kept for every later call of the
+run.
 
 - ``json_schema``: Inspect's ``ResponseSchema`` (OpenAI ``response_format`` of type
   ``json_schema``; Anthropic ``output_format``; Gemini ``responseSchema``).
@@ -16,24 +22,11 @@ every later call of the run.
   a JSON reply); the reply is the tool call's arguments.
 - ``none``: no format at all; the prompt asks for the same JSON.
 
-Whatever the step, the reply is parsed strictly and validated by the stage's own rules.
-
-JSON Schemas of the model replies, in the subset Inspect's ``ResponseSchema`` carries.
-
 Inspect's ``JSONSchema`` has no ``$ref``/``$defs``, ``oneOf`` or ``const``: a Pydantic schema
 handed over as is loses every referenced definition (the meta-rubric's items would become
 ``{}``). ``inline_schema`` resolves references and rewrites ``oneOf`` as ``anyOf`` and
-``const`` as a one-value ``enum``, so the provider sees the real structure. The reply is
-still validated by our own models afterwards: the schema only helps the model.
-
-Model calls for the build: Inspect AI's model API, JSON replies, bounded repairs.
-
-Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspect supports;
-images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
-caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
-most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
-errors. A call that still fails after Inspect's own retries ends only its unit; rejected
-credentials end the whole run (every other unit would fail the same way).
+``const`` as a one-value ``enum``, so the provider sees the real structure. Whatever the
+step, the reply is still validated by our own models: the schema only helps the model.
 
 ``inspect_ai`` is imported lazily: it is heavy, and ``gamut --help`` must stay fast.
 """
@@ -76,11 +69,6 @@ def wire_of(model_name: str) -> str:
     return "anthropic" if provider == "anthropic" else "other"
 
 
-def json_object_format(schema: dict[str, Any]) -> dict[str, Any]:
-    """The ``response_format`` of the ``json_object`` step (as the judge sends it)."""
-    return {"type": "json_object", "schema": schema}
-
-
 def reply_tool(schema: dict[str, Any]) -> ToolInfo:
     """The tool whose input is the reply (Anthropic's ``json_object`` step)."""
     from inspect_ai.tool import ToolInfo, ToolParams
@@ -97,10 +85,7 @@ def refused_format(exc: BaseException | None, error: str | None, mode: Structure
     structured-output step ``mode`` (HTTP status and the provider's words)."""
     if mode == "none":
         return False
-    for status, message in _failures(exc, error):
-        if refuses_structured_output(status, message):
-            return True
-    return False
+    return any(refuses_structured_output(s, m) for s, m in _failures(exc, error))
 
 
 def _failures(exc: BaseException | None, error: str | None) -> list[tuple[int, str]]:
@@ -298,7 +283,8 @@ class BuildModel:
                 name="reply", json_schema=JSONSchema.model_validate(schema), strict=False
             )
         elif schema is not None and mode == "json_object" and self._wire == "openai":
-            config.extra_body = {"response_format": json_object_format(schema)}
+            # the json_object step's response_format, as the judge sends it
+            config.extra_body = {"response_format": {"type": "json_object", "schema": schema}}
         return config
 
     def _mode(self, schema: dict[str, Any] | None) -> Structured:
@@ -334,13 +320,10 @@ class BuildModel:
                     cache=False,
                 )
             except Exception as exc:
-                if type(exc).__name__ in _AUTH_NAMES or getattr(exc, "status_code", None) in (
-                    401,
-                    403,
-                ):
-                    raise BuildError(
-                        f"model {self.name}: credentials rejected: {_describe(exc)}"
-                    ) from exc
+                status = getattr(exc, "status_code", None)
+                if type(exc).__name__ in _AUTH_NAMES or status in (401, 403):
+                    message = f"model {self.name}: credentials rejected: {_describe(exc)}"
+                    raise BuildError(message) from exc
                 if self._degrade(mode, version, exc, None):
                     continue
                 if probe and _transient(model, exc):  # send it again with Inspect's retries
@@ -526,8 +509,3 @@ async def ask_json(
         tuple(last.errors),
         reply=text,
     )
-
-
-def dumps(value: Any) -> str:
-    """Compact, readable JSON for prompts."""
-    return json.dumps(value, ensure_ascii=False, indent=1)

@@ -1,21 +1,14 @@
 """The build's records and errors: what every stage reads and writes.
 
-Build errors: a unit that fails (recorded, others go on) vs a run that cannot go on.
-
-Artefacts shared by every stage: provenance, errors, reports, images; token usage is the
-project's one ``Usage`` (``gamut_eval._usage``).
-
 Every row a stage writes is one of these Pydantic models (or carries one), so a build folder
-can be read back and checked field by field; nothing crosses modules as a raw dict.
-
-Artefacts of the question stages: candidates, reviews, human decisions, accepted questions.
-
-Artefacts of the rubric stages: evidence, drafts, the audit, the diff, refined rubrics.
+can be read back and checked field by field; nothing crosses modules as a raw dict. Token
+usage is the project's one ``Usage`` (``gamut_eval._usage``). A unit that fails is recorded
+and the others go on (``UnitError``); a run that cannot go on raises ``BuildError``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
 
@@ -57,7 +50,11 @@ class Invalid(Exception):
         super().__init__("; ".join(errors))
 
 
-FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+class FrozenModel(BaseModel):
+    """A record: immutable, no unknown fields, fields documented by their docstrings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+
 
 STAGES: tuple[str, ...] = ("questions", "review", "evidence", "draft", "refine", "text-only")
 """The stages in pipeline order; each is a ``gamut build`` subcommand and a workdir folder."""
@@ -65,10 +62,8 @@ STAGES: tuple[str, ...] = ("questions", "review", "evidence", "draft", "refine",
 Popularity = Literal["head", "torso", "tail"]
 
 
-class Provenance(BaseModel):
+class Provenance(FrozenModel):
     """Where an artefact came from: enough to reproduce it and to know when it is stale."""
-
-    model_config = FROZEN
 
     stage: str
     """The stage that made it."""
@@ -84,10 +79,8 @@ class Provenance(BaseModel):
     """Tokens spent making it (the first time; a cached artefact costs nothing again)."""
 
 
-class StageError(BaseModel):
+class StageError(FrozenModel):
     """A unit of work (one image or question) that failed; other units went on."""
-
-    model_config = FROZEN
 
     id: str
     """The image or question id."""
@@ -113,11 +106,9 @@ class StageError(BaseModel):
     """Tokens the failed attempts spent."""
 
 
-class StageUsage(BaseModel):
+class StageUsage(FrozenModel):
     """Token and cost accounting of one stage run (``<stage>/usage.json``): the run's
     ``Usage``, fresh and cached, with their costs and the run's settings."""
-
-    model_config = FROZEN
 
     stage: str
     """The stage."""
@@ -136,10 +127,8 @@ class StageUsage(BaseModel):
     """The settings of the run (repairs, concurrency, options), for the record."""
 
 
-class StageReport(BaseModel):
+class StageReport(FrozenModel):
     """What a stage run did: counts, where it wrote, what failed, what to do next."""
-
-    model_config = FROZEN
 
     stage: str
     """The stage."""
@@ -165,10 +154,8 @@ class StageReport(BaseModel):
     """The settings ``next_step`` names (the command line adds their options)."""
 
 
-class ImageRecord(BaseModel):
+class ImageRecord(FrozenModel):
     """One input image, resolved (``questions/images.jsonl``)."""
-
-    model_config = FROZEN
 
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
     """Image id; also the id of the question built for it."""
@@ -186,17 +173,32 @@ class ImageRecord(BaseModel):
     """Free-form fields from the manifest."""
 
 
+class ManifestRow(FrozenModel):
+    """One row of an image manifest."""
+
+    image: str
+    """Image path, relative to the manifest."""
+    id: str | None = None
+    """Id (default: the file name without its extension)."""
+    entity: str | None = None
+    """Ground-truth entity."""
+    domain: str | None = None
+    """Domain."""
+    popularity: Popularity | None = None
+    """``head``, ``torso`` or ``tail``."""
+    metadata: dict[str, Any] = {}
+    """Anything else."""
+
+
 Requirement = Literal["stranger_test", "open_ended", "research", "natural", "grounded"]
-REQUIREMENTS: tuple[str, ...] = ("stranger_test", "open_ended", "research", "natural", "grounded")
+REQUIREMENTS: tuple[str, ...] = get_args(Requirement)
 """The hard requirements of the LLM review (docs/method.md [B4]), the stranger test first."""
 
 DecisionKind = Literal["accept", "revise", "discard"]
 
 
-class Candidate(BaseModel):
+class Candidate(FrozenModel):
     """A candidate question for one image."""
-
-    model_config = FROZEN
 
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
     """``IMAGE-c1`` (generated), ``IMAGE-x<hash>`` (proposed in review), ``IMAGE-v<hash>``
@@ -216,10 +218,8 @@ class Candidate(BaseModel):
     (``model`` ``None``, ``inputs.decision`` the decision's hash)."""
 
 
-class Failure(BaseModel):
+class Failure(FrozenModel):
     """A hard requirement a candidate fails, and why."""
-
-    model_config = FROZEN
 
     requirement: Requirement
     """Which requirement."""
@@ -227,10 +227,8 @@ class Failure(BaseModel):
     """Why, in one or two sentences (for the stranger test: what it presupposes)."""
 
 
-class CandidateReview(BaseModel):
+class CandidateReview(FrozenModel):
     """The LLM reviewer's verdict on one candidate."""
-
-    model_config = FROZEN
 
     candidate_id: str
     """The candidate."""
@@ -242,10 +240,8 @@ class CandidateReview(BaseModel):
     """A generic template that fits almost any entity of its kind."""
 
 
-class ReviewCall(BaseModel):
+class ReviewCall(FrozenModel):
     """One review of the live candidates of an image (a cached unit)."""
-
-    model_config = FROZEN
 
     image_id: str
     """The image."""
@@ -259,10 +255,8 @@ class ReviewCall(BaseModel):
     """The call."""
 
 
-class Decision(BaseModel):
+class Decision(FrozenModel):
     """A human decision on a candidate, as the annotation app exports it (one JSONL row)."""
-
-    model_config = FROZEN
 
     candidate_id: str = Field(validation_alias=AliasChoices("candidate_id", "question_id"))
     """The candidate (``question_id`` is accepted as another name for it)."""
@@ -291,10 +285,8 @@ class Decision(BaseModel):
         return self
 
 
-class CandidateState(BaseModel):
+class CandidateState(FrozenModel):
     """A candidate with everything known about it (``review/candidates.jsonl``)."""
-
-    model_config = FROZEN
 
     candidate: Candidate
     """The candidate."""
@@ -314,11 +306,9 @@ class CandidateState(BaseModel):
     """Where it stands (``pending_review``: proposed, not yet reviewed by the LLM)."""
 
 
-class AnnotationTask(BaseModel):
+class AnnotationTask(FrozenModel):
     """A candidate that passed the LLM review and awaits human decisions
     (``review/to_annotate.jsonl``, for the annotation app)."""
-
-    model_config = FROZEN
 
     candidate_id: str
     """The candidate; decisions refer to it by this id."""
@@ -336,10 +326,8 @@ class AnnotationTask(BaseModel):
     """Its place in the LLM's ranking of the image's passing candidates (1 = best)."""
 
 
-class ImageReview(BaseModel):
+class ImageReview(FrozenModel):
     """Where one image stands after the review (``review/images.jsonl``)."""
-
-    model_config = FROZEN
 
     image_id: str
     """The image."""
@@ -355,11 +343,9 @@ class ImageReview(BaseModel):
     """The last review call (``None`` if no call succeeded)."""
 
 
-class AcceptedQuestion(BaseModel):
+class AcceptedQuestion(FrozenModel):
     """The image's question, accepted by the LLM review and by people
     (``review/accepted.jsonl``)."""
-
-    model_config = FROZEN
 
     id: Annotated[str, Field(pattern=r"^[A-Za-z0-9._-]+$")]
     """Question id (the image id)."""
@@ -388,10 +374,8 @@ class AcceptedQuestion(BaseModel):
     """The review call that passed it."""
 
 
-class TextOnlyRecord(BaseModel):
+class TextOnlyRecord(FrozenModel):
     """The text-only version of a question (``text-only/text_only.jsonl``)."""
-
-    model_config = FROZEN
 
     question_id: str
     """The question."""
@@ -409,10 +393,8 @@ class TextOnlyRecord(BaseModel):
     """The calls that wrote and checked it."""
 
 
-class Snippet(BaseModel):
+class Snippet(FrozenModel):
     """A short passage found by a search provider, with where it came from."""
-
-    model_config = FROZEN
 
     id: Text
     """Unique within the question (``s1``...; ``r1``... from the independent search)."""
@@ -432,10 +414,8 @@ class Snippet(BaseModel):
         return Evidence(id=self.id, text=self.text, source=self.source, title=self.title)
 
 
-class EvidenceRecord(BaseModel):
+class EvidenceRecord(FrozenModel):
     """The snippets gathered for one question (``evidence/evidence.jsonl``)."""
-
-    model_config = FROZEN
 
     question_id: str
     """The question."""
@@ -447,10 +427,8 @@ class EvidenceRecord(BaseModel):
     """Model (query planning), provider and inputs."""
 
 
-class DraftRecord(BaseModel):
+class DraftRecord(FrozenModel):
     """A drafted meta-rubric and its compiled checklist (``draft/drafts.jsonl``)."""
-
-    model_config = FROZEN
 
     question_id: str
     """The question."""
@@ -464,10 +442,8 @@ class DraftRecord(BaseModel):
     """The drafting call(s)."""
 
 
-class SnippetCheck(BaseModel):
+class SnippetCheck(FrozenModel):
     """The audit's re-verification of one snippet against its fetched source."""
-
-    model_config = FROZEN
 
     snippet_id: str
     """The snippet."""
@@ -485,10 +461,8 @@ class SnippetCheck(BaseModel):
         return self.status in ("verbatim", "fuzzy")
 
 
-class CoverageFlag(BaseModel):
+class CoverageFlag(FrozenModel):
     """A list or process the evidence covers only partly."""
-
-    model_config = FROZEN
 
     item: str
     """The item id."""
@@ -496,10 +470,8 @@ class CoverageFlag(BaseModel):
     """What evidence is missing."""
 
 
-class DropReason(BaseModel):
+class DropReason(FrozenModel):
     """Why an item may be (or was) dropped from the refined rubric."""
-
-    model_config = FROZEN
 
     item: str
     """The item id."""
@@ -510,10 +482,8 @@ class DropReason(BaseModel):
     failed re-verification."""
 
 
-class Audit(BaseModel):
+class Audit(FrozenModel):
     """The audit of a draft: snippets re-verified, partial coverage, allowed drops."""
-
-    model_config = FROZEN
 
     snippets: tuple[SnippetCheck, ...]
     """One check per draft snippet."""
@@ -527,10 +497,8 @@ class Audit(BaseModel):
         return [c for c in self.snippets if not c.verified]
 
 
-class ItemChange(BaseModel):
+class ItemChange(FrozenModel):
     """One meta-rubric item added, changed or dropped by refinement."""
-
-    model_config = FROZEN
 
     item: str
     """The item id."""
@@ -544,10 +512,8 @@ class ItemChange(BaseModel):
     """For ``dropped``: the recorded reason."""
 
 
-class CheckChange(BaseModel):
+class CheckChange(FrozenModel):
     """One compiled check added, changed or dropped by refinement."""
-
-    model_config = FROZEN
 
     check: str
     """The check id."""
@@ -559,10 +525,8 @@ class CheckChange(BaseModel):
     """Text and tier after, when it exists."""
 
 
-class RubricDiff(BaseModel):
+class RubricDiff(FrozenModel):
     """Draft -> refined, for items and for compiled checks."""
-
-    model_config = FROZEN
 
     items: tuple[ItemChange, ...]
     """Item changes (unchanged items are not listed)."""
@@ -575,11 +539,9 @@ class RubricDiff(BaseModel):
         return items, sum(1 for c in self.checks if c.change == change)
 
 
-class RefinedRecord(BaseModel):
+class RefinedRecord(FrozenModel):
     """A refined meta-rubric: a verified superset of the rubric refined, a draft or a
     revised rubric (``refine/refined.jsonl``)."""
-
-    model_config = FROZEN
 
     question_id: str
     """The question."""

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel
-
 from gamut_eval.construct._evidence import run_draft, run_evidence
-from gamut_eval.construct._models import FROZEN, AcceptedQuestion, StageReport
+from gamut_eval.construct._models import AcceptedQuestion, FrozenModel, StageReport
 from gamut_eval.construct._questions import run_questions, run_review
 from gamut_eval.construct._refine import run_refine
 from gamut_eval.construct._search import SearchProvider
@@ -23,10 +21,8 @@ from gamut_eval.construct._sources import Fetcher
 from gamut_eval.construct._text_only import run_text_only
 
 
-class PipelineReport(BaseModel):
+class PipelineReport(FrozenModel):
     """What ``all`` did."""
-
-    model_config = FROZEN
 
     reports: tuple[StageReport, ...]
     """One per stage run, in order."""

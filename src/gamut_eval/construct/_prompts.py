@@ -1,8 +1,7 @@
 """The build's prompts: untrusted data fenced, then the prompts of the question stages and
 of the rubric stages.
 
-Untrusted data in prompts: JSON inside a fence that carries a fresh random nonce.
-
+Untrusted data goes into prompts as JSON inside a fence that carries a fresh random nonce.
 Threat model: candidate questions, human revisions and above all web snippets are text the
 prompt's author does not control; a snippet can say "ignore the instructions above". The
 data is JSON-encoded (so it cannot break the prompt's structure: newlines and quotes are
@@ -11,22 +10,21 @@ close the fence), and every system prompt says that fenced text is data. What th
 writes back is only ever parsed as JSON and validated; nothing it says is executed, and
 every snippet is re-verified against its source by the audit.
 
-Prompts of the question stages: candidate questions, the LLM review, the text-only version.
-
+Prompts of the question stages (candidate questions, the LLM review, the text-only version).
 Each constant has a version; changing a template means bumping it, so cached results made
 with the old wording are never reused. Threat model, shared by all of them: the image and
 the manifest are the user's own input, but text inside an image (a sign, a label) and
 candidate questions written by a model or an annotator are data, never instructions (see
-``fence`` above); the model's reply is only parsed as JSON and validated, nothing in it runs.
+``fence`` above); the model's reply is only parsed as JSON and validated, nothing in it
+runs.
 
-Prompts of the rubric stages: search queries, the draft, the audit, the rebuild.
-
-Threat model: the snippets are web text, the least trusted input of the build; a page can
-carry instructions aimed at whatever model reads it. They reach the model only as fenced
-JSON data (``fence``); the model's reply is parsed as JSON and validated against the
-meta-rubric rules, each item must cite snippet ids that exist, and the audit re-verifies
-every snippet against its source before refinement trusts it. A rubric is reviewed by
-people before it is used (docs/method.md [B8]). Versions change with the wording.
+Prompts of the rubric stages (search queries, the draft, the audit, the rebuild). Threat
+model: the snippets are web text, the least trusted input of the build; a page can carry
+instructions aimed at whatever model reads it. They reach the model only as fenced JSON data
+(``fence``); the model's reply is parsed as JSON and validated against the meta-rubric
+rules, each item must cite snippet ids that exist, and the audit re-verifies every snippet
+against its source before refinement trusts it. A rubric is reviewed by people before it is
+used (docs/method.md [B8]). Versions change with the wording.
 """
 
 from __future__ import annotations

@@ -1,44 +1,43 @@
 """The question stages: candidate questions from each image, and the stranger test (the LLM
-review) with its reply checked.
+review) merged with people's decisions.
 
 Stage ``questions``: a multimodal model proposes candidate questions for each image.
 
-The review's reply: parsed and checked, with errors to feed back to the reviewer.
+Stage ``review``: the LLM pass over candidates, merged with human decisions. Per image, in
+rounds: the candidates still in play (human revisions added, discards removed) are reviewed
+in one call against the hard requirements, above all the stranger test, with a reason for
+every rejection; the passing ones are ranked; when none is both passing and specific, the
+reviewer proposes new candidates, which the next round reviews. A round's call is a cached
+unit keyed by the candidates it saw, so decisions that only accept cost no new call, and a
+rerun replays the same rounds and the same candidate ids.
 
-Stage ``review``: the LLM pass over candidates, merged with human decisions.
+Human decisions are read from the annotation app's JSONL export, one row per decision:
+``{"candidate_id": ..., "decision": "accept" | "revise" | "discard", "revised_question":
+...}`` (``question_id`` is accepted for ``candidate_id``), plus optional provenance
+(``annotator``, ``round``, ``decided_at``, ``comment``, ``metadata``). The export holds final
+(adjudicated) decisions; when a candidate appears twice the later row wins, so exports of
+successive rounds can simply be concatenated.
 
-Per image, in rounds: the candidates still in play (human revisions added, discards
-removed) are reviewed in one call against the hard requirements, above all the stranger
-test, with a reason for every rejection; the passing ones are ranked; when none is both
-passing and specific, the reviewer proposes new candidates, which the next round reviews.
-A round's call is a cached unit keyed by the candidates it saw, so decisions that only
-accept cost no new call, and a rerun replays the same rounds and the same candidate ids.
+An image's question is accepted when a candidate passes the LLM review and a human accepted
+it (docs/method.md [B3], [B4]). A specific question is preferred over a boilerplate one:
+while a specific candidate still awaits people, an accepted boilerplate one waits too; when
+no candidate is both passing and specific, the reviewer proposes new ones.
 """
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pydantic
-from pydantic import BaseModel
 
-from gamut_eval.construct._decisions import (
-    PoolVerdict,
-    candidate_states,
-    decide,
-    expand_revisions,
-    live_candidates,
-    load_decisions,
-    ranked,
-)
 from gamut_eval.construct._llm import Prompt, object_schema
 from gamut_eval.construct._models import (
-    FROZEN,
     REQUIREMENTS,
     AcceptedQuestion,
     AnnotationTask,
@@ -46,6 +45,7 @@ from gamut_eval.construct._models import (
     CandidateReview,
     CandidateState,
     Decision,
+    FrozenModel,
     ImageRecord,
     ImageReview,
     Invalid,
@@ -63,8 +63,14 @@ from gamut_eval.construct._prompts import (
 )
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
 from gamut_eval.construct._text import names_entity, normalise
-from gamut_eval.construct._workdir import Workdir, content_hash, data_url, load_images
-from gamut_eval.errors import InputError
+from gamut_eval.construct._workdir import (
+    Workdir,
+    content_hash,
+    data_url,
+    jsonl_rows,
+    load_images,
+)
+from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
 MAX_QUESTION_CHARS = 300
 """A question longer than this is not "concise and natural" (docs/method.md [B2])."""
@@ -79,10 +85,8 @@ _SCHEMA = object_schema(
 )
 
 
-class ImageCandidates(BaseModel):
+class ImageCandidates(FrozenModel):
     """The candidates written for one image (a cached unit)."""
-
-    model_config = FROZEN
 
     image_id: str
     candidates: tuple[Candidate, ...]
@@ -171,9 +175,7 @@ async def run_questions(
     run = session.stage("questions", QUESTIONS_VERSION, {"per_image": per_image})
 
     async def one(image: ImageRecord) -> ImageCandidates | None:
-        async def work(call: UnitCall) -> ImageCandidates:
-            return await _write_candidates(call, image, per_image)
-
+        work = partial(_write_candidates, image=image, count=per_image)
         return await run.unit(image.id, image_inputs(image), work, ImageCandidates)
 
     results = await asyncio.gather(*(one(r) for r in records))
@@ -302,6 +304,139 @@ def proposed_candidates(
     )
 
 
+def load_decisions(paths: list[Path] | tuple[Path, ...]) -> dict[str, Decision]:
+    """The latest decision per candidate id across the files, in order; every bad row of
+    every file is reported at once."""
+    errors: list[ErrorDetail] = []
+    decisions: dict[str, Decision] = {}
+    for path in paths:
+        for _, decision in jsonl_rows(path, Decision, errors):
+            decisions[decision.candidate_id] = decision
+    if errors:
+        raise ValidationError(errors)
+    return decisions
+
+
+def revision_of(candidate: Candidate, decision: Decision) -> Candidate:
+    """The new candidate a ``revise`` decision creates; its id derives from its text, so the
+    same revision always gets the same id."""
+    text = (decision.revised_question or "").strip()
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+    decided = content_hash(decision)
+    provenance = Provenance(
+        stage="review", model=None, prompt_version=None, inputs={"decision": decided}, key=decided
+    )
+    return Candidate(
+        id=f"{candidate.image_id}-v{digest}",
+        image_id=candidate.image_id,
+        question=text,
+        origin="revised",
+        parent=candidate.id,
+        provenance=provenance,
+    )
+
+
+def expand_revisions(pool: dict[str, Candidate], decisions: Mapping[str, Decision]) -> None:
+    """Add to ``pool`` the revision of every revised candidate, revisions of revisions
+    included (each revised candidate re-enters the next round)."""
+    changed = True
+    while changed:
+        changed = False
+        for candidate in list(pool.values()):
+            decision = decisions.get(candidate.id)
+            if decision is not None and decision.decision == "revise":
+                revised = revision_of(candidate, decision)
+                if revised.id not in pool:
+                    pool[revised.id] = revised
+                    changed = True
+
+
+Status = Literal["accepted", "awaiting_human", "needs_candidates", "continue"]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolVerdict:
+    """The image's status after a review round; ``continue``: review the new proposals."""
+
+    status: Status
+    chosen: Candidate | None = None
+
+
+def live_candidates(
+    pool: Mapping[str, Candidate], decisions: Mapping[str, Decision]
+) -> list[Candidate]:
+    """Candidates still in play: not discarded, not replaced by a revision."""
+    return [
+        c for c in pool.values() if c.id not in decisions or decisions[c.id].decision == "accept"
+    ]
+
+
+def ranked(
+    candidates: Sequence[Candidate],
+    reviews: Mapping[str, CandidateReview],
+    ranking: Sequence[str],
+) -> list[Candidate]:
+    """Specific before boilerplate, then by the reviewer's ranking (unranked last)."""
+    order = {cid: i for i, cid in enumerate(ranking)}
+
+    def key(c: Candidate) -> tuple[bool, int]:
+        return reviews[c.id].boilerplate, order.get(c.id, len(order))
+
+    return sorted(candidates, key=key)
+
+
+def decide(
+    live: Sequence[Candidate],
+    reviews: Mapping[str, CandidateReview],
+    ranking: Sequence[str],
+    decisions: Mapping[str, Decision],
+    proposed_now: bool,
+) -> PoolVerdict:
+    """The image's status (see the module docstring)."""
+    passing = [c for c in live if c.id in reviews and reviews[c.id].passes]
+    accepted = ranked([c for c in passing if c.id in decisions], reviews, ranking)
+    specific = [c for c in accepted if not reviews[c.id].boilerplate]
+    if specific:
+        return PoolVerdict("accepted", specific[0])
+    if proposed_now:
+        return PoolVerdict("continue")
+    pending = [c for c in passing if c.id not in decisions]
+    pending_specific = [c for c in pending if not reviews[c.id].boilerplate]
+    if accepted and not pending_specific:
+        return PoolVerdict("accepted", accepted[0])
+    if pending:
+        return PoolVerdict("awaiting_human")
+    return PoolVerdict("needs_candidates")
+
+
+def candidate_states(
+    pool: Mapping[str, Candidate],
+    reviews: Mapping[str, CandidateReview],
+    decisions: Mapping[str, Decision],
+    verdict: PoolVerdict,
+) -> list[CandidateState]:
+    """Every candidate of the image with where it stands."""
+    states = []
+    for c in pool.values():
+        decision = decisions.get(c.id)
+        kind = decision.decision if decision else None
+        review = reviews.get(c.id)
+        if kind in ("discard", "revise"):
+            state = "discarded" if kind == "discard" else "revised"
+        elif verdict.chosen is not None and c.id == verdict.chosen.id:
+            state = "chosen"
+        elif review is None:
+            state = "pending_review"
+        elif not review.passes:
+            state = "rejected_by_llm"
+        elif kind is None and verdict.status != "accepted":
+            state = "awaiting_human"
+        else:
+            state = "not_chosen"
+        states.append(CandidateState(candidate=c, review=review, decision=kind, state=state))
+    return states
+
+
 _HINT = "run `gamut build questions` first"
 
 
@@ -403,27 +538,23 @@ class _Outputs:
     def add(
         self, state: _Image, verdict: PoolVerdict | None, decisions: Mapping[str, Decision]
     ) -> None:
-        image = state.image
-        provenance = state.last.provenance if state.last else None
         if verdict is None:
-            self.images.append(
-                ImageReview(
-                    image_id=image.id, status="error", rounds=state.rounds, provenance=provenance
-                )
-            )
-            return
-        status = verdict.status if verdict.status != "continue" else "needs_candidates"
-        chosen = verdict.chosen
+            status = "error"
+        else:
+            status = verdict.status if verdict.status != "continue" else "needs_candidates"
+        chosen = verdict.chosen if verdict else None
         self.images.append(
             ImageReview(
-                image_id=image.id,
+                image_id=state.image.id,
                 status=status,
                 candidate_id=chosen.id if chosen else None,
                 rounds=state.rounds,
                 message=_MESSAGES.get(status),
-                provenance=provenance,
+                provenance=state.last.provenance if state.last else None,
             )
         )
+        if verdict is None:
+            return
         states = candidate_states(state.pool, state.reviews, decisions, verdict)
         self.states += states
         self.tasks += _tasks(state, states)

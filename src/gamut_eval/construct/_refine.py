@@ -1,6 +1,5 @@
-"""The ``refine`` stage: what it refines, the audit of a draft, and the rebuild.
-
-What ``gamut build refine`` refines, and the rubrics it writes for the next human round.
+"""The ``refine`` stage: audit, independent search, rebuild as a verified superset,
+re-compile. One round (the paper found a second changed little).
 
 The input is the build folder's drafts (the default), or any file of rubrics
 (``_rubrics``): drafts, refine's own output (``refine/refined.jsonl`` or
@@ -9,30 +8,22 @@ whose rows carry people's revised checklist. Each question is taken from the bui
 accepted questions when it has them, else from the row itself (its question, entity and
 image).
 
+The audit (``audit_draft``) re-verifies every snippet against its fetched source (verbatim
+or fuzzy, else flagged); an item whose every citation failed is flagged as unsupported and
+may be dropped; the model then flags lists and processes the evidence covers only partly
+and proposes drops, each with a reason. Only the drops recorded there may happen in the
+rebuild. The independent search re-researches the question from scratch, told only what is
+missing, never shown the draft's items. The rebuild gets the draft, the audit and the
+verified evidence, and its reply must validate (problems are fed back); whatever it removed
+or changed of the rubric refined, beyond what the audit allows, is restored and recorded
+(``enforce_superset``), so the result is always a verified superset.
+
 ``refine/rubrics.jsonl`` holds one dataset record per refined rubric, which ``gamut
 annotate import`` reads to open the next round. It carries no ``checklist``: the app
 re-compiles the refined meta-rubric and re-applies the previous round's edits wherever the
 refinement left that check as it was. People's revised checklist travels along in
 ``metadata.refine.revised_checklist``, and ``metadata.refine.people_edits`` lists each of
 their edits and whether it still fits the refined rubric.
-
-The audit of a draft (refinement, phase 1).
-
-Every snippet is re-verified against its fetched source (verbatim or fuzzy, else flagged);
-an item whose every citation failed is flagged as unsupported and may be dropped; the model
-then flags lists and processes the evidence covers only partly and proposes drops, each
-with a reason. Only the drops recorded here may happen in the rebuild.
-
-Stage ``refine``: audit, independent search, rebuild as a verified superset, re-compile.
-
-One round (the paper found a second changed little). The audit re-verifies every snippet
-and flags partial coverage (``audit_draft``); the independent search re-researches the
-question from scratch, told only what is missing, never shown the draft's items; the
-rebuild gets the draft, the audit and the verified evidence, and its reply must validate
-(problems are fed back); whatever it removed or changed of the rubric refined, beyond what
-the audit allows, is restored and recorded (``enforce_superset``), so the result is always a
-verified superset. The rubric refined is a draft, or any rubric file (``refine_units``):
-refine's own output, or the annotation app's export after a human round.
 """
 
 from __future__ import annotations
@@ -40,6 +31,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -255,9 +247,12 @@ async def verify_snippets(pages: PageCache, snippets: Sequence[Evidence]) -> lis
     return list(await asyncio.gather(*(_verify(pages, s) for s in snippets)))
 
 
+_CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
+
+
 def _all_cites(item: Item) -> set[str]:
     cites = set(item.cites) | {c for group in element_cites(item) for c in group}
-    if isinstance(item, StrictListItem | FlexibleListItem | ProcessItem):
+    if isinstance(item, _CONTAINERS):
         cites |= {c for m in item.meta_insights for c in m.cites}
     return cites
 
@@ -277,9 +272,6 @@ def unsupported(meta: MetaRubric, failed: set[str]) -> list[DropReason]:
                 )
             )
     return drops
-
-
-_CONTAINERS = (StrictListItem, FlexibleListItem, ProcessItem)
 
 
 def _pair(row: Any, field: str) -> tuple[Any, Any]:
@@ -496,10 +488,7 @@ async def _one(
     if unit is None:
         return None  # the draft stage recorded why
     inputs = {**question_inputs(unit.question), "draft": content_hash(unit.before)}
-
-    async def work(call: UnitCall) -> RefinedRecord:
-        return await _refine_one(call, unit, provider, pages, research)
-
+    work = partial(_refine_one, unit=unit, provider=provider, pages=pages, research=research)
     refined = await run.unit(unit.question.id, inputs, work, RefinedRecord)
     if refined is None or unit.revised is None:
         return refined

@@ -1,26 +1,23 @@
 """Rubrics checked and read: a model's items made into a grounded meta-rubric, the superset
 rule of refinement, and rubric files with the question each row states.
 
-Turning a model's items into a valid meta-rubric, or into errors to feed back.
+A model's items become a valid meta-rubric, or errors to feed back. The evidence, id,
+question and entity are ours; the model writes only the items. Its items are validated with
+the project's own validator (every problem at once, with JSON paths that match the model's
+``{"items": [...]}``), and one rule the format leaves optional is required here: every item
+cites evidence, on the item or on each of its elements, since a built rubric must be
+grounded in the snippets (docs/method.md [B6]).
 
-The evidence, id, question and entity are ours; the model writes only the items. Its items
-are validated with the project's own validator (every problem at once, with JSON paths
-that match the model's ``{"items": [...]}``), and one rule the format leaves optional is
-required here: every item cites evidence, on the item or on each of its elements, since a
-built rubric must be grounded in the snippets (docs/method.md [B6]).
-
-The refined rubric is a verified superset of the draft: the invariant and the diff.
-
-Invariant (``gamut_eval.rubric._superset`` defines it, the same check ``gamut build diff``
-runs): every item of the rubric refined, every element of its lists, steps and aspects in
-its position, every nested meta-insight, citation, tier, threshold, ``required`` flag and
+The refined rubric is a verified superset of the draft. The invariant
+(``gamut_eval.rubric._superset`` defines it, the same check ``gamut build diff`` runs):
+every item of the rubric refined, every element of its lists, steps and aspects in its
+position, every nested meta-insight, citation, tier, threshold, ``required`` flag and
 wording stands unchanged; the rebuild may only add. The audit's exceptions: an item it
 allows to drop (with the reason), and snippets that failed re-verification with their
 citations. Whatever else the rebuild removed or changed is restored and recorded.
 
-Reading meta-rubrics from any file the project writes, one per question.
-
-``gamut build diff`` and ``gamut build refine --input`` accept:
+Meta-rubrics are read from any file the project writes, one per question: ``gamut build
+diff`` and ``gamut build refine --input`` accept:
 
 - a single meta-rubric (YAML or JSON, as ``gamut validate`` reads it);
 - rows (JSONL, a JSON array, Parquet) of one kind, told by their fields: drafts

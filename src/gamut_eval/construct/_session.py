@@ -221,7 +221,7 @@ class StageRun:
         if stored is None:
             return None
         try:
-            return result_type.model_validate_json(stored.result)
+            return result_type.model_validate_json(stored)
         except pydantic.ValidationError:
             return None  # written by an older format: redo it
 

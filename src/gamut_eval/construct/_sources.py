@@ -1,7 +1,4 @@
-"""Where evidence comes from and is checked again: fetching a snippet's source, matching
-the snippet on it, and the search providers (``local``, Tavily, Brave).
-
-Reading a snippet's source again, for the audit: HTTP(S) with limits, or local files.
+"""Reading a snippet's source again, for the audit, and matching the snippet on it.
 
 HTTP fetches have a total timeout and a size cap (a page past the cap is cut and marked
 truncated, so the audit can tell "not found" from "not read"); only text types are read.
@@ -10,43 +7,28 @@ HTML is reduced to all its visible text, not only its main text: a quote a web s
 provider took from a table or a sidebar is still on the page, and verifying it needs only
 its words, in order, somewhere on the page.
 
-Is a snippet still in its source? Verbatim, fuzzy, or not found.
-
-Verbatim: the snippet's words occur in the page as one run (case, punctuation, quotes and
-markup ignored, since search providers and HTML rendering change those). Fuzzy: at least
-``FUZZY_THRESHOLD`` of the snippet's word trigrams occur in the page, which survives an
-ellipsis, an edited word or a provider's re-flowed excerpt, but not a passage that is gone.
-
-The ``local`` search provider (a folder of documents, SQLite FTS5) is in ``_local``.
-
-Web search APIs: Tavily and Brave, keys from the environment.
-
-Both are plain HTTPS JSON APIs called with aiohttp (a total timeout per request); a failure
-is a ``SearchError`` that ends only the question being researched. ``base_url`` points a
-provider elsewhere (a proxy, or a local fake in tests). Brave wraps matched words in
-``<strong>``; markup is removed so snippets are plain text that can be re-verified.
-
-The search provider a name stands for (``--search local|tavily|brave``).
+Is a snippet still in its source? Verbatim: the snippet's words occur in the page as one
+run (case, punctuation, quotes and markup ignored, since search providers and HTML rendering
+change those). Fuzzy: at least ``FUZZY_THRESHOLD`` of the snippet's word trigrams occur in
+the page, which survives an ellipsis, an edited word or a provider's re-flowed excerpt, but
+not a passage that is gone.
 """
 
 from __future__ import annotations
 
 import html
-import os
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import Any, Literal, Self
+from typing import Literal
 from urllib.parse import unquote, urlparse
 
 import aiohttp
 
-from gamut_eval.construct._local import LocalSearch
-from gamut_eval.construct._search import SEARCH_PROVIDERS, SearchError, SearchHit, SearchProvider
 from gamut_eval.construct._settings import FetchSettings
 from gamut_eval.construct._text import plain_words
-from gamut_eval.errors import GamutError, InputError
+from gamut_eval.errors import GamutError
 
 _USER_AGENT = "gamut-eval/0.1 (benchmark builder; re-verifies cited snippets)"
 _TEXT_TYPES = ("text/", "application/xhtml", "application/json", "application/xml")
@@ -111,12 +93,30 @@ def _is_html(name_or_type: str) -> bool:
     return "html" in name_or_type.lower()
 
 
-class Fetcher:
-    """Fetch sources; one HTTP session per fetcher, made inside the running loop."""
+class HttpClient:
+    """One aiohttp session, made on first use inside the running loop (it binds to it)."""
+
+    _session: aiohttp.ClientSession | None = None
+
+    def _client(
+        self, timeout_s: float, headers: dict[str, str] | None = None
+    ) -> aiohttp.ClientSession:
+        if self._session is None:
+            timeout = aiohttp.ClientTimeout(total=timeout_s)
+            self._session = aiohttp.ClientSession(timeout=timeout, headers=headers, trust_env=True)
+        return self._session
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
+
+
+class Fetcher(HttpClient):
+    """Fetch sources; one HTTP session per fetcher."""
 
     def __init__(self, settings: FetchSettings | None = None) -> None:
         self.settings = settings or FetchSettings()
-        self._session: aiohttp.ClientSession | None = None
 
     async def fetch(self, source: str) -> FetchedPage:
         """The text of ``source`` (``https://``, ``http://``, ``file://`` or a path)."""
@@ -141,7 +141,7 @@ class Fetcher:
         return FetchedPage(html_to_text(text) if _is_html(path.suffix) else text, truncated)
 
     async def _http(self, url: str) -> FetchedPage:
-        session = self._client()
+        session = self._client(self.settings.timeout_s, {"User-Agent": _USER_AGENT})
         try:
             async with session.get(url, allow_redirects=True) as response:
                 if response.status >= 400:
@@ -164,19 +164,6 @@ class Fetcher:
             if size > self.settings.max_bytes:
                 return b"".join(chunks)[: self.settings.max_bytes], True
         return b"".join(chunks), False
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            timeout = aiohttp.ClientTimeout(total=self.settings.timeout_s)
-            self._session = aiohttp.ClientSession(
-                timeout=timeout, headers={"User-Agent": _USER_AGENT}, trust_env=True
-            )
-        return self._session
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
 
 
 FUZZY_THRESHOLD = 0.8
@@ -223,126 +210,3 @@ def match_snippet(snippet: str, page: FetchedPage) -> Match:
     if page.truncated:
         detail += " (the page was cut at the size cap; it may be in the unread part)"
     return "not_found", round(share, 3), detail
-
-
-def _key(names: tuple[str, ...], provider: str) -> str:
-    for name in names:
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    raise InputError(
-        f"search {provider!r} needs an API key: set {' or '.join(names)}", setting="search"
-    )
-
-
-class _WebSearch:
-    name = "web"
-    default_url = ""
-    key_vars: tuple[str, ...] = ()
-
-    def __init__(self, api_key: str, *, base_url: str | None = None, timeout_s: float = 30.0):
-        self._key = api_key
-        self.base_url = base_url or self.default_url
-        self.timeout_s = timeout_s
-        self._session: aiohttp.ClientSession | None = None
-
-    @classmethod
-    def from_env(cls, *, timeout_s: float = 30.0) -> Self:
-        return cls(_key(cls.key_vars, cls.name), timeout_s=timeout_s)
-
-    @property
-    def identity(self) -> str:
-        return self.name
-
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
-        raise NotImplementedError
-
-    def _client(self) -> aiohttp.ClientSession:
-        if self._session is None:
-            timeout = aiohttp.ClientTimeout(total=self.timeout_s)
-            self._session = aiohttp.ClientSession(timeout=timeout, trust_env=True)
-        return self._session
-
-    async def _json(self, method: str, **kwargs: Any) -> Any:
-        try:
-            async with self._client().request(method, self.base_url, **kwargs) as response:
-                if response.status >= 400:
-                    body = (await response.text())[:200]
-                    raise SearchError(f"{self.name}: HTTP {response.status}: {body}")
-                return await response.json(content_type=None)
-        except (TimeoutError, aiohttp.ClientError, ValueError) as exc:
-            raise SearchError(f"{self.name}: {type(exc).__name__}: {exc}") from None
-
-    async def aclose(self) -> None:
-        session, self._session = self._session, None
-        if session is not None:
-            await session.close()
-
-
-class TavilySearch(_WebSearch):
-    """Tavily's search API (``TAVILY_API_KEY``)."""
-
-    name = "tavily"
-    default_url = "https://api.tavily.com/search"
-    key_vars = ("TAVILY_API_KEY",)
-
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
-        body = {"query": query, "max_results": limit, "search_depth": "basic"}
-        headers = {"Authorization": f"Bearer {self._key}"}
-        data = await self._json("POST", json=body, headers=headers)
-        results = data.get("results") if isinstance(data, dict) else None
-        if not isinstance(results, list):
-            raise SearchError("tavily: the reply has no `results` list")
-        return [
-            SearchHit(str(r["content"]), r.get("url"), r.get("title"), float(r.get("score") or 0))
-            for r in results
-            if isinstance(r, dict) and isinstance(r.get("content"), str) and r["content"].strip()
-        ][:limit]
-
-
-class BraveSearch(_WebSearch):
-    """Brave's web search API (``BRAVE_API_KEY`` or ``BRAVE_SEARCH_API_KEY``)."""
-
-    name = "brave"
-    default_url = "https://api.search.brave.com/res/v1/web/search"
-    key_vars = ("BRAVE_API_KEY", "BRAVE_SEARCH_API_KEY")
-
-    async def search(self, query: str, limit: int) -> list[SearchHit]:
-        headers = {"Accept": "application/json", "X-Subscription-Token": self._key}
-        params = {"q": query, "count": str(min(limit, 20))}
-        data = await self._json("GET", params=params, headers=headers)
-        web = data.get("web") if isinstance(data, dict) else None
-        results = web.get("results", []) if isinstance(web, dict) else []
-        hits = []
-        for rank, r in enumerate(results if isinstance(results, list) else []):
-            if not isinstance(r, dict) or not isinstance(r.get("description"), str):
-                continue
-            text = html_to_text(r["description"]).replace("\n", " ").strip()
-            if text:
-                hits.append(SearchHit(text, r.get("url"), r.get("title"), float(-rank)))
-        return hits[:limit]
-
-
-def make_search_provider(
-    name: str,
-    *,
-    corpus: str | Path | None = None,
-    index_path: str | Path | None = None,
-    timeout_s: float = 30.0,
-) -> SearchProvider:
-    """The provider called ``name``; ``local`` needs ``corpus`` (a folder of documents),
-    web providers read their API key from the environment."""
-    if name == "local":
-        if corpus is None:
-            raise InputError(
-                "search 'local' needs a corpus (a folder of .txt/.md/.html files)",
-                setting="corpus",
-            )
-        return LocalSearch(Path(corpus), None if index_path is None else Path(index_path))
-    if name in ("tavily", "brave"):
-        provider = TavilySearch if name == "tavily" else BraveSearch
-        return provider.from_env(timeout_s=timeout_s)
-    raise InputError(
-        f"unknown search provider {name!r}; choose one of {', '.join(SEARCH_PROVIDERS)}",
-        setting="search",
-    )

@@ -30,9 +30,8 @@ def words(text: str) -> list[str]:
 def plain_words(text: str) -> list[str]:
     """``words`` with accents dropped too ("sautéed" and "sauteed" compare equal): for
     finding a quoted snippet in its source, where either side may have lost them."""
-    decomposed = unicodedata.normalize("NFKD", text.translate(_INVISIBLE))
-    stripped = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _WORD.findall(unicodedata.normalize("NFKC", stripped).casefold())
+    decomposed = unicodedata.normalize("NFKD", text)
+    return words("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 def names_entity(question: str, entity: str) -> bool:

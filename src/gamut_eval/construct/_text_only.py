@@ -1,24 +1,20 @@
-"""Text-only questions: the ``text-only`` stage over the build folder, and over a file of
-dataset records.
-
-Stage ``text-only``: each question with the entity named in text (docs/method.md [B10]).
+"""The ``text-only`` stage: each question with the entity named in text (docs/method.md
+[B10]), over the build folder or over a file of dataset records.
 
 The rewrite must name the entity and ask the same thing; code checks the first, a second
 call (a checker with its own prompt) the second. A failed check is fed back like a
 validation error, for a bounded number of repairs. The stage ends by assembling
 ``dataset.jsonl`` from the accepted questions, refined rubrics and text-only versions.
 
-``gamut build text-only --input FILE``: text-only questions for a file of dataset records.
-
-Between human rounds the text-only question can go stale: people reworded the question, or
-corrected the entity in a way the app could not carry into the text-only wording, and the
-annotation app's export leaves it out and lists it in ``metadata.annotation.stale``. This
-reads dataset records (the app's export, or ``refine/rubrics.jsonl``), rewrites the
-text-only question of every row that lacks one, is marked stale, or does not name the
-row's entity (the rest are kept as they are), and writes the rows to
-``text-only/rubrics.jsonl`` for ``gamut annotate import``. Each question is the row's own
-wording, entity and image (what people decided), as ``gamut build refine --input`` takes
-them.
+``gamut build text-only --input FILE`` (``run_text_only_input``): between human rounds the
+text-only question can go stale: people reworded the question, or corrected the entity in a
+way the app could not carry into the text-only wording, and the annotation app's export
+leaves it out and lists it in ``metadata.annotation.stale``. This reads dataset records (the
+app's export, or ``refine/rubrics.jsonl``), rewrites the text-only question of every row
+that lacks one, is marked stale, or does not name the row's entity (the rest are kept as
+they are), and writes the rows to ``text-only/rubrics.jsonl`` for ``gamut annotate import``.
+Each question is the row's own wording, entity and image (what people decided), as ``gamut
+build refine --input`` takes them.
 """
 
 from __future__ import annotations

@@ -16,30 +16,26 @@ The build folder: one sub-folder per stage, every file written atomically.
 A stage reads the files of the stages before it and rewrites its own in full at its end, so
 a reader never sees a half-written file and a rerun's files reflect that run.
 
-The build cache: one SQLite table of finished units of work, keyed by a content hash.
-
-A unit (one image's questions, one question's draft, ...) is stored when it succeeds, under
-a key that hashes the stage, the model, the prompt version, the content hashes of its
-inputs and the options that change its result, the way the judge's verdict store keys
-verdicts. So a rerun (after a crash, or with more images) makes no model call for work
-already done, a changed input or prompt is redone, and a failure is never cached: the next
-run tries it again.
+The build cache is one SQLite table of finished units of work. A unit (one image's
+questions, one question's draft, ...) is stored when it succeeds, under a key that hashes
+the stage, the model, the prompt version, the content hashes of its inputs and the options
+that change its result, the way the judge's verdict store keys verdicts. So a rerun (after a
+crash, or with more images) makes no model call for work already done, a changed input or
+prompt is redone, and a failure is never cached: the next run tries it again.
 
 One writer per build folder: a run holds an exclusive ``flock`` on ``cache.sqlite.lock``,
 so two runs cannot race on the same stage files or pay twice for the same calls.
 
-The images a build starts from: a folder of images, or a JSONL manifest.
-
-A manifest row names the image (path relative to the manifest) and may give its id, the
-ground-truth entity, the domain and the popularity band:
+The images a build starts from are a folder of images, or a JSONL manifest. A manifest row
+names the image (path relative to the manifest) and may give its id, the ground-truth
+entity, the domain and the popularity band:
 
     {"image": "photos/bibimbap.jpg", "entity": "Bibimbap", "domain": "food", "popularity": "head"}
 
 Without a manifest the entity is unknown; the questions are still written from the image,
 but the text-only stage needs an entity and skips such questions.
 
-Assembling ``dataset.jsonl``: accepted question + refined rubric + text-only version.
-
+``dataset.jsonl`` is assembled from accepted question + refined rubric + text-only version.
 A question enters the dataset once its rubric is refined (the draft alone is not the
 method's rubric). Image paths are written relative to the dataset file, as ``load_dataset``
 expects; each record's ``metadata.build`` keeps the provenance keys of its parts.
@@ -56,7 +52,7 @@ import os
 import re
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,10 +62,9 @@ from pydantic import BaseModel
 
 from gamut_eval._files import atomic_writer, image_inside, read_jsonl
 from gamut_eval.construct._models import (
-    FROZEN,
     AcceptedQuestion,
     ImageRecord,
-    Popularity,
+    ManifestRow,
     RefinedRecord,
     TextOnlyRecord,
 )
@@ -92,6 +87,18 @@ _FILES = {
     "text_only": ("text-only", "text_only.jsonl"),
     "text_only_rubrics": ("text-only", "rubrics.jsonl"),
 }
+
+
+def jsonl_rows(path: Path, model: type[M], errors: list[ErrorDetail]) -> Iterator[tuple[str, M]]:
+    """``(path:line, row)`` of every row of a JSONL file that validates as ``model``; the
+    others' errors are added to ``errors``."""
+    for line, data in read_jsonl(path, errors):
+        try:
+            yield f"{path}:{line}", model.model_validate(data)
+        except pydantic.ValidationError as exc:
+            from gamut_eval.rubric import pydantic_details
+
+            errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
 
 
 class Workdir:
@@ -141,14 +148,7 @@ class Workdir:
     @staticmethod
     def read_path(path: Path, model: type[M]) -> list[M]:
         errors: list[ErrorDetail] = []
-        rows: list[M] = []
-        for line, data in read_jsonl(path, errors):
-            try:
-                rows.append(model.model_validate(data))
-            except pydantic.ValidationError as exc:
-                from gamut_eval.rubric import pydantic_details
-
-                errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
+        rows = [row for _, row in jsonl_rows(path, model, errors)]
         if errors:
             raise ValidationError(errors)
         return rows
@@ -219,16 +219,6 @@ class CacheBusyError(GamutError):
     """Another gamut process is building in the same folder."""
 
 
-@dataclass(frozen=True, slots=True)
-class CachedUnit:
-    """A stored unit result (the artefact as JSON)."""
-
-    key: str
-    stage: str
-    unit_id: str
-    result: str
-
-
 class BuildCache:
     """Open (creating) the cache at ``path`` and take the folder's writer lock."""
 
@@ -272,12 +262,10 @@ class BuildCache:
             os.close(self._lock_fd)
             self._lock_fd = None
 
-    def get(self, key: str) -> CachedUnit | None:
-        """The stored unit for ``key``, if any."""
-        row = self._db.execute(
-            "SELECT key, stage, unit_id, result FROM units WHERE key = ?", (key,)
-        ).fetchone()
-        return None if row is None else CachedUnit(*row)
+    def get(self, key: str) -> str | None:
+        """The stored result (the artefact as JSON) for ``key``, if any."""
+        row = self._db.execute("SELECT result FROM units WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
 
     def put(self, key: str, stage: str, unit_id: str, result: str) -> None:
         """Store a finished unit (committed at once: a crash after this loses nothing)."""
@@ -286,13 +274,6 @@ class BuildCache:
             "VALUES (?, ?, ?, ?, ?)",
             (key, stage, unit_id, result, time.time()),
         )
-
-    def count(self, stage: str | None = None) -> int:
-        """Stored units (of one stage, or all)."""
-        if stage is None:
-            return int(self._db.execute("SELECT COUNT(*) FROM units").fetchone()[0])
-        query = "SELECT COUNT(*) FROM units WHERE stage = ?"
-        return int(self._db.execute(query, (stage,)).fetchone()[0])
 
     def close(self) -> None:
         with contextlib.suppress(sqlite3.Error):
@@ -312,33 +293,15 @@ IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class ManifestRow(BaseModel):
-    """One row of an image manifest."""
-
-    model_config = FROZEN
-
-    image: str
-    """Image path, relative to the manifest."""
-    id: str | None = None
-    """Id (default: the file name without its extension)."""
-    entity: str | None = None
-    """Ground-truth entity."""
-    domain: str | None = None
-    """Domain."""
-    popularity: Popularity | None = None
-    """``head``, ``torso`` or ``tail``."""
-    metadata: dict[str, Any] = {}
-    """Anything else."""
-
-
-def _safe_id(text: str) -> str:
-    return _UNSAFE.sub("-", text).strip("-") or "image"
+def safe_id(text: str, fallback: str) -> str:
+    """``text`` as an id (runs of other characters than ``A-Za-z0-9._-`` made ``-``)."""
+    return _UNSAFE.sub("-", text).strip("-") or fallback
 
 
 def _image_record(path: Path, row: ManifestRow) -> ImageRecord:
     data = path.read_bytes()
     return ImageRecord(
-        id=_safe_id(row.id or path.stem),
+        id=safe_id(row.id or path.stem, "image"),
         image=str(path.resolve()),
         sha256=hashlib.sha256(data).hexdigest(),
         entity=row.entity,
@@ -359,15 +322,7 @@ def _from_folder(folder: Path) -> list[ImageRecord]:
 def _from_manifest(path: Path) -> list[ImageRecord]:
     errors: list[ErrorDetail] = []
     records = []
-    for line, data in read_jsonl(path, errors):
-        where = f"{path}:{line}"
-        try:
-            row = ManifestRow.model_validate(data)
-        except pydantic.ValidationError as exc:
-            from gamut_eval.rubric import pydantic_details
-
-            errors += [d.in_file(where) for d in pydantic_details(exc)]
-            continue
+    for where, row in jsonl_rows(path, ManifestRow, errors):
         image = path.parent / row.image
         if image.suffix.lower() not in IMAGE_SUFFIXES or not image.is_file():
             why = "no such image file" if not image.is_file() else "not a known image type"
