@@ -22,11 +22,12 @@ import contextlib
 import math
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._files import read_jsonl
 from gamut_eval.errors import ErrorDetail, ValidationError
@@ -44,11 +45,17 @@ from gamut_eval.judge import (
     resolve_judge,
     verdict_rows,
 )
-from gamut_eval.rubric import Check, Checklist
+from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
 from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
 
 _KEYS = ("question_id", "model", "setting", "check_id")
 _VERDICTS = frozenset(v.value for v in Verdict)
+
+
+class Frozen(BaseModel):
+    """The reports' models: immutable, no unknown fields, attribute docstrings kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -157,8 +164,22 @@ def _duplicate(ref: CheckRef, line: int, data: Mapping[str, Any]) -> ErrorDetail
         "$",
         "unique-verdict",
         f"a second verdict for the same question, model, setting and check as line {line}{hint}",
-        [ref.question_id, ref.model, ref.setting, ref.check_id],
+        list(astuple(ref)),
     )
+
+
+def tier_and_kind_groups(
+    refs: Iterable[CheckRef], checks: Mapping[str, Mapping[str, Check]]
+) -> tuple[dict[str, list[CheckRef]], dict[str, list[CheckRef]]]:
+    """``refs`` grouped by their check's tier and by its kind (``checks``: question id ->
+    check id -> check), groups in ``TIERS`` and ``CheckKind`` order, present ones only."""
+    tiers: dict[str, list[CheckRef]] = {t.value: [] for t in TIERS}
+    kinds: dict[str, list[CheckRef]] = {k.value: [] for k in CheckKind}
+    for ref in refs:
+        check = checks[ref.question_id][ref.check_id]
+        tiers[check.tier.value].append(ref)
+        kinds[check.kind.value].append(ref)
+    return {n: g for n, g in tiers.items() if g}, {n: g for n, g in kinds.items() if g}
 
 
 def score_frame(verdicts: Mapping[CheckRef, str | None]) -> pd.DataFrame:
