@@ -1,7 +1,7 @@
 """A run's Inspect logs with its scores: ``inspect view RUN_DIR/logs`` shows them.
 
 Every sample of a run's logs carries, per judge, the score ``gamut_eval/gamut_scorer``
-would give it (``_score_view.score_parts``): the Gamut and tier scores, an explanation
+would give it (``_scorer.score_parts``): the Gamut and tier scores, an explanation
 naming each failed check with its verdict (and each check the judge could not grade as
 unscored), and flat, labelled metadata. The scores come from the run's verdict store, the
 verdicts ``verdicts.jsonl`` holds: nothing is judged again.
@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from gamut_eval.data import dataset_reference
 from gamut_eval.generate._eval_file import attachment_key, message_id, write_eval_file
-from gamut_eval.generate._score_view import score_parts, shown
+from gamut_eval.generate._scorer import score_parts, shown
 from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import FILLED_KEY
 from gamut_eval.rubric import TIERS
