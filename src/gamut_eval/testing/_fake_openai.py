@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from aiohttp import web
 
@@ -86,12 +86,6 @@ def error_response(fault: HttpFault, headers: dict[str, str] | None = None) -> w
     response = json_response({"error": error}, status=fault.status)
     response.headers.update(headers or {})
     return response
-
-
-def policy_error_response(exc: Exception) -> web.Response:
-    """A 500 naming the exception a policy raised, so the test sees why."""
-    message = f"policy failed: {type(exc).__name__}: {exc}"
-    return error_response(HttpFault(500, "server_error", "policy_error", message))
 
 
 def output_tokens(content: str) -> int:
@@ -268,6 +262,10 @@ class FakeOpenAIServer:
     server cuts a reply at the bound.
     """
 
+    _LENGTH: ClassVar[str | None] = "length"
+    """The finish reason of a reply cut at its ``max_tokens`` (``reply_tokens``); None: the
+    fake never cuts replies."""
+
     def __init__(
         self,
         *,
@@ -408,23 +406,22 @@ class FakeOpenAIServer:
         model = sys.intern(model) if isinstance(model, str) else ""  # one copy per name in the log
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
         return await self._logged(
-            digest,
-            model,
-            user_text,
-            lambda ctx, rule: self._reply(request, payload, ctx, rule),
-            self._cache_use(payload),
+            request, payload, digest, model, user_text, self._cache_use(payload)
         )
 
     async def _logged(
         self,
+        request: web.Request,
+        payload: Any,
         digest: str,
         model: str,
         user_text: str,
-        answer: Callable[[RequestContext, FaultRule | None], Awaitable[web.StreamResponse]],
-        cache_use: CacheUse | None = None,
+        cache_use: CacheUse | None,
+        chat: dict[str, Any] | None = None,
     ) -> web.StreamResponse:
-        """Log a request's arrival, pick its fault rule, ``answer`` it, log its status.
-        ``cache_use``: what it found in the prompt cache on arrival, for its reply."""
+        """Log a request's arrival, pick its fault rule, answer it, log its status.
+        ``cache_use``: what it found in the prompt cache on arrival, for its reply;
+        ``chat``: the request as the policies read it, when it is not ``payload``."""
         generation, index, seen = self._log.arrive(digest, model)
         ctx = RequestContext(index, digest, seen, model, user_text)
         if cache_use is not None:
@@ -432,7 +429,7 @@ class FakeOpenAIServer:
         rule = first_matching_rule(self._faults, ctx)
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
-            response = await answer(ctx, rule)
+            response = await self._reply(request, payload, chat or payload, ctx, rule)
             status = response.status
             return response
         finally:
@@ -440,41 +437,72 @@ class FakeOpenAIServer:
             self._log.finish(generation, index, status, rule.action if rule else None)
 
     async def _reply(
-        self, request: web.Request, payload: Any, ctx: RequestContext, rule: FaultRule | None
+        self,
+        request: web.Request,
+        payload: Any,
+        chat: Any,
+        ctx: RequestContext,
+        rule: FaultRule | None,
     ) -> web.StreamResponse:
-        """Latency first (every reply waits), then a real API's checks (auth, shape)."""
+        """Latency first (every reply waits), then a real API's checks (``_refusal``), then
+        the normal reply or the one ``rule``'s fault calls for."""
         if self._latency_s:
             await self._sleep(self._latency_s)
-        if not self._authorised(request):
-            return error_response(BAD_API_KEY)
-        problem = request_problem(payload, self._dialect)
-        if problem is None and self._known_models_only:
-            problem = unknown_model(payload, self._models)
-        if problem is not None:
-            return error_response(problem)
+        refusal = self._refusal(request, payload, ctx)
+        if refusal is not None:
+            return refusal
         try:
-            return await self._apply(request, payload, ctx, rule)
+            return await self._apply(request, payload, chat, ctx, rule)
         except Exception as exc:  # a policy bug must reach the test as a 500, not a hang
-            return policy_error_response(exc)
+            return self._failed(f"policy failed: {type(exc).__name__}: {exc}")
 
     async def _apply(
         self,
         request: web.Request,
         payload: dict[str, Any],
+        chat: dict[str, Any],
         ctx: RequestContext,
         rule: FaultRule | None,
     ) -> web.StreamResponse:
-        """The normal reply, or the reply that ``rule``'s fault calls for."""
+        """The normal reply, or the reply that ``rule``'s fault calls for: an HTTP or content
+        fault in the provider's format (``_fault_reply``), or one every provider answers
+        alike."""
         if rule is None:
-            content = self._policy(payload, ctx)
+            content = self._policy(chat, ctx)
             bound = payload.get("max_tokens", payload.get("max_completion_tokens"))
             needed = self._reply_tokens
-            if needed is not None and isinstance(bound, int) and bound < needed:
-                body = self._completion_body(
-                    payload, ctx, content[: len(content) // 2], finish_reason="length"
-                )
-                return web.Response(body=body, content_type="application/json")
-            return self._completion(payload, ctx, content)
+            if self._LENGTH and needed is not None and isinstance(bound, int) and bound < needed:
+                return self._reply_with(payload, ctx, content[: len(content) // 2], self._LENGTH)
+            return self._reply_with(payload, ctx, content)
+        fault = self._fault_reply(payload, ctx, rule)
+        if fault is not None:
+            return fault
+        if rule.action == "fence_echo":
+            return self._reply_with(payload, ctx, self._fence_echo(chat, ctx))
+        if rule.action == "timeout":
+            await self._sleep(rule.timeout_s)
+            return self._reply_with(payload, ctx, self._policy(chat, ctx))
+        return await reset_mid_body(request, self._body(payload, ctx, self._policy(chat, ctx)))
+
+    def _refusal(
+        self, request: web.Request, payload: Any, ctx: RequestContext
+    ) -> web.Response | None:
+        """The error a real API answers this request with (auth, shape), or None."""
+        if not self._authorised(request):
+            return error_response(BAD_API_KEY)
+        problem = request_problem(payload, self._dialect)
+        if problem is None and self._known_models_only:
+            problem = unknown_model(payload, self._models)
+        return None if problem is None else error_response(problem)
+
+    def _failed(self, message: str) -> web.Response:
+        """A 500 naming the exception a policy raised, so the test sees why."""
+        return error_response(HttpFault(500, "server_error", "policy_error", message))
+
+    def _fault_reply(
+        self, payload: dict[str, Any], ctx: RequestContext, rule: FaultRule
+    ) -> web.Response | None:
+        """The reply to an HTTP or a content fault; None for the other faults."""
         action = rule.action
         if action in HTTP_FAULTS:
             retry_after = {"Retry-After": seconds_header(rule.retry_after_s)}
@@ -483,46 +511,43 @@ class FakeOpenAIServer:
             )
         if action in CONTENT_FAULTS:
             content = CONTENT_FAULTS[action]
-            refusal = content if action == "refusal" else None
-            return self._completion(payload, ctx, content, refusal)
-        if action == "fence_echo":
-            return self._completion(payload, ctx, self._fence_echo(payload, ctx))
-        if action == "timeout":
-            await self._sleep(rule.timeout_s)
-            return self._completion(payload, ctx, self._policy(payload, ctx))
-        body = self._completion_body(payload, ctx, self._policy(payload, ctx))
-        return await reset_mid_body(request, body)
+            return self._reply_with(
+                payload, ctx, content, refusal=content if action == "refusal" else None
+            )
+        return None
 
-    def _completion_body(
+    def _reply_with(
         self,
         payload: dict[str, Any],
         ctx: RequestContext,
-        content: str,
-        refusal: str | None = None,
-        finish_reason: str = "stop",
-    ) -> bytes:
-        use = self._answered(ctx, output_tokens(content))
-        if use is None:
-            prompt = estimate_prompt_tokens(payload)
-            return completion_body(ctx, prompt, content, refusal, finish_reason=finish_reason)
-        return completion_body(
-            ctx, use.prompt_tokens, content, refusal, use.read, finish_reason=finish_reason
-        )
-
-    def _completion(
-        self,
-        payload: dict[str, Any],
-        ctx: RequestContext,
-        content: str,
+        text: str,
+        finish: str | None = None,
         refusal: str | None = None,
     ) -> web.Response:
-        body = self._completion_body(payload, ctx, content, refusal)
+        body = self._body(payload, ctx, text, finish, refusal)
         return web.Response(body=body, content_type="application/json")
 
-    def _fence_echo(self, payload: dict[str, Any], ctx: RequestContext) -> str:
+    def _body(
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        text: str,
+        finish: str | None = None,
+        refusal: str | None = None,
+    ) -> bytes:
+        """A reply with ``text`` in the provider's format, as bytes; ``finish``: why it ended
+        (None: it is whole), in the provider's words."""
+        finish = finish or "stop"
+        use = self._answered(ctx, output_tokens(text))
+        if use is None:
+            prompt = estimate_prompt_tokens(payload)
+            return completion_body(ctx, prompt, text, refusal, finish_reason=finish)
+        return completion_body(ctx, use.prompt_tokens, text, refusal, use.read, finish)
+
+    def _fence_echo(self, chat: dict[str, Any], ctx: RequestContext) -> str:
         """Valid verdict JSON whose explanation quotes the (untrusted) response verbatim."""
-        verdict = verdict_of(self._policy(payload, ctx))
-        prompt = parse_judge_prompt(payload)
+        verdict = verdict_of(self._policy(chat, ctx))
+        prompt = parse_judge_prompt(chat)
         quoted = prompt.response if prompt is not None else ctx.last_user_message
         return verdict_json(verdict, f"The response says: {quoted}")
 
