@@ -383,18 +383,19 @@ class FakeOpenAIServer:
     # -- HTTP handlers -----------------------------------------------------------------
 
     def _make_app(self) -> web.Application:
+        """The provider's routes (``_add_routes``), then the test-control endpoints every
+        fake shares (request log, reset, faults)."""
         app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1/chat/completions", self._chat_completions)
-        app.router.add_get("/v1/models", self._list_models)
-        self._add_control_routes(app)
-        return app
-
-    def _add_control_routes(self, app: web.Application) -> None:
-        """The test-control endpoints every fake shares (request log, reset, faults)."""
+        self._add_routes(app.router)
         app.router.add_get("/_fake/requests", self._get_requests)
         app.router.add_post("/_fake/reset", self._post_reset)
         app.router.add_get("/_fake/faults", self._get_faults)
         app.router.add_post("/_fake/faults", self._post_faults)
+        return app
+
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1/chat/completions", self._chat_completions)
+        router.add_get("/v1/models", self._list_models)
 
     def _authorised(self, request: web.Request) -> bool:
         expected = self._expected_auth

@@ -50,7 +50,6 @@ from typing import Any
 from aiohttp import web
 
 from gamut_eval.testing._fake_openai import (
-    _MAX_BODY_BYTES,
     FakeOpenAIServer,
     output_tokens,
     parse_body,
@@ -142,11 +141,8 @@ class FakeAnthropicServer(FakeOpenAIServer):
         """``http://127.0.0.1:PORT``: the value for ``ANTHROPIC_BASE_URL``."""
         return self.root_url
 
-    def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1/messages", self._messages)
-        self._add_control_routes(app)
-        return app
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1/messages", self._messages)
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         payload, digest = parse_body(await request.read())
@@ -346,11 +342,8 @@ class FakeGeminiServer(FakeOpenAIServer):
         """``http://127.0.0.1:PORT/v1beta``: the value for ``GOOGLE_BASE_URL``."""
         return f"{self.root_url}/v1beta"
 
-    def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1beta/models/{target}", self._generate)
-        self._add_control_routes(app)
-        return app
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1beta/models/{target}", self._generate)
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
         model = sys.intern(request.match_info["target"].rpartition(":")[0])
