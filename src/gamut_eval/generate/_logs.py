@@ -63,10 +63,9 @@ from typing import TYPE_CHECKING, Any
 
 from gamut_eval._files import atomic_writer
 from gamut_eval.data import dataset_reference
-from gamut_eval.generate._scorer import score_parts, shown
+from gamut_eval.generate._scorer import SCORE_KEYS, score_parts, shown
 from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import FILLED_KEY
-from gamut_eval.rubric import TIERS
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalSample
@@ -78,7 +77,6 @@ if TYPE_CHECKING:
 
 SCORER = "gamut_scorer"
 _MEAN, _STDERR = "gamut_eval/mean", "gamut_eval/stderr"
-_KEYS = ("gamut", *(t.value for t in TIERS))
 
 AnswerKey = tuple[str, str, str]
 """(question id, model, setting)."""
@@ -132,7 +130,7 @@ def _results(
     scores = []
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
-        for key in _KEYS:
+        for key in SCORE_KEYS:
             found = [float(v[name][key]) for v in values if name in v]
             finite = [v for v in found if math.isfinite(v)]
             mean = sum(finite) / len(finite) if finite else math.nan
