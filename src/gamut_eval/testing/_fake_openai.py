@@ -351,7 +351,7 @@ class FakeOpenAIServer:
 
     # -- the prompt cache --------------------------------------------------------------
 
-    def _cache_use(self, payload: Any) -> CacheUse | None:
+    def _cache_use(self, payload: Any, model: str) -> CacheUse | None:
         """What a request arriving with ``payload`` finds in the cache (before its reply
         latency: requests that arrive together all miss)."""
         if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
@@ -394,21 +394,21 @@ class FakeOpenAIServer:
         return app
 
     def _add_routes(self, router: web.UrlDispatcher) -> None:
-        router.add_post("/v1/chat/completions", self._chat_completions)
+        router.add_post("/v1/chat/completions", self._receive)
         router.add_get("/v1/models", self._list_models)
 
     def _authorised(self, request: web.Request) -> bool:
         expected = self._expected_auth
         return expected is None or request.headers.get("Authorization") == expected
 
-    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+    async def _receive(self, request: web.Request) -> web.StreamResponse:
+        """A request whose body names its model (OpenAI's, Anthropic's)."""
         payload, digest = parse_body(await request.read())
         model = payload.get("model") if isinstance(payload, dict) else None
         model = sys.intern(model) if isinstance(model, str) else ""  # one copy per name in the log
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
-        return await self._logged(
-            request, payload, digest, model, user_text, self._cache_use(payload)
-        )
+        use = self._cache_use(payload, model)
+        return await self._logged(request, payload, digest, model, user_text, use)
 
     async def _logged(
         self,

@@ -142,17 +142,12 @@ class FakeAnthropicServer(FakeOpenAIServer):
         return self.root_url
 
     def _add_routes(self, router: web.UrlDispatcher) -> None:
-        router.add_post("/v1/messages", self._messages)
+        router.add_post("/v1/messages", self._receive)
 
-    async def _messages(self, request: web.Request) -> web.StreamResponse:
-        payload, digest = parse_body(await request.read())
-        model = payload.get("model") if isinstance(payload, dict) else None
-        model = sys.intern(model) if isinstance(model, str) else ""
-        user_text = last_user_message(payload) if isinstance(payload, dict) else ""
-        use = None
-        if _anthropic_problem(payload) is None:
-            use = anthropic_cache_use(self._prompt_cache, model, _all_blocks(payload))
-        return await self._logged(request, payload, digest, model, user_text, use)
+    def _cache_use(self, payload: Any, model: str) -> CacheUse | None:
+        if _anthropic_problem(payload) is not None:
+            return None
+        return anthropic_cache_use(self._prompt_cache, model, _all_blocks(payload))
 
     def _refusal(
         self, request: web.Request, payload: Any, ctx: RequestContext
