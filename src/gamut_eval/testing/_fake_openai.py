@@ -74,18 +74,18 @@ _NO_STREAM = HttpFault(400, "invalid_request_error", None, "The fake server cann
 BAD_API_KEY = HttpFault(401, "invalid_request_error", "invalid_api_key", "Incorrect API key.")
 
 
-def json_response(payload: object, status: int = 200) -> web.Response:
+def json_response(
+    payload: object, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
     """A JSON reply serialised once, straight to bytes."""
     body = json.dumps(payload).encode()
-    return web.Response(body=body, status=status, content_type="application/json")
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
 
 
 def error_response(fault: HttpFault, headers: dict[str, str] | None = None) -> web.Response:
     """An OpenAI-style ``{"error": {message, type, param, code}}`` reply."""
     error = {"message": fault.message, "type": fault.type, "param": None, "code": fault.code}
-    response = json_response({"error": error}, status=fault.status)
-    response.headers.update(headers or {})
-    return response
+    return json_response({"error": error}, fault.status, headers)
 
 
 def output_tokens(content: str) -> int:

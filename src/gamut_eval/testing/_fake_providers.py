@@ -51,6 +51,7 @@ from aiohttp import web
 
 from gamut_eval.testing._fake_openai import (
     FakeOpenAIServer,
+    json_response,
     output_tokens,
     parse_body,
     seconds_header,
@@ -81,9 +82,8 @@ def anthropic_error(
 ) -> web.Response:
     """``{"type": "error", "error": {"type", "message"}}`` with the API's type for ``status``."""
     kind = _ERROR_TYPES.get(status, "api_error")
-    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}})
-    return web.Response(
-        body=body.encode(), status=status, content_type="application/json", headers=headers
+    return json_response(
+        {"type": "error", "error": {"type": kind, "message": message}}, status, headers
     )
 
 
@@ -248,12 +248,7 @@ def gemini_error(
     if retry_s is not None:
         delay = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_s}s"}
         error["details"] = [delay]
-    return web.Response(
-        body=json.dumps({"error": error}).encode(),
-        status=status,
-        content_type="application/json",
-        headers=headers,
-    )
+    return json_response({"error": error}, status, headers)
 
 
 def _has_key(schema: Any, name: str) -> bool:
