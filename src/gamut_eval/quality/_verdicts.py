@@ -72,11 +72,6 @@ Verdicts = dict[CheckRef, str | None]
 """Verdict per check, ``None`` for unscored; insertion order is file order."""
 
 
-def verdicts_from_rows(rows: Iterable[Mapping[str, Any]]) -> Verdicts:
-    """Rows the project wrote itself (``verdict_rows``), trusted: no validation."""
-    return {CheckRef(*(row[k] for k in _KEYS)): row["verdict"] for row in rows}
-
-
 def _row_problems(data: Any, checks: Mapping[str, Mapping[str, Check]]) -> list[ErrorDetail]:
     if not isinstance(data, dict):
         return [ErrorDetail("$", "row-object", "each line must be a JSON object", data)]
@@ -182,19 +177,6 @@ def tier_and_kind_groups(
     return {n: g for n, g in tiers.items() if g}, {n: g for n, g in kinds.items() if g}
 
 
-def score_frame(verdicts: Mapping[CheckRef, str | None]) -> pd.DataFrame:
-    """The verdict table ``score_table`` takes: one row per check, null for unscored."""
-    return pd.DataFrame(
-        {
-            "question_id": [r.question_id for r in verdicts],
-            "model": [r.model for r in verdicts],
-            "setting": [r.setting for r in verdicts],
-            "check_id": [r.check_id for r in verdicts],
-            "verdict": pd.Series(list(verdicts.values()), dtype=object),
-        }
-    )
-
-
 def model_scores(
     verdicts: Mapping[CheckRef, str | None],
     checklists: Mapping[str, Checklist],
@@ -203,8 +185,10 @@ def model_scores(
     """Mean Gamut score per (model, setting) over its responses (None: nothing scored)."""
     if not verdicts:
         return {}
-    keys = ["question_id", "model", "setting"]
-    table = score_table(score_frame(verdicts), checklists, params, keys=keys)
+    # the verdict table score_table takes: one row per check, null for unscored
+    frame = pd.DataFrame([astuple(r) for r in verdicts], columns=list(_KEYS))
+    frame["verdict"] = pd.Series(list(verdicts.values()), dtype=object)
+    table = score_table(frame, checklists, params, keys=["question_id", "model", "setting"])
     summary = summarise_scores(table, by=["model", "setting"])
     out: dict[tuple[str, str], float | None] = {}
     for record in summary.to_dict(orient="records"):
@@ -252,5 +236,9 @@ def judge_in_store(
     backend = make_backend(plan.settings, BackendOptions(executor_factory=executor_factory))
     with VerdictStore(store_path) as store:
         stats = judge_pass(plan, backend, store, on_event, label=label)
-        verdicts = verdicts_from_rows(vars(row) for row in verdict_rows(plan, store))
+        # rows the project wrote itself, trusted: no validation
+        verdicts: Verdicts = {
+            CheckRef(*(getattr(row, k) for k in _KEYS)): row.verdict
+            for row in verdict_rows(plan, store)
+        }
     return verdicts, stats
