@@ -289,10 +289,7 @@ def _with_reasoning(
 
 
 def _write_rows(
-    handle: IO[str],
-    frame: pd.DataFrame,
-    chunk_rows: int,
-    explanations: npt.NDArray[np.object_] | None = None,
+    handle: IO[str], frame: pd.DataFrame, chunk_rows: int, explanations: npt.NDArray[np.object_]
 ) -> None:
     """JSON lines with the fields a real run writes (status, explanation, attempts...)."""
     out = frame.drop(columns="tier").astype(
@@ -301,9 +298,7 @@ def _write_rows(
     unscored = out["verdict"].isna()
     out["status"] = unscored.map({True: "unscored", False: "ok"})
     out["reason"] = unscored.map({True: "unparseable judge reply", False: None})
-    out["explanation"] = (
-        "synthetic verdict for a benchmark" if explanations is None else explanations
-    )
+    out["explanation"] = explanations
     out["attempts"] = np.where(unscored, 3, 1)
     for start in range(0, len(out), chunk_rows):
         text = out.iloc[start : start + chunk_rows].to_json(orient="records", lines=True)
