@@ -219,11 +219,6 @@ def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
     return None
 
 
-def estimate_prompt_tokens(payload: dict[str, Any]) -> int:
-    """The usual rough estimate: four characters per token, at least one."""
-    return max(1, len(prompt_text(payload)) // 4)
-
-
 def seconds_header(seconds: float) -> str:
     """Whole seconds as HTTP says ("2"); fractions ("0.3") only if a fast test asks for them."""
     return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
@@ -541,7 +536,7 @@ class FakeOpenAIServer:
         finish = finish or "stop"
         use = self._answered(ctx, output_tokens(text))
         if use is None:
-            prompt = estimate_prompt_tokens(payload)
+            prompt = max(1, len(prompt_text(payload)) // 4)  # the usual rough estimate
             return completion_body(ctx, prompt, text, refusal, finish_reason=finish)
         return completion_body(ctx, use.prompt_tokens, text, refusal, use.read, finish)
 
