@@ -22,7 +22,7 @@ from inspect_ai.log import (
 )
 
 from gamut_eval.cli import cli
-from gamut_eval.generate._eval_file import (
+from gamut_eval.generate._logs import (
     _indented_length,
     _thin_text,
     attachment_key,

@@ -17,7 +17,7 @@ from inspect_ai.log import list_eval_logs, read_eval_log
 from gamut_eval.cli import cli
 from gamut_eval.data import sample_dir
 from gamut_eval.dataset import load_dataset
-from gamut_eval.generate._score_view import VERDICT_WORDS
+from gamut_eval.generate._scorer import VERDICT_WORDS
 from gamut_eval.testing import FakeOpenAIServer
 
 JUDGE = "openai-api/fake/judge"

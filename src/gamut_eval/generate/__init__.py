@@ -24,10 +24,6 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.generate._logs import write_run_logs as write_run_logs
     from gamut_eval.generate._probe import probe_models as probe_models
-    from gamut_eval.generate._samples import (
-        record_sample as record_sample,
-        samples_for as samples_for,
-    )
     from gamut_eval.generate._scorer import (
         SCORE_KEYS as SCORE_KEYS,
         build_score_fn as build_score_fn,
@@ -40,6 +36,8 @@ if _typing.TYPE_CHECKING:
         NO_JUDGE as NO_JUDGE,
         SETTING_CHOICES as SETTING_CHOICES,
         gamut_task as gamut_task,
+        record_sample as record_sample,
+        samples_for as samples_for,
     )
     from gamut_eval.generate._tokens import ensure_o200k_base as ensure_o200k_base
 

@@ -7,7 +7,7 @@ Its metrics, per score key, are Inspect's ``mean()`` and ``stderr()`` over the s
 that have a value, registered as ``gamut_eval/mean`` and ``gamut_eval/stderr``: a NaN
 value (nothing could be scored, or a tier without checks) is left out rather than making
 the whole column NaN, so a judge failure never counts as a model failure. Values are
-rounded to ``_score_view.SHOWN_DIGITS`` places.
+rounded to ``_scorer.SHOWN_DIGITS`` places.
 """
 
 from __future__ import annotations
@@ -24,8 +24,7 @@ from inspect_ai.scorer import (
     stderr as inspect_stderr,
 )
 
-from gamut_eval.generate._score_view import shown
-from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn
+from gamut_eval.generate._scorer import SCORE_KEYS, build_score_fn, shown
 
 
 def _over_finite(inner: Metric) -> Metric:

@@ -88,12 +88,7 @@ class _Refused(Exception):
 
 
 async def _send(model: Model, name: str, image: bool) -> None:
-    from gamut_eval.judge import (
-        causes,
-        describe,
-        is_auth_failure,
-        key_hint,
-    )
+    from gamut_eval.judge import causes, describe, is_auth_failure, key_hint
 
     try:
         await asyncio.wait_for(model.generate(_messages(image), cache=False), PROBE_TIMEOUT_S + 5)

@@ -20,12 +20,10 @@ were written with the whole sample in view, so even the held-out figure may flat
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import astuple, dataclass
 from functools import partial
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.analysis import (
     VERDICT_ORDER,
@@ -41,22 +39,21 @@ from gamut_eval.errors import InputError
 from gamut_eval.judge import MEETS_AT, grade_check
 from gamut_eval.quality._verdicts import (
     CheckRef,
+    Frozen,
     Verdicts,
     load_verdicts,
     model_scores,
+    tier_and_kind_groups,
     verdict_judges,
 )
-from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
+from gamut_eval.rubric import Check, Checklist
 from gamut_eval.scoring import ScoringParams
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 _EXAMPLES = 10
 
 
-class BootstrapConfig(BaseModel):
+class BootstrapConfig(Frozen):
     """How the intervals were drawn."""
-
-    model_config = _FROZEN
 
     n_resamples: int
     """Bootstrap resamples drawn."""
@@ -77,10 +74,8 @@ class GroupAgreement(AgreementEstimates):
     ``AgreementReport.labels`` order."""
 
 
-class ScoreShift(BaseModel):
+class ScoreShift(Frozen):
     """One model and setting scored from the gold labels and from the judge's verdicts."""
-
-    model_config = _FROZEN
 
     model: str
     setting: str
@@ -94,10 +89,8 @@ class ScoreShift(BaseModel):
     verdicts (``human`` names the reference side, human labels or the sample's)."""
 
 
-class Matching(BaseModel):
+class Matching(Frozen):
     """How the rows of the two files lined up."""
-
-    model_config = _FROZEN
 
     judge_rows: int
     """Rows read from the verdicts file (of the selected judge)."""
@@ -120,11 +113,9 @@ class Matching(BaseModel):
     (``only_judge``, ``only_gold``, ``unscored``)."""
 
 
-class AgreementReport(BaseModel):
+class AgreementReport(Frozen):
     """``gamut agreement``: a judge's verdicts against reference (gold) verdicts: human
     labels, or by default the sample's reference labels (written with the sample)."""
-
-    model_config = _FROZEN
 
     verdicts: str
     """The judge's verdict rows file."""
@@ -159,10 +150,6 @@ class AgreementReport(BaseModel):
     out of the score shift (the agreement statistics still use their matched checks)."""
 
 
-def _ref_list(ref: CheckRef) -> list[str]:
-    return [ref.question_id, ref.model, ref.setting, ref.check_id]
-
-
 def _matching(judge: Verdicts, gold: Verdicts, compared: list[CheckRef]) -> Matching:
     matched = [r for r in judge if r in gold]
     unscored = [r for r in matched if judge[r] is None or gold[r] is None]
@@ -178,7 +165,7 @@ def _matching(judge: Verdicts, gold: Verdicts, compared: list[CheckRef]) -> Matc
         only_judge=len(only_judge),
         only_gold=len(only_gold),
         examples={
-            name: [_ref_list(r) for r in refs[:_EXAMPLES]]
+            name: [list(astuple(r)) for r in refs[:_EXAMPLES]]
             for name, refs in (
                 ("only_judge", only_judge),
                 ("only_gold", only_gold),
@@ -204,19 +191,6 @@ def _group(
     )
     confusion = confusion_matrix(human, machine, VERDICT_ORDER)
     return GroupAgreement(**estimates.model_dump(), confusion=confusion)
-
-
-def _by(
-    refs: list[CheckRef],
-    label: Callable[[CheckRef], str],
-    order: list[str],
-    compare: Callable[[list[CheckRef]], GroupAgreement],
-) -> dict[str, GroupAgreement]:
-    """``compare`` on each group of ``refs`` by ``label``, groups in ``order``."""
-    groups: dict[str, list[CheckRef]] = {}
-    for ref in refs:
-        groups.setdefault(label(ref), []).append(ref)
-    return {name: compare(groups[name]) for name in order if name in groups}
 
 
 def _complete_answers(
@@ -333,8 +307,7 @@ def agreement_report(
         )
     config = BootstrapConfig(n_resamples=n_resamples, seed=seed, confidence=confidence)
     compare = partial(_group, judge=machine, gold=gold, config=config)
-    kinds = [k.value for k in CheckKind]
-    tiers = [t.value for t in TIERS]
+    by_tier, by_kind = tier_and_kind_groups(refs, checks)
     complete, left_out = _complete_answers(machine, gold, checklists)
     shifts = _score_shift(complete, machine, gold, checklists, params)
     differences = [abs(s.difference) for s in shifts if s.difference is not None]
@@ -346,8 +319,8 @@ def agreement_report(
         bootstrap=config,
         matching=matching,
         overall=compare(refs),
-        by_kind=_by(refs, lambda r: checks[r.question_id][r.check_id].kind.value, kinds, compare),
-        by_tier=_by(refs, lambda r: checks[r.question_id][r.check_id].tier.value, tiers, compare),
+        by_kind={name: compare(group) for name, group in by_kind.items()},
+        by_tier={name: compare(group) for name, group in by_tier.items()},
         score_shift=shifts,
         mean_abs_score_shift=sum(differences) / len(differences) if differences else None,
         score_shift_answers=len({(r.question_id, r.model, r.setting) for r in complete}),

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -59,14 +59,7 @@ def _fraction(numerator: int, denominator: int) -> float | None:
 
 
 def _example(ref: CheckRef, clean: str, probe: str) -> FlipExample:
-    return FlipExample(
-        question_id=ref.question_id,
-        model=ref.model,
-        setting=ref.setting,
-        check_id=ref.check_id,
-        clean=clean,
-        probe=probe,
-    )
+    return FlipExample(**asdict(ref), clean=clean, probe=probe)
 
 
 def _failures(
@@ -263,9 +256,7 @@ def _judge_all(run: _Run, clean: list[ResponseRow], probes: list[Probe]) -> dict
 
 def _clean_run(verdicts: Verdicts, thresholds: AuditThresholds) -> tuple[CleanRun, list[str]]:
     scored = [v for v in verdicts.values() if v is not None]
-    counts: dict[str, int] = {}
-    for verdict in scored:
-        counts[verdict] = counts.get(verdict, 0) + 1
+    counts = dict(Counter(scored))
     unscored = len(verdicts) - len(scored)
     answers = len({(r.question_id, r.model, r.setting) for r in verdicts})
     run = CleanRun(answers=answers, checks=len(verdicts), unscored=unscored, verdicts=counts)

@@ -8,33 +8,28 @@ from __future__ import annotations
 
 import itertools
 import statistics
-from collections.abc import Callable, Mapping
+from dataclasses import asdict
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict
 
 from gamut_eval.analysis import cohen_kappa
 from gamut_eval.dataset import Dataset
 from gamut_eval.judge import JudgePlan, JudgeSettings, OnEvent
 from gamut_eval.quality._verdicts import (
-    CheckRef,
     ExecutorFactory,
+    Frozen,
     Verdicts,
     judge_in_store,
     model_scores,
     require_judge_backend,
     store_directory,
+    tier_and_kind_groups,
 )
-from gamut_eval.rubric import TIERS, Check, CheckKind
+from gamut_eval.rubric import Check
 from gamut_eval.scoring import ScoringParams
 
-_FROZEN = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
-
-class FlippedCheck(BaseModel):
+class FlippedCheck(Frozen):
     """A check whose verdict was not the same in every repeat."""
-
-    model_config = _FROZEN
 
     question_id: str
     model: str
@@ -45,10 +40,8 @@ class FlippedCheck(BaseModel):
     """The verdict of each repeat, in order."""
 
 
-class PairKappa(BaseModel):
+class PairKappa(Frozen):
     """Cohen's kappa between two repeats, on the checks both graded."""
-
-    model_config = _FROZEN
 
     first: int
     """Repeat number (from 1)."""
@@ -58,10 +51,8 @@ class PairKappa(BaseModel):
     """1 when the two repeats agree on every check."""
 
 
-class ScoreSpread(BaseModel):
+class ScoreSpread(Frozen):
     """The mean Gamut score of one model and setting in each repeat, and its spread."""
-
-    model_config = _FROZEN
 
     model: str
     setting: str
@@ -76,10 +67,8 @@ class ScoreSpread(BaseModel):
     """Sample standard deviation (n - 1) over the repeats with a score; None below two."""
 
 
-class StabilityReport(BaseModel):
+class StabilityReport(Frozen):
     """``gamut stability``: one judge, the same checks, N independent runs."""
-
-    model_config = _FROZEN
 
     settings: JudgeSettings
     """The judge configuration (temperature included) every repeat used."""
@@ -109,15 +98,6 @@ class StabilityReport(BaseModel):
     """Mean of the pairwise kappas."""
     score_spread: list[ScoreSpread]
     """Per model and setting, sorted."""
-
-
-def _flip_rates(
-    flips: Mapping[CheckRef, bool], label: Callable[[CheckRef], str], order: list[str]
-) -> dict[str, float]:
-    groups: dict[str, list[bool]] = {}
-    for ref, flipped in flips.items():
-        groups.setdefault(label(ref), []).append(flipped)
-    return {name: sum(groups[name]) / len(groups[name]) for name in order if name in groups}
 
 
 def _pairwise(runs: list[Verdicts]) -> list[PairKappa]:
@@ -164,6 +144,7 @@ def stability_report(
     everywhere = [r for r in runs[0] if all(run.get(r) is not None for run in runs)]
     flips = {r: len({run[r] for run in runs}) > 1 for r in everywhere}
     kappas = _pairwise(runs)
+    by_tier, by_kind = tier_and_kind_groups(flips, checks)
     return StabilityReport(
         settings=settings,
         dataset=str(dataset.path),
@@ -173,16 +154,10 @@ def stability_report(
         unscored=[sum(v is None for v in run.values()) for run in runs],
         compared=len(everywhere),
         flip_rate=sum(flips.values()) / len(flips) if flips else None,
-        flip_rate_by_tier=_flip_rates(
-            flips, lambda r: checks[r.question_id][r.check_id].tier.value, [t.value for t in TIERS]
-        ),
-        flip_rate_by_kind=_flip_rates(
-            flips,
-            lambda r: checks[r.question_id][r.check_id].kind.value,
-            [k.value for k in CheckKind],
-        ),
+        flip_rate_by_tier={n: sum(flips[r] for r in g) / len(g) for n, g in by_tier.items()},
+        flip_rate_by_kind={n: sum(flips[r] for r in g) / len(g) for n, g in by_kind.items()},
         flipped=[
-            FlippedCheck(**_fields(r), verdicts=[str(run[r]) for run in runs])
+            FlippedCheck(**asdict(r), verdicts=[str(run[r]) for run in runs])
             for r, flipped in flips.items()
             if flipped
         ],
@@ -190,15 +165,6 @@ def stability_report(
         mean_kappa=statistics.fmean(p.kappa for p in kappas) if kappas else None,
         score_spread=_spread(runs, dataset, params),
     )
-
-
-def _fields(ref: CheckRef) -> dict[str, str]:
-    return {
-        "question_id": ref.question_id,
-        "model": ref.model,
-        "setting": ref.setting,
-        "check_id": ref.check_id,
-    }
 
 
 def judge_stability(

@@ -22,11 +22,12 @@ import contextlib
 import math
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._files import read_jsonl
 from gamut_eval.errors import ErrorDetail, ValidationError
@@ -44,11 +45,17 @@ from gamut_eval.judge import (
     resolve_judge,
     verdict_rows,
 )
-from gamut_eval.rubric import Check, Checklist
+from gamut_eval.rubric import TIERS, Check, CheckKind, Checklist
 from gamut_eval.scoring import ScoringParams, Verdict, score_table, summarise_scores
 
 _KEYS = ("question_id", "model", "setting", "check_id")
 _VERDICTS = frozenset(v.value for v in Verdict)
+
+
+class Frozen(BaseModel):
+    """The reports' models: immutable, no unknown fields, attribute docstrings kept."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -63,11 +70,6 @@ class CheckRef:
 
 Verdicts = dict[CheckRef, str | None]
 """Verdict per check, ``None`` for unscored; insertion order is file order."""
-
-
-def verdicts_from_rows(rows: Iterable[Mapping[str, Any]]) -> Verdicts:
-    """Rows the project wrote itself (``verdict_rows``), trusted: no validation."""
-    return {CheckRef(*(row[k] for k in _KEYS)): row["verdict"] for row in rows}
 
 
 def _row_problems(data: Any, checks: Mapping[str, Mapping[str, Check]]) -> list[ErrorDetail]:
@@ -157,21 +159,22 @@ def _duplicate(ref: CheckRef, line: int, data: Mapping[str, Any]) -> ErrorDetail
         "$",
         "unique-verdict",
         f"a second verdict for the same question, model, setting and check as line {line}{hint}",
-        [ref.question_id, ref.model, ref.setting, ref.check_id],
+        list(astuple(ref)),
     )
 
 
-def score_frame(verdicts: Mapping[CheckRef, str | None]) -> pd.DataFrame:
-    """The verdict table ``score_table`` takes: one row per check, null for unscored."""
-    return pd.DataFrame(
-        {
-            "question_id": [r.question_id for r in verdicts],
-            "model": [r.model for r in verdicts],
-            "setting": [r.setting for r in verdicts],
-            "check_id": [r.check_id for r in verdicts],
-            "verdict": pd.Series(list(verdicts.values()), dtype=object),
-        }
-    )
+def tier_and_kind_groups(
+    refs: Iterable[CheckRef], checks: Mapping[str, Mapping[str, Check]]
+) -> tuple[dict[str, list[CheckRef]], dict[str, list[CheckRef]]]:
+    """``refs`` grouped by their check's tier and by its kind (``checks``: question id ->
+    check id -> check), groups in ``TIERS`` and ``CheckKind`` order, present ones only."""
+    tiers: dict[str, list[CheckRef]] = {t.value: [] for t in TIERS}
+    kinds: dict[str, list[CheckRef]] = {k.value: [] for k in CheckKind}
+    for ref in refs:
+        check = checks[ref.question_id][ref.check_id]
+        tiers[check.tier.value].append(ref)
+        kinds[check.kind.value].append(ref)
+    return {n: g for n, g in tiers.items() if g}, {n: g for n, g in kinds.items() if g}
 
 
 def model_scores(
@@ -182,8 +185,10 @@ def model_scores(
     """Mean Gamut score per (model, setting) over its responses (None: nothing scored)."""
     if not verdicts:
         return {}
-    keys = ["question_id", "model", "setting"]
-    table = score_table(score_frame(verdicts), checklists, params, keys=keys)
+    # the verdict table score_table takes: one row per check, null for unscored
+    frame = pd.DataFrame([astuple(r) for r in verdicts], columns=list(_KEYS))
+    frame["verdict"] = pd.Series(list(verdicts.values()), dtype=object)
+    table = score_table(frame, checklists, params, keys=["question_id", "model", "setting"])
     summary = summarise_scores(table, by=["model", "setting"])
     out: dict[tuple[str, str], float | None] = {}
     for record in summary.to_dict(orient="records"):
@@ -231,5 +236,9 @@ def judge_in_store(
     backend = make_backend(plan.settings, BackendOptions(executor_factory=executor_factory))
     with VerdictStore(store_path) as store:
         stats = judge_pass(plan, backend, store, on_event, label=label)
-        verdicts = verdicts_from_rows(vars(row) for row in verdict_rows(plan, store))
+        # rows the project wrote itself, trusted: no validation
+        verdicts: Verdicts = {
+            CheckRef(*(getattr(row, k) for k in _KEYS)): row.verdict
+            for row in verdict_rows(plan, store)
+        }
     return verdicts, stats

@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 from aiohttp import web
 
@@ -74,24 +74,18 @@ _NO_STREAM = HttpFault(400, "invalid_request_error", None, "The fake server cann
 BAD_API_KEY = HttpFault(401, "invalid_request_error", "invalid_api_key", "Incorrect API key.")
 
 
-def json_response(payload: object, status: int = 200) -> web.Response:
+def json_response(
+    payload: object, status: int = 200, headers: dict[str, str] | None = None
+) -> web.Response:
     """A JSON reply serialised once, straight to bytes."""
     body = json.dumps(payload).encode()
-    return web.Response(body=body, status=status, content_type="application/json")
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
 
 
 def error_response(fault: HttpFault, headers: dict[str, str] | None = None) -> web.Response:
     """An OpenAI-style ``{"error": {message, type, param, code}}`` reply."""
     error = {"message": fault.message, "type": fault.type, "param": None, "code": fault.code}
-    response = json_response({"error": error}, status=fault.status)
-    response.headers.update(headers or {})
-    return response
-
-
-def policy_error_response(exc: Exception) -> web.Response:
-    """A 500 naming the exception a policy raised, so the test sees why."""
-    message = f"policy failed: {type(exc).__name__}: {exc}"
-    return error_response(HttpFault(500, "server_error", "policy_error", message))
+    return json_response({"error": error}, fault.status, headers)
 
 
 def output_tokens(content: str) -> int:
@@ -225,11 +219,6 @@ def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
     return None
 
 
-def estimate_prompt_tokens(payload: dict[str, Any]) -> int:
-    """The usual rough estimate: four characters per token, at least one."""
-    return max(1, len(prompt_text(payload)) // 4)
-
-
 def seconds_header(seconds: float) -> str:
     """Whole seconds as HTTP says ("2"); fractions ("0.3") only if a fast test asks for them."""
     return str(int(seconds)) if float(seconds).is_integer() else repr(float(seconds))
@@ -267,6 +256,10 @@ class FakeOpenAIServer:
     ``max_completion_tokens``) is cut in half with ``finish_reason: length``, as a real
     server cuts a reply at the bound.
     """
+
+    _LENGTH: ClassVar[str | None] = "length"
+    """The finish reason of a reply cut at its ``max_tokens`` (``reply_tokens``); None: the
+    fake never cuts replies."""
 
     def __init__(
         self,
@@ -353,7 +346,7 @@ class FakeOpenAIServer:
 
     # -- the prompt cache --------------------------------------------------------------
 
-    def _cache_use(self, payload: Any) -> CacheUse | None:
+    def _cache_use(self, payload: Any, model: str) -> CacheUse | None:
         """What a request arriving with ``payload`` finds in the cache (before its reply
         latency: requests that arrive together all miss)."""
         if not isinstance(payload, dict) or not isinstance(payload.get("messages"), list):
@@ -385,46 +378,46 @@ class FakeOpenAIServer:
     # -- HTTP handlers -----------------------------------------------------------------
 
     def _make_app(self) -> web.Application:
+        """The provider's routes (``_add_routes``), then the test-control endpoints every
+        fake shares (request log, reset, faults)."""
         app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1/chat/completions", self._chat_completions)
-        app.router.add_get("/v1/models", self._list_models)
-        self._add_control_routes(app)
-        return app
-
-    def _add_control_routes(self, app: web.Application) -> None:
-        """The test-control endpoints every fake shares (request log, reset, faults)."""
+        self._add_routes(app.router)
         app.router.add_get("/_fake/requests", self._get_requests)
         app.router.add_post("/_fake/reset", self._post_reset)
         app.router.add_get("/_fake/faults", self._get_faults)
         app.router.add_post("/_fake/faults", self._post_faults)
+        return app
+
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1/chat/completions", self._receive)
+        router.add_get("/v1/models", self._list_models)
 
     def _authorised(self, request: web.Request) -> bool:
         expected = self._expected_auth
         return expected is None or request.headers.get("Authorization") == expected
 
-    async def _chat_completions(self, request: web.Request) -> web.StreamResponse:
+    async def _receive(self, request: web.Request) -> web.StreamResponse:
+        """A request whose body names its model (OpenAI's, Anthropic's)."""
         payload, digest = parse_body(await request.read())
         model = payload.get("model") if isinstance(payload, dict) else None
         model = sys.intern(model) if isinstance(model, str) else ""  # one copy per name in the log
         user_text = last_user_message(payload) if isinstance(payload, dict) else ""
-        return await self._logged(
-            digest,
-            model,
-            user_text,
-            lambda ctx, rule: self._reply(request, payload, ctx, rule),
-            self._cache_use(payload),
-        )
+        use = self._cache_use(payload, model)
+        return await self._logged(request, payload, digest, model, user_text, use)
 
     async def _logged(
         self,
+        request: web.Request,
+        payload: Any,
         digest: str,
         model: str,
         user_text: str,
-        answer: Callable[[RequestContext, FaultRule | None], Awaitable[web.StreamResponse]],
-        cache_use: CacheUse | None = None,
+        cache_use: CacheUse | None,
+        chat: dict[str, Any] | None = None,
     ) -> web.StreamResponse:
-        """Log a request's arrival, pick its fault rule, ``answer`` it, log its status.
-        ``cache_use``: what it found in the prompt cache on arrival, for its reply."""
+        """Log a request's arrival, pick its fault rule, answer it, log its status.
+        ``cache_use``: what it found in the prompt cache on arrival, for its reply;
+        ``chat``: the request as the policies read it, when it is not ``payload``."""
         generation, index, seen = self._log.arrive(digest, model)
         ctx = RequestContext(index, digest, seen, model, user_text)
         if cache_use is not None:
@@ -432,7 +425,7 @@ class FakeOpenAIServer:
         rule = first_matching_rule(self._faults, ctx)
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
-            response = await answer(ctx, rule)
+            response = await self._reply(request, payload, chat or payload, ctx, rule)
             status = response.status
             return response
         finally:
@@ -440,41 +433,72 @@ class FakeOpenAIServer:
             self._log.finish(generation, index, status, rule.action if rule else None)
 
     async def _reply(
-        self, request: web.Request, payload: Any, ctx: RequestContext, rule: FaultRule | None
+        self,
+        request: web.Request,
+        payload: Any,
+        chat: Any,
+        ctx: RequestContext,
+        rule: FaultRule | None,
     ) -> web.StreamResponse:
-        """Latency first (every reply waits), then a real API's checks (auth, shape)."""
+        """Latency first (every reply waits), then a real API's checks (``_refusal``), then
+        the normal reply or the one ``rule``'s fault calls for."""
         if self._latency_s:
             await self._sleep(self._latency_s)
-        if not self._authorised(request):
-            return error_response(BAD_API_KEY)
-        problem = request_problem(payload, self._dialect)
-        if problem is None and self._known_models_only:
-            problem = unknown_model(payload, self._models)
-        if problem is not None:
-            return error_response(problem)
+        refusal = self._refusal(request, payload, ctx)
+        if refusal is not None:
+            return refusal
         try:
-            return await self._apply(request, payload, ctx, rule)
+            return await self._apply(request, payload, chat, ctx, rule)
         except Exception as exc:  # a policy bug must reach the test as a 500, not a hang
-            return policy_error_response(exc)
+            return self._failed(f"policy failed: {type(exc).__name__}: {exc}")
 
     async def _apply(
         self,
         request: web.Request,
         payload: dict[str, Any],
+        chat: dict[str, Any],
         ctx: RequestContext,
         rule: FaultRule | None,
     ) -> web.StreamResponse:
-        """The normal reply, or the reply that ``rule``'s fault calls for."""
+        """The normal reply, or the reply that ``rule``'s fault calls for: an HTTP or content
+        fault in the provider's format (``_fault_reply``), or one every provider answers
+        alike."""
         if rule is None:
-            content = self._policy(payload, ctx)
+            content = self._policy(chat, ctx)
             bound = payload.get("max_tokens", payload.get("max_completion_tokens"))
             needed = self._reply_tokens
-            if needed is not None and isinstance(bound, int) and bound < needed:
-                body = self._completion_body(
-                    payload, ctx, content[: len(content) // 2], finish_reason="length"
-                )
-                return web.Response(body=body, content_type="application/json")
-            return self._completion(payload, ctx, content)
+            if self._LENGTH and needed is not None and isinstance(bound, int) and bound < needed:
+                return self._reply_with(payload, ctx, content[: len(content) // 2], self._LENGTH)
+            return self._reply_with(payload, ctx, content)
+        fault = self._fault_reply(payload, ctx, rule)
+        if fault is not None:
+            return fault
+        if rule.action == "fence_echo":
+            return self._reply_with(payload, ctx, self._fence_echo(chat, ctx))
+        if rule.action == "timeout":
+            await self._sleep(rule.timeout_s)
+            return self._reply_with(payload, ctx, self._policy(chat, ctx))
+        return await reset_mid_body(request, self._body(payload, ctx, self._policy(chat, ctx)))
+
+    def _refusal(
+        self, request: web.Request, payload: Any, ctx: RequestContext
+    ) -> web.Response | None:
+        """The error a real API answers this request with (auth, shape), or None."""
+        if not self._authorised(request):
+            return error_response(BAD_API_KEY)
+        problem = request_problem(payload, self._dialect)
+        if problem is None and self._known_models_only:
+            problem = unknown_model(payload, self._models)
+        return None if problem is None else error_response(problem)
+
+    def _failed(self, message: str) -> web.Response:
+        """A 500 naming the exception a policy raised, so the test sees why."""
+        return error_response(HttpFault(500, "server_error", "policy_error", message))
+
+    def _fault_reply(
+        self, payload: dict[str, Any], ctx: RequestContext, rule: FaultRule
+    ) -> web.Response | None:
+        """The reply to an HTTP or a content fault; None for the other faults."""
         action = rule.action
         if action in HTTP_FAULTS:
             retry_after = {"Retry-After": seconds_header(rule.retry_after_s)}
@@ -483,46 +507,43 @@ class FakeOpenAIServer:
             )
         if action in CONTENT_FAULTS:
             content = CONTENT_FAULTS[action]
-            refusal = content if action == "refusal" else None
-            return self._completion(payload, ctx, content, refusal)
-        if action == "fence_echo":
-            return self._completion(payload, ctx, self._fence_echo(payload, ctx))
-        if action == "timeout":
-            await self._sleep(rule.timeout_s)
-            return self._completion(payload, ctx, self._policy(payload, ctx))
-        body = self._completion_body(payload, ctx, self._policy(payload, ctx))
-        return await reset_mid_body(request, body)
+            return self._reply_with(
+                payload, ctx, content, refusal=content if action == "refusal" else None
+            )
+        return None
 
-    def _completion_body(
+    def _reply_with(
         self,
         payload: dict[str, Any],
         ctx: RequestContext,
-        content: str,
-        refusal: str | None = None,
-        finish_reason: str = "stop",
-    ) -> bytes:
-        use = self._answered(ctx, output_tokens(content))
-        if use is None:
-            prompt = estimate_prompt_tokens(payload)
-            return completion_body(ctx, prompt, content, refusal, finish_reason=finish_reason)
-        return completion_body(
-            ctx, use.prompt_tokens, content, refusal, use.read, finish_reason=finish_reason
-        )
-
-    def _completion(
-        self,
-        payload: dict[str, Any],
-        ctx: RequestContext,
-        content: str,
+        text: str,
+        finish: str | None = None,
         refusal: str | None = None,
     ) -> web.Response:
-        body = self._completion_body(payload, ctx, content, refusal)
+        body = self._body(payload, ctx, text, finish, refusal)
         return web.Response(body=body, content_type="application/json")
 
-    def _fence_echo(self, payload: dict[str, Any], ctx: RequestContext) -> str:
+    def _body(
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        text: str,
+        finish: str | None = None,
+        refusal: str | None = None,
+    ) -> bytes:
+        """A reply with ``text`` in the provider's format, as bytes; ``finish``: why it ended
+        (None: it is whole), in the provider's words."""
+        finish = finish or "stop"
+        use = self._answered(ctx, output_tokens(text))
+        if use is None:
+            prompt = max(1, len(prompt_text(payload)) // 4)  # the usual rough estimate
+            return completion_body(ctx, prompt, text, refusal, finish_reason=finish)
+        return completion_body(ctx, use.prompt_tokens, text, refusal, use.read, finish)
+
+    def _fence_echo(self, chat: dict[str, Any], ctx: RequestContext) -> str:
         """Valid verdict JSON whose explanation quotes the (untrusted) response verbatim."""
-        verdict = verdict_of(self._policy(payload, ctx))
-        prompt = parse_judge_prompt(payload)
+        verdict = verdict_of(self._policy(chat, ctx))
+        prompt = parse_judge_prompt(chat)
         quoted = prompt.response if prompt is not None else ctx.last_user_message
         return verdict_json(verdict, f"The response says: {quoted}")
 

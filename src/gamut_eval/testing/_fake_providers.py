@@ -50,11 +50,10 @@ from typing import Any
 from aiohttp import web
 
 from gamut_eval.testing._fake_openai import (
-    _MAX_BODY_BYTES,
     FakeOpenAIServer,
+    json_response,
     output_tokens,
     parse_body,
-    reset_mid_body,
     seconds_header,
 )
 from gamut_eval.testing._faults import CONTENT_FAULTS, HTTP_FAULTS, FaultRule
@@ -83,9 +82,8 @@ def anthropic_error(
 ) -> web.Response:
     """``{"type": "error", "error": {"type", "message"}}`` with the API's type for ``status``."""
     kind = _ERROR_TYPES.get(status, "api_error")
-    body = json.dumps({"type": "error", "error": {"type": kind, "message": message}})
-    return web.Response(
-        body=body.encode(), status=status, content_type="application/json", headers=headers
+    return json_response(
+        {"type": "error", "error": {"type": kind, "message": message}}, status, headers
     )
 
 
@@ -136,38 +134,24 @@ def _all_blocks(payload: dict[str, Any]) -> list[dict[str, Any]]:
 class FakeAnthropicServer(FakeOpenAIServer):
     """Fake ``/v1/messages`` on 127.0.0.1 (see the module docstring)."""
 
+    _LENGTH = None
+
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT``: the value for ``ANTHROPIC_BASE_URL``."""
         return self.root_url
 
-    def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1/messages", self._messages)
-        self._add_control_routes(app)
-        return app
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1/messages", self._receive)
 
-    async def _messages(self, request: web.Request) -> web.StreamResponse:
-        payload, digest = parse_body(await request.read())
-        model = payload.get("model") if isinstance(payload, dict) else None
-        model = sys.intern(model) if isinstance(model, str) else ""
-        user_text = last_user_message(payload) if isinstance(payload, dict) else ""
-        use = None
-        if _anthropic_problem(payload) is None:
-            use = anthropic_cache_use(self._prompt_cache, model, _all_blocks(payload))
-        return await self._logged(
-            digest,
-            model,
-            user_text,
-            lambda ctx, rule: self._answer(request, payload, ctx, rule),
-            use,
-        )
+    def _cache_use(self, payload: Any, model: str) -> CacheUse | None:
+        if _anthropic_problem(payload) is not None:
+            return None
+        return anthropic_cache_use(self._prompt_cache, model, _all_blocks(payload))
 
-    async def _answer(
-        self, request: web.Request, payload: Any, ctx: RequestContext, rule: FaultRule | None
-    ) -> web.StreamResponse:
-        if self._latency_s:
-            await self._sleep(self._latency_s)
+    def _refusal(
+        self, request: web.Request, payload: Any, ctx: RequestContext
+    ) -> web.Response | None:
         key = request.headers.get("x-api-key")
         if key is None:
             return anthropic_error(401, "x-api-key header is required")
@@ -180,22 +164,15 @@ class FakeAnthropicServer(FakeOpenAIServer):
             return anthropic_error(400, problem)
         if self._known_models_only and payload["model"] not in self._models:
             return anthropic_error(404, f"model: {payload['model']}")
-        try:
-            return await self._serve(request, payload, ctx, rule)
-        except Exception as exc:  # a policy bug must reach the test as a 500, not a hang
-            return anthropic_error(500, f"policy failed: {type(exc).__name__}: {exc}")
+        return None
 
-    async def _serve(
-        self,
-        request: web.Request,
-        payload: dict[str, Any],
-        ctx: RequestContext,
-        rule: FaultRule | None,
-    ) -> web.StreamResponse:
-        action = rule.action if rule is not None else None
-        if action is None:
-            return self._message(payload, ctx, self._policy(payload, ctx))
-        assert rule is not None
+    def _failed(self, message: str) -> web.Response:
+        return anthropic_error(500, message)
+
+    def _fault_reply(
+        self, payload: dict[str, Any], ctx: RequestContext, rule: FaultRule
+    ) -> web.Response | None:
+        action = rule.action
         if action == "content_policy":
             return anthropic_error(400, "Output blocked by content filtering policy (fake).")
         if action in HTTP_FAULTS:
@@ -205,24 +182,17 @@ class FakeAnthropicServer(FakeOpenAIServer):
                 fault.status, fault.message, headers if fault.status == 429 else None
             )
         if action in CONTENT_FAULTS:
-            stop = "refusal" if action == "refusal" else "end_turn"
-            return self._message(payload, ctx, CONTENT_FAULTS[action], stop)
-        if action == "fence_echo":
-            return self._message(payload, ctx, self._fence_echo(payload, ctx))
-        if action == "timeout":
-            await self._sleep(rule.timeout_s)
-            return self._message(payload, ctx, self._policy(payload, ctx))
-        body = self._message_body(payload, ctx, self._policy(payload, ctx), "end_turn")
-        return await reset_mid_body(request, body)
+            stop = "refusal" if action == "refusal" else None
+            return self._reply_with(payload, ctx, CONTENT_FAULTS[action], stop)
+        return None
 
-    def _message(
-        self, payload: dict[str, Any], ctx: RequestContext, text: str, stop: str = "end_turn"
-    ) -> web.Response:
-        body = self._message_body(payload, ctx, text, stop)
-        return web.Response(body=body, content_type="application/json")
-
-    def _message_body(
-        self, payload: dict[str, Any], ctx: RequestContext, text: str, stop: str
+    def _body(
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        text: str,
+        finish: str | None = None,
+        refusal: str | None = None,
     ) -> bytes:
         use = self._answered(ctx, output_tokens(text)) or CacheUse(1)
         usage = {
@@ -238,7 +208,7 @@ class FakeAnthropicServer(FakeOpenAIServer):
             "role": "assistant",
             "model": ctx.model,
             "content": content,
-            "stop_reason": stop,
+            "stop_reason": finish or "end_turn",
             "stop_sequence": None,
             "usage": usage,
         }
@@ -278,12 +248,7 @@ def gemini_error(
     if retry_s is not None:
         delay = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{retry_s}s"}
         error["details"] = [delay]
-    return web.Response(
-        body=json.dumps({"error": error}).encode(),
-        status=status,
-        content_type="application/json",
-        headers=headers,
-    )
+    return json_response({"error": error}, status, headers)
 
 
 def _has_key(schema: Any, name: str) -> bool:
@@ -360,44 +325,30 @@ def as_chat_request(payload: dict[str, Any], model: str) -> dict[str, Any]:
 class FakeGeminiServer(FakeOpenAIServer):
     """Fake ``generateContent`` on 127.0.0.1 (see the module docstring)."""
 
+    _LENGTH = None
+
     @property
     def base_url(self) -> str:
         """``http://127.0.0.1:PORT/v1beta``: the value for ``GOOGLE_BASE_URL``."""
         return f"{self.root_url}/v1beta"
 
-    def _make_app(self) -> web.Application:
-        app = web.Application(client_max_size=_MAX_BODY_BYTES)
-        app.router.add_post("/v1beta/models/{target}", self._generate)
-        self._add_control_routes(app)
-        return app
+    def _add_routes(self, router: web.UrlDispatcher) -> None:
+        router.add_post("/v1beta/models/{target}", self._generate)
 
     async def _generate(self, request: web.Request) -> web.StreamResponse:
-        model, _, method = request.match_info["target"].rpartition(":")
-        model = sys.intern(model)
+        model = sys.intern(request.match_info["target"].rpartition(":")[0])
         payload, digest = parse_body(await request.read())
         chat = as_chat_request(payload, model) if isinstance(payload, dict) else None
         use = None
         if _gemini_problem(payload) is None:
             use = gemini_cache_use(self._prompt_cache, model, _all_parts(payload))
-        return await self._logged(
-            digest,
-            model,
-            last_user_message(chat or {}),
-            lambda ctx, rule: self._answer(request, method, payload, chat, ctx, rule),
-            use,
-        )
+        user_text = last_user_message(chat or {})
+        return await self._logged(request, payload, digest, model, user_text, use, chat)
 
-    async def _answer(
-        self,
-        request: web.Request,
-        method: str,
-        payload: Any,
-        chat: dict[str, Any] | None,
-        ctx: RequestContext,
-        rule: FaultRule | None,
-    ) -> web.StreamResponse:
-        if self._latency_s:
-            await self._sleep(self._latency_s)
+    def _refusal(
+        self, request: web.Request, payload: Any, ctx: RequestContext
+    ) -> web.Response | None:
+        method = request.match_info["target"].rpartition(":")[2]
         if method != "generateContent" or not ctx.model:
             return gemini_error(404, f"Method {method!r} is not found (fake).")
         key = request.headers.get("x-goog-api-key")
@@ -406,29 +357,21 @@ class FakeGeminiServer(FakeOpenAIServer):
         if self._api_key is not None and key != self._api_key:
             return gemini_error(400, BAD_KEY)
         problem = _gemini_problem(payload)
-        if problem is not None or chat is None:
-            return gemini_error(400, problem or "Invalid JSON payload received.")
+        if problem is not None:
+            return gemini_error(400, problem)
         if self._known_models_only and ctx.model not in self._models:
             return gemini_error(404, f"models/{ctx.model} is not found for API version v1beta")
-        try:
-            return await self._serve(request, payload, chat, ctx, rule)
-        except Exception as exc:  # a policy bug must reach the test as a 500, not a hang
-            return gemini_error(500, f"policy failed: {type(exc).__name__}: {exc}")
+        return None
 
-    async def _serve(
-        self,
-        request: web.Request,
-        payload: dict[str, Any],
-        chat: dict[str, Any],
-        ctx: RequestContext,
-        rule: FaultRule | None,
-    ) -> web.StreamResponse:
-        action = rule.action if rule is not None else None
-        if action is None:
-            return self._answer_with(payload, ctx, self._policy(chat, ctx))
-        assert rule is not None
+    def _failed(self, message: str) -> web.Response:
+        return gemini_error(500, message)
+
+    def _fault_reply(
+        self, payload: dict[str, Any], ctx: RequestContext, rule: FaultRule
+    ) -> web.Response | None:
+        action = rule.action
         if action == "content_policy":
-            return self._answer_with(payload, ctx, "", "SAFETY")
+            return self._reply_with(payload, ctx, "", "SAFETY")
         if action in HTTP_FAULTS:
             fault = HTTP_FAULTS[action]
             status = 503 if fault.status == 529 else fault.status
@@ -437,23 +380,16 @@ class FakeGeminiServer(FakeOpenAIServer):
                 return gemini_error(429, fault.message, headers, rule.retry_after_s)
             return gemini_error(status, fault.message)
         if action in CONTENT_FAULTS:
-            return self._answer_with(payload, ctx, CONTENT_FAULTS[action])
-        if action == "fence_echo":
-            return self._answer_with(payload, ctx, self._fence_echo(chat, ctx))
-        if action == "timeout":
-            await self._sleep(rule.timeout_s)
-            return self._answer_with(payload, ctx, self._policy(chat, ctx))
-        body = self._reply_body(payload, ctx, self._policy(chat, ctx), "STOP")
-        return await reset_mid_body(request, body)
+            return self._reply_with(payload, ctx, CONTENT_FAULTS[action])
+        return None
 
-    def _answer_with(
-        self, payload: dict[str, Any], ctx: RequestContext, text: str, finish: str = "STOP"
-    ) -> web.Response:
-        body = self._reply_body(payload, ctx, text, finish)
-        return web.Response(body=body, content_type="application/json")
-
-    def _reply_body(
-        self, payload: dict[str, Any], ctx: RequestContext, text: str, finish: str
+    def _body(
+        self,
+        payload: dict[str, Any],
+        ctx: RequestContext,
+        text: str,
+        finish: str | None = None,
+        refusal: str | None = None,
     ) -> bytes:
         use = self._answered(ctx, output_tokens(text)) or CacheUse(1)
         usage = {
@@ -463,7 +399,7 @@ class FakeGeminiServer(FakeOpenAIServer):
         }
         if use.read:
             usage["cachedContentTokenCount"] = use.read
-        candidate: dict[str, Any] = {"finishReason": finish, "index": 0}
+        candidate: dict[str, Any] = {"finishReason": finish or "STOP", "index": 0}
         if text:
             candidate["content"] = {"role": "model", "parts": [{"text": text}]}
         return json.dumps({"candidates": [candidate], "usageMetadata": usage}).encode()

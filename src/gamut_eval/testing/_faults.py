@@ -131,10 +131,7 @@ class FaultRule:
 
 def first_matching_rule(rules: Sequence[FaultRule], ctx: RequestContext) -> FaultRule | None:
     """The first rule that matches, or None (the request is served normally)."""
-    for rule in rules:
-        if rule.matches(ctx):
-            return rule
-    return None
+    return next((rule for rule in rules if rule.matches(ctx)), None)
 
 
 _RULES_ADAPTER = pydantic.TypeAdapter(list[FaultRule])

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,42 +63,42 @@ def _question_text(i: int, domain: str, rng: np.random.Generator, previous: str)
     return _TEMPLATES[i % len(_TEMPLATES)].format(d=f"{words} {domain}")
 
 
+def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
+    with atomic_writer(path) as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+
+
 def _dataset(
-    path: Path,
-    questions: int,
-    domains: Sequence[str],
-    rng: np.random.Generator,
-    tiers: npt.NDArray[np.object_],
-) -> None:
+    questions: int, domains: Sequence[str], rng: np.random.Generator, tiers: npt.NDArray[np.object_]
+) -> Iterator[dict[str, Any]]:
     """Valid records: ids, domains, popularity, question texts and a meta-rubric of one fact
     per check (``c-00``...), in the check's tier, so the checklist names every check."""
     text = ""
-    with atomic_writer(path) as handle:
-        for i in range(questions):
-            qid = f"q-{i:05d}"
-            domain = domains[i % len(domains)]
-            text = _question_text(i, domain, rng, text)
-            record = {
+    for i in range(questions):
+        qid = f"q-{i:05d}"
+        domain = domains[i % len(domains)]
+        text = _question_text(i, domain, rng, text)
+        yield {
+            "id": qid,
+            "question": text,
+            "entity": f"entity {i}",
+            "domain": domain,
+            "popularity": _POPULARITY[(i // len(domains)) % 3],
+            "meta_rubric": {
                 "id": qid,
                 "question": text,
-                "entity": f"entity {i}",
-                "domain": domain,
-                "popularity": _POPULARITY[(i // len(domains)) % 3],
-                "meta_rubric": {
-                    "id": qid,
-                    "question": text,
-                    "items": [
-                        {
-                            "id": f"c-{c:02d}",
-                            "type": "fact",
-                            "tier": tier,
-                            "statement": f"States fact {c + 1} about entity {i}.",
-                        }
-                        for c, tier in enumerate(tiers[i])
-                    ],
-                },
-            }
-            handle.write(json.dumps(record) + "\n")
+                "items": [
+                    {
+                        "id": f"c-{c:02d}",
+                        "type": "fact",
+                        "tier": tier,
+                        "statement": f"States fact {c + 1} about entity {i}.",
+                    }
+                    for c, tier in enumerate(tiers[i])
+                ],
+            },
+        }
 
 
 def _latent(
@@ -160,10 +160,11 @@ def synthetic_run(
     tiers = np.array([t.value for t in TIERS], dtype=object)[
         rng.choice(3, size=(questions, checks), p=[0.35, 0.4, 0.25])
     ]
-    _dataset(out / "dataset.jsonl", questions, domains, np.random.default_rng([seed, 1]), tiers)
+    dataset_rng = np.random.default_rng([seed, 1])
+    _write_jsonl(out / "dataset.jsonl", _dataset(questions, domains, dataset_rng, tiers))
     sentences = _sentences(np.random.default_rng([seed, 2]), shape[:3])
     if answers:
-        _responses(out / "responses.jsonl", sentences, settings, models)
+        _write_jsonl(out / "responses.jsonl", _responses(sentences, settings, models))
     frames = []
     with atomic_writer(out / "verdicts.jsonl") as handle:
         for j, judge in enumerate(judges):
@@ -175,9 +176,7 @@ def synthetic_run(
             _write_rows(handle, frame, chunk_rows, texts)
             frames.append(frame)
     scores = score_table(pd.concat(frames, ignore_index=True))
-    with atomic_writer(out / "scores.jsonl") as handle:
-        for row in score_rows(scores):
-            handle.write(json.dumps(row) + "\n")
+    _write_jsonl(out / "scores.jsonl", score_rows(scores))
     _run_json(out, judges, models, settings, questions)
     _audit(out / "audit.json", judges[0])
     return out
@@ -240,15 +239,13 @@ def _sentences(rng: np.random.Generator, shape: tuple[int, ...]) -> npt.NDArray[
 
 
 def _responses(
-    path: Path, sentences: npt.NDArray[np.int64], settings: Sequence[str], models: Sequence[str]
-) -> None:
+    sentences: npt.NDArray[np.int64], settings: Sequence[str], models: Sequence[str]
+) -> Iterator[dict[str, Any]]:
     pool = _pool()
-    with atomic_writer(path) as handle:
-        for s, m, q in np.ndindex(*sentences.shape[:3]):
-            text = " ".join(pool[k] for k in sentences[s, m, q])
-            row = {"question_id": f"q-{q:05d}", "model": models[m], "setting": settings[s],
-                   "response": text}  # fmt: skip
-            handle.write(json.dumps(row) + "\n")
+    for s, m, q in np.ndindex(*sentences.shape[:3]):
+        text = " ".join(pool[k] for k in sentences[s, m, q])
+        yield {"question_id": f"q-{q:05d}", "model": models[m], "setting": settings[s],
+               "response": text}  # fmt: skip
 
 
 def _explanations(
@@ -292,10 +289,7 @@ def _with_reasoning(
 
 
 def _write_rows(
-    handle: IO[str],
-    frame: pd.DataFrame,
-    chunk_rows: int,
-    explanations: npt.NDArray[np.object_] | None = None,
+    handle: IO[str], frame: pd.DataFrame, chunk_rows: int, explanations: npt.NDArray[np.object_]
 ) -> None:
     """JSON lines with the fields a real run writes (status, explanation, attempts...)."""
     out = frame.drop(columns="tier").astype(
@@ -304,9 +298,7 @@ def _write_rows(
     unscored = out["verdict"].isna()
     out["status"] = unscored.map({True: "unscored", False: "ok"})
     out["reason"] = unscored.map({True: "unparseable judge reply", False: None})
-    out["explanation"] = (
-        "synthetic verdict for a benchmark" if explanations is None else explanations
-    )
+    out["explanation"] = explanations
     out["attempts"] = np.where(unscored, 3, 1)
     for start in range(0, len(out), chunk_rows):
         text = out.iloc[start : start + chunk_rows].to_json(orient="records", lines=True)

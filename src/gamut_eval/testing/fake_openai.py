@@ -66,25 +66,6 @@ def _child_env() -> dict[str, str]:
     return env
 
 
-def _cli_args(
-    *,
-    latency_ms: float,
-    policy: str,
-    faults_file: Path | None,
-    api_key: str | None,
-    models: Sequence[str],
-    port: int,
-) -> list[str]:
-    args = [sys.executable, "-m", CLI_MODULE, "--port", str(port), "--latency-ms", str(latency_ms)]
-    args += ["--policy", policy]
-    args += [f"--model={m}" for m in models]
-    if faults_file is not None:
-        args += ["--faults-json", str(faults_file)]
-    if api_key is not None:
-        args += ["--api-key", api_key]
-    return args
-
-
 def _read_ready_line(proc: subprocess.Popen[str], timeout_s: float) -> str:
     """The root URL from the child's READY line; a reader thread makes the wait boundable."""
     stream = proc.stdout
@@ -120,17 +101,15 @@ def start_fake_server_process(
     (``keyword`` or ``injectable``); ``models`` empty means the default model list.
     """
     with tempfile.TemporaryDirectory(prefix="fake-openai-") as tmp:
-        faults_file = Path(tmp, "faults.json") if faults else None
-        if faults_file is not None:
+        args = [sys.executable, "-m", CLI_MODULE, "--port", str(port)]
+        args += ["--latency-ms", str(latency_ms), "--policy", policy]
+        args += [f"--model={m}" for m in models]
+        if faults:
+            faults_file = Path(tmp, "faults.json")
             faults_file.write_text(serialise_fault_rules(faults))
-        args = _cli_args(
-            latency_ms=latency_ms,
-            policy=policy,
-            faults_file=faults_file,
-            api_key=api_key,
-            models=models,
-            port=port,
-        )
+            args += ["--faults-json", str(faults_file)]
+        if api_key is not None:
+            args += ["--api-key", api_key]
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True, env=_child_env())
         try:
             root_url = _read_ready_line(proc, ready_timeout_s)  # faults file read by now
