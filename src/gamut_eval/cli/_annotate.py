@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
-from gamut_eval.cli._help import GroupedGroup
+from gamut_eval.cli._main import GroupedGroup
 
 if TYPE_CHECKING:
     from gamut_eval.annotate import Database

@@ -20,7 +20,7 @@ from rich.markup import escape
 
 from gamut_eval._extras import model_extras, require_extras
 from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
-from gamut_eval.cli._help import GroupedCommand, GroupedGroup
+from gamut_eval.cli._main import GroupedCommand, GroupedGroup
 from gamut_eval.construct import (
     BuildSettings,
     FetchSettings,

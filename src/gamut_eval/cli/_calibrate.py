@@ -24,7 +24,7 @@ from gamut_eval.cli._common import (
     err_console,
     write_output,
 )
-from gamut_eval.cli._help import GroupedCommand
+from gamut_eval.cli._main import GroupedCommand
 
 if TYPE_CHECKING:
     from rich.table import Table

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from gamut_eval.cli._common import console, err_console, image_root_option
-from gamut_eval.cli._help import GroupedCommand
+from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
 from gamut_eval.errors import InputError

@@ -222,7 +222,7 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
             names[option.removeprefix("--").replace("_", "-")] = str(param.name)
     unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
-        from gamut_eval.cli._help import did_you_mean
+        from gamut_eval.cli._main import did_you_mean
 
         details = [
             ErrorDetail(

@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gamut_eval.cli._common import console, dump_json, err_console, write_output
-from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import judge_options, judge_settings
-from gamut_eval.cli._main import EXIT_FAILURE
+from gamut_eval.cli._main import EXIT_FAILURE, GroupedCommand
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
 from gamut_eval.errors import InputError

@@ -20,7 +20,7 @@ from gamut_eval.cli._common import (
     err_console,
     print_plain,
 )
-from gamut_eval.cli._help import GroupedCommand
+from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._terminal import Namer, fitted
 from gamut_eval.errors import InputError
 

@@ -19,8 +19,8 @@ from gamut_eval.cli._calibrate import (
     print_plan,
 )
 from gamut_eval.cli._common import console, err_console, image_root_option, print_plain
-from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
+from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._terminal import Namer, PassProgress, fitted, print_fitted, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir

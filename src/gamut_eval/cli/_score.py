@@ -24,7 +24,7 @@ from gamut_eval.cli._common import (
     out_option,
     write_output,
 )
-from gamut_eval.cli._help import GroupedCommand
+from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
