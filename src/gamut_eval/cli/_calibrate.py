@@ -73,20 +73,17 @@ def calibrate_options(command: F) -> F:
             "--seed",
             type=int,
             default=0,
-            show_default=True,
             help="Seed of the calibration sample's draw (recorded in run.json).",
         ),
         click.option(
             "--confidence",
             type=_CONFIDENCE,
             default=0.95,
-            show_default=True,
             help="Confidence level of the calibrated intervals.",
         ),
         click.option(
             "--calibrate-prior",
             default="0.3,0.7",
-            show_default=True,
             metavar="SD,R",
             callback=_prior,
             help="With --dry-run: the planner's prior, the sd of the strong judge's "
@@ -97,7 +94,6 @@ def calibrate_options(command: F) -> F:
             "--calibrate-width",
             type=click.FloatRange(0.0, min_open=True),
             default=0.10,
-            show_default=True,
             help="With --dry-run: the interval width (score scale) the planner recommends "
             "the smallest fraction for.",
         ),
@@ -303,19 +299,17 @@ def _differences_table(
     help="Share of the questions in the sample (0 < F <= 1). Without it, a verdict file "
     "that covers only some questions is the sample.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option("--seed", type=int, default=0, help="Seed of the sample's draw.")
 @click.option(
     "--confidence",
     type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
     default=0.95,
-    show_default=True,
     help="Confidence level of the intervals.",
 )
 @click.option(
     "--population",
     type=click.Choice(["finite", "infinite"]),
     default="finite",
-    show_default=True,
     help="finite: the target is the strong judge's score on this run's questions; "
     "infinite: on the larger pool they were drawn from.",
 )
@@ -382,7 +376,7 @@ def calibrate(
 @click.command(cls=GroupedCommand, name="calibration-sample")
 @click.option("--dataset", type=DATASET_PATH, required=True, help="The dataset to sample.")
 @click.option("--fraction", type=_FRACTION, required=True, help="Share of the questions.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option("--seed", type=int, default=0, help="Seed of the sample's draw.")
 @click.option(
     "-o",
     "--out",

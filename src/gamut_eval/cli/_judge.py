@@ -39,7 +39,6 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
         "--wait-for-store",
         type=click.FloatRange(min=0),
         default=0.0,
-        show_default=True,
         help="Seconds to wait if another process is using the store (or, gamut run, the run "
         "folder) before giving up.",
     )
@@ -82,7 +81,6 @@ def _scale_options(command: F) -> F:
             "--output-tokens",
             type=click.IntRange(1),
             default=60,
-            show_default=True,
             help="Expected completion tokens per request (--dry-run).",
         ),
         click.option(
@@ -123,7 +121,6 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
 @click.option(
     "--dataset",
     default="sample",
-    show_default=True,
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, or `sample` for the bundled sample benchmark.",
 )

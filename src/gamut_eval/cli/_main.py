@@ -370,7 +370,12 @@ def load_env_file(path: Path) -> list[str]:
 
 
 @click.group(
-    cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+    cls=_Group,
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "max_content_width": 100,
+        "show_default": True,
+    },
 )
 @click.option(
     "--env-file",

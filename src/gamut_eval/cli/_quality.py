@@ -33,7 +33,6 @@ _SAMPLE_CLEAN_MODELS = ("sample/thorough", "sample/brief")
 _dataset_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
-    show_default=True,
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, or `sample` for the bundled sample benchmark.",
 )
@@ -97,15 +96,13 @@ def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None
     "--resamples",
     type=click.IntRange(1, 100_000),
     default=1000,
-    show_default=True,
     help="Bootstrap resamples (of questions) for the intervals.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=int, default=0, help="Bootstrap seed.")
 @click.option(
     "--confidence",
     type=click.FloatRange(0, 1, min_open=True, max_open=True),
     default=0.95,
-    show_default=True,
     help="Interval coverage.",
 )
 @_json_option
@@ -172,7 +169,6 @@ def _responses(responses: Path | None, is_sample: bool) -> Path | None:
     "--repeats",
     type=click.IntRange(2, 1000),
     default=3,
-    show_default=True,
     help="Independent runs over the same checks.",
 )
 @_dataset_option
@@ -241,21 +237,18 @@ def stability(
     "--setting",
     type=click.Choice(["multimodal", "text_only", "both"]),
     default="multimodal",
-    show_default=True,
     help="Which answers to probe.",
 )
 @click.option(
     "--max-flip-rate",
     type=click.FloatRange(0, 1),
     default=0.05,
-    show_default=True,
     help="Fail if a perturbation changes more verdicts than this share.",
 )
 @click.option(
     "--max-null-pass-rate",
     type=click.FloatRange(0, 1),
     default=0.0,
-    show_default=True,
     help="Fail if more null-answer checks than this share are judged (partially) met.",
 )
 @_store_dir_option

@@ -62,7 +62,6 @@ def print_summary(report: Report, *, calibrated: bool = True) -> None:
     "fmt",
     type=click.Choice(_FORMATS),
     default="html",
-    show_default=True,
     help="html: one self-contained page; md; json (every table, documented keys); "
     "csv or parquet: a folder with one file per table.",
 )
@@ -89,14 +88,12 @@ def print_summary(report: Report, *, calibrated: bool = True) -> None:
     "--seed",
     type=click.IntRange(min=0),
     default=0,
-    show_default=True,
     help="Seed of the bootstrap resamples (recorded in the report).",
 )
 @click.option(
     "--resamples",
     type=click.IntRange(min=1),
     default=1000,
-    show_default=True,
     help="Bootstrap resamples of the questions.",
 )
 @click.option(

@@ -79,14 +79,12 @@ def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
     "fmt",
     type=click.Choice(["json", "markdown"]),
     default="json",
-    show_default=True,
     help="JSON for programs; Markdown grouped by tier for people.",
 )
 @click.option(
     "--short-list-max",
     type=click.IntRange(min=1),
     default=7,
-    show_default=True,
     help="Flexible lists up to this size get one check per option.",
 )
 @click.option(
@@ -195,7 +193,6 @@ def kind_schema(kind: str) -> dict[str, object]:
     "--kind",
     type=click.Choice(list(SCHEMA_KINDS)),
     default="meta-rubric",
-    show_default=True,
     help="Which format: " + "; ".join(f"{k}: {v}" for k, v in SCHEMA_KINDS.items()) + ".",
 )
 @out_option
@@ -217,11 +214,13 @@ def schema(kind: str, out: Path | None) -> None:
     "--license",
     "license_id",
     default="unknown",
-    show_default=True,
     help="A dataset's license in its card (a Hub license id, e.g. cc-by-4.0).",
 )
 @click.option(
-    "--description", default="", help="A dataset's description in its card (default: counts)."
+    "--description",
+    default="",
+    show_default=False,
+    help="A dataset's description in its card (default: counts).",
 )
 def push(source: Path, target: str, message: str | None, license_id: str, description: str) -> None:
     """Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.

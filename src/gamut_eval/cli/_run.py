@@ -43,7 +43,6 @@ _setting = click.Choice(["multimodal", "text_only", "both"])
 _dataset_path_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
-    show_default=True,
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, `sample` for the bundled sample benchmark, or "
     "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
@@ -162,14 +161,12 @@ def _prices(path: Path | None) -> Any:
     "--setting",
     type=_setting,
     default="both",
-    show_default=True,
     help="With the image, with the entity in text, or both.",
 )
 @click.option(
     "--log-dir",
     type=_dir,
     default=Path("logs/gamut"),
-    show_default=True,
     help="Inspect log folder (rerun to continue).",
 )
 @click.option(
@@ -179,7 +176,6 @@ def _prices(path: Path | None) -> Any:
 @click.option(
     "--probe/--no-probe",
     default=True,
-    show_default=True,
     help="Send one tiny request to each model before generating (with an image unless "
     "--setting text_only), so a wrong URL, model, key or parameter ends the command in "
     "seconds (exit 2) with nothing written.",
@@ -240,9 +236,7 @@ def generate(
     "the built-in offline judge, `gamut/reference` replays the bundled sample's reference "
     "labels (only for the sample's own answers).",
 )
-@click.option(
-    "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
-)
+@click.option("--setting", type=_setting, default="both", help="Which setting(s) to run.")
 @click.option(
     "--out",
     "out_dir",
@@ -360,9 +354,7 @@ def run(
 
 
 @click.command(cls=GroupedCommand)
-@click.option(
-    "--out", "out_dir", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder."
-)
+@click.option("--out", "out_dir", type=_dir, default=Path("runs/demo"), help="Run folder.")
 @click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
 def demo(out_dir: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.

@@ -217,12 +217,9 @@ def summary_table(
     "--lam",
     type=float,
     default=0.5,
-    show_default=True,
     help="Credit for partially_meets (0 < lam < 1).",
 )
-@click.option(
-    "--mu", type=float, default=-2.0, show_default=True, help="Score of contradicts (mu < 0)."
-)
+@click.option("--mu", type=float, default=-2.0, help="Score of contradicts (mu < 0).")
 @click.option(
     "--weight",
     "weights",
@@ -234,7 +231,6 @@ def summary_table(
     "--max-unscored-rate",
     type=click.FloatRange(0, 1),
     default=MAX_UNSCORED_RATE,
-    show_default=True,
     help="With --dataset: refuse to score (exit 1) when a larger share of one model's checks "
     "in one setting has no verdict, as `gamut judge` and `gamut run` refuse.",
 )
