@@ -19,7 +19,13 @@ import click
 from rich.markup import escape
 
 from gamut_eval._extras import model_extras, require_extras
-from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
+from gamut_eval.cli._common import (
+    DATASET_PATH,
+    console,
+    err_console,
+    option_stack,
+    with_options,
+)
 from gamut_eval.cli._main import GroupedCommand, GroupedGroup
 from gamut_eval.construct import (
     BuildSettings,
@@ -47,17 +53,6 @@ _dir = click.Path(file_okay=False, path_type=Path)
 _file = click.Path(dir_okay=False, exists=True, path_type=Path)
 _BUILD, _MODEL, _RESEARCH = BuildSettings(), ModelSettings(), ResearchSettings()
 _FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
-
-
-def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
-    """One decorator for ``options``, which ``--help`` lists in this order."""
-
-    def decorate(func: F) -> F:
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return decorate
 
 
 def _common(func: F) -> F:
@@ -92,7 +87,7 @@ def _common(func: F) -> F:
                      help="Price table (YAML/JSON, USD per million tokens, the format of "
                      "docs/scaling.md) for cost accounting."),
     ]  # fmt: skip
-    return _options(*options)(func)
+    return option_stack(*options)(func)
 
 
 def _search(func: F) -> F:
@@ -110,7 +105,7 @@ def _search(func: F) -> F:
         click.option("--max-queries", type=int, default=_RESEARCH.max_queries,
                      help="Queries the model may plan per question."),
     ]  # fmt: skip
-    return _options(*options)(func)
+    return option_stack(*options)(func)
 
 
 def _fetch(func: F) -> F:
@@ -121,7 +116,7 @@ def _fetch(func: F) -> F:
         click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes,
                      help="Bytes read at most per source."),
     ]  # fmt: skip
-    return _options(*options)(func)
+    return option_stack(*options)(func)
 
 
 def _run(
@@ -256,7 +251,7 @@ def build() -> None:
 
 def _images(images_help: str) -> Callable[[F], F]:
     """Options of the stages that start from the images: where they are, questions per image."""
-    return _options(
+    return option_stack(
         click.option("--images", type=click.Path(exists=True, path_type=Path), required=True,
                      help=images_help),
         click.option("--per-image", type=int, default=_PIPELINE.per_image,
@@ -266,7 +261,7 @@ def _images(images_help: str) -> Callable[[F], F]:
 
 def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
     """Options of the stages that review candidates: people's decisions, rounds, proposals."""
-    return _options(
+    return option_stack(
         click.option("--decisions", type=_file, multiple=True,
                      help="Human decisions (JSONL exported by the annotation app); repeatable, "
                      "later rows win."),

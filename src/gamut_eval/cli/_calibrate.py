@@ -22,6 +22,7 @@ from gamut_eval.cli._common import (
     console,
     dump_json,
     err_console,
+    option_stack,
     write_output,
 )
 from gamut_eval.cli._main import GroupedCommand
@@ -53,7 +54,7 @@ def _prior(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
 def calibrate_options(command: F) -> F:
     """``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
     dry run planner's ``--calibrate-prior`` and ``--calibrate-width``."""
-    options = [
+    return option_stack(
         click.option(
             "--calibrate-with",
             metavar="JUDGE|FILE",
@@ -97,10 +98,7 @@ def calibrate_options(command: F) -> F:
             help="With --dry-run: the interval width (score scale) the planner recommends "
             "the smallest fraction for.",
         ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    )(command)
 
 
 def calibrate_request(

@@ -5,14 +5,28 @@ from __future__ import annotations
 import errno
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def option_stack(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator for ``options``, which ``--help`` lists in this order (each
+    ``click.option`` prepends, so they are applied in reverse)."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
 
 
 class DatasetPath(click.Path):

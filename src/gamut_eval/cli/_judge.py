@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from gamut_eval.cli._common import console, err_console, image_root_option
+from gamut_eval.cli._common import console, err_console, image_root_option, option_stack
 from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
@@ -74,7 +74,7 @@ def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
 def _scale_options(command: F) -> F:
     """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
     from_models = model_options(BatchSettings)(model_options(RaySettings)(command))
-    modes = [
+    return option_stack(
         click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
         click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
         click.option(
@@ -94,10 +94,7 @@ def _scale_options(command: F) -> F:
             multiple=True,
             help="Ingest a batch results file (repeatable) instead of submitting.",
         ),
-    ]
-    for option in reversed(modes):
-        from_models = option(from_models)
-    return from_models
+    )(from_models)
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:

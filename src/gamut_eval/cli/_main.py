@@ -73,7 +73,7 @@ _GROUPS: dict[str, tuple[str, ...]] = {
 OPTION_GROUPS: dict[str, str] = {name: title for title, names in _GROUPS.items() for name in names}
 """Long option name (without ``--``) -> the ``--help`` section it is listed under."""
 
-_ORDER = (*_GROUPS, "Other options")
+_ORDER = (*_GROUPS, "Batch backend", "Ray backend", "Other options")
 _GROUP_FROM = 12
 """Commands with fewer options than this keep one list."""
 
@@ -109,8 +109,7 @@ class GroupedCommand(click.Command):
         for param, record in records:
             title = option_group(param)
             sections.setdefault(title, []).append(record)
-        order = [*_ORDER[:-1], "Batch backend", "Ray backend", "Other options"]
-        for title in order:
+        for title in _ORDER:
             if title in sections:
                 with formatter.section(title):
                     formatter.write_dl(sections[title])
@@ -319,23 +318,17 @@ class _Group(GroupedGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except InputError as exc:
-            click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
-            ctx.exit(EXIT_INPUT)
         except GamutError as exc:
             click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
-            ctx.exit(EXIT_FAILURE)
-        except ModuleNotFoundError as exc:
-            message = missing_extra_message(exc)
-            if message is None:  # not an optional library: a broken install, show it all
-                raise
-            click.echo(f"error: {message}", err=True)
-            ctx.exit(EXIT_INPUT)
-        except Exception as exc:  # a full disk, or input nested past Python's stack
+            ctx.exit(EXIT_INPUT if isinstance(exc, InputError) else EXIT_FAILURE)
+        except Exception as exc:  # a missing optional library, a full disk, deep input
             from gamut_eval.cli._common import failure_message
 
-            message = failure_message(exc)
-            if message is None:
+            if isinstance(exc, ModuleNotFoundError):
+                message = missing_extra_message(exc)
+            else:
+                message = failure_message(exc)
+            if message is None:  # not an optional library (a broken install) or a bug
                 raise
             click.echo(f"error: {message}", err=True)
             ctx.exit(EXIT_INPUT)

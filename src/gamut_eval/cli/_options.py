@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gamut_eval.cli._common import option_stack
 from gamut_eval.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -153,19 +154,13 @@ def model_options(
     """
     skip = set(exclude)
     narrowed = choices or {}
-    decorators = [
-        _option(flag, prefix + name, info, narrowed.get(name))
-        for name, flag, info in _fields(model)
-        if name not in skip
-    ]
-
-    def decorate(command: F) -> F:
-        # click.option() prepends: apply in reverse so the help lists fields in order
-        for decorator in reversed(decorators):
-            command = decorator(command)
-        return command
-
-    return decorate
+    return option_stack(
+        *(
+            _option(flag, prefix + name, info, narrowed.get(name))
+            for name, flag, info in _fields(model)
+            if name not in skip
+        )
+    )
 
 
 def model_values(

@@ -39,18 +39,12 @@ _DEFAULT_EMBEDDINGS = "sentence-transformers/all-MiniLM-L6-v2"
 lazy (a test checks that the two agree)."""
 
 
-def summary_tables(report: Report, *, calibrated: bool = True) -> list[RenderableType]:
-    """The concise terminal summary (leaderboards, calibrated scores, scores per judge,
-    judge agreement, modality), fitted to the console's width."""
-    return summary_renderables(report, console, calibrated=calibrated)
-
-
 def print_summary(report: Report, *, calibrated: bool = True) -> None:
     """The terminal summary, then the report's notes (to standard error, never cut).
     ``calibrated``: show the calibrated leaderboard (the demo shows its own)."""
     from gamut_eval.cli._terminal import print_fitted
 
-    print_fitted(console, summary_tables(report, calibrated=calibrated))
+    print_fitted(console, summary_renderables(report, console, calibrated=calibrated))
     for note in report.meta.notes:
         err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
 

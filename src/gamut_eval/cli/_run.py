@@ -570,12 +570,6 @@ def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
     return table
 
 
-def _leaderboard(part: pd.DataFrame, title: str, name: Namer, level: int) -> Table:
-    from gamut_eval.cli._score import summary_table
-
-    return summary_table(part, title, name, level)
-
-
 def _print_usage(result: RunResult) -> None:
     """Tokens and estimated cost per answering model and judge, when any were used."""
     manifest = result.manifest
@@ -613,12 +607,14 @@ def print_where(out_dir: object) -> None:
 def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:
     """The leaderboards (one per setting), missing answers filled, each judge's counts,
     token usage, and where the files are."""
+    from gamut_eval.cli._score import summary_table
+
     summary = result.summary
     title = "Leaderboard (Gamut score x100)"
     for setting in ("multimodal", "text_only") if leaderboards else ():
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
         if len(part):
-            print_fitted(console, fitted(partial(_leaderboard, part, title), console))
+            print_fitted(console, fitted(partial(summary_table, part, title), console))
     if result.filled:
         shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
         more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""

@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from gamut_eval.cli._common import err_console, rich_console
@@ -63,12 +62,7 @@ class PassProgress:
     def __enter__(self) -> PassProgress:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
