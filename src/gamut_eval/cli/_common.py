@@ -34,9 +34,6 @@ class DatasetPath(click.Path):
     for the bundled sample benchmark, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging
     Face Hub (fetched with its folder into the Hub cache; the optional ``hub`` extra)."""
 
-    def __init__(self) -> None:
-        super().__init__(path_type=Path)
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from gamut_eval.data import SAMPLE_ALIAS, SAMPLE_CANDIDATES_ALIAS, resolve_dataset_path
 
@@ -46,7 +43,7 @@ class DatasetPath(click.Path):
         return super().convert(value, param, ctx)
 
 
-DATASET_PATH = DatasetPath()
+DATASET_PATH = DatasetPath(path_type=Path)
 
 image_root_option = click.option(
     "--image-root",
@@ -69,9 +66,6 @@ class RunFolder(click.Path):
     """A run folder, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched
     into the Hub cache; the optional ``hub`` extra)."""
 
-    def __init__(self) -> None:
-        super().__init__(path_type=Path)
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.startswith("hf://"):
             from gamut_eval.hub import download
@@ -82,7 +76,7 @@ class RunFolder(click.Path):
         return super().convert(value, param, ctx)
 
 
-RUN_FOLDER = RunFolder()
+RUN_FOLDER = RunFolder(path_type=Path)
 
 
 class _LazyConsole:

@@ -34,29 +34,26 @@ def judge_options(*, choices: Iterable[str] | None = None) -> Callable[[F], F]:
     """The judge settings as options (``choices`` narrows ``--backend``), ``--config`` and
     ``--wait-for-store``: shared by ``gamut judge``, ``gamut run`` and the quality commands."""
     narrowed = {"backend": list(choices)} if choices is not None else None
-    settings = model_options(JudgeSettings, choices=narrowed)
-    wait = click.option(
-        "--wait-for-store",
-        type=click.FloatRange(min=0),
-        default=0.0,
-        help="Seconds to wait if another process is using the store (or, gamut run, the run "
-        "folder) before giving up.",
+    return option_stack(
+        config_option,
+        model_options(JudgeSettings, choices=narrowed),
+        click.option(
+            "-J",
+            "--judge-arg",
+            "judge_request_args",
+            multiple=True,
+            metavar="KEY=VALUE",
+            help="Extra field of every judge request (repeatable, e.g. -J seed=1); the value "
+            "is read as YAML, as -M reads it.",
+        ),
+        click.option(
+            "--wait-for-store",
+            type=click.FloatRange(min=0),
+            default=0.0,
+            help="Seconds to wait if another process is using the store (or, gamut run, the "
+            "run folder) before giving up.",
+        ),
     )
-
-    request_args = click.option(
-        "-J",
-        "--judge-arg",
-        "judge_request_args",
-        multiple=True,
-        metavar="KEY=VALUE",
-        help="Extra field of every judge request (repeatable, e.g. -J seed=1); the value is "
-        "read as YAML, as -M reads it.",
-    )
-
-    def decorate(command: F) -> F:
-        return config_option(settings(request_args(wait(command))))
-
-    return decorate
 
 
 def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
@@ -114,13 +111,17 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
     )
 
 
-@click.command(cls=GroupedCommand)
-@click.option(
+sample_dataset_option = click.option(
     "--dataset",
     default="sample",
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, or `sample` for the bundled sample benchmark.",
 )
+"""``--dataset``, the bundled sample by default (also the quality commands')."""
+
+
+@click.command(cls=GroupedCommand)
+@sample_dataset_option
 @image_root_option
 @click.option(
     "--responses",

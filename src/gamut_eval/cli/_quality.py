@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from gamut_eval.cli._common import console, dump_json, err_console, write_output
-from gamut_eval.cli._judge import judge_options, judge_settings
+from gamut_eval.cli._judge import judge_options, judge_settings, sample_dataset_option
 from gamut_eval.cli._main import EXIT_FAILURE, GroupedCommand
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
-from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
+from gamut_eval.data import resolve_dataset_path, sample_dir
 from gamut_eval.errors import InputError
 
 if TYPE_CHECKING:
@@ -30,12 +30,6 @@ _dir = click.Path(file_okay=False, path_type=Path)
 _SAMPLE_CLEAN_MODELS = ("sample/thorough", "sample/brief")
 """The sample's clean answers for the audit: its two systems that identify every entity."""
 
-_dataset_option = click.option(
-    "--dataset",
-    default=SAMPLE_ALIAS,
-    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
-    "them, or `sample` for the bundled sample benchmark.",
-)
 _json_option = click.option(
     "--json", "as_json", is_flag=True, help="Print the full report as JSON instead of tables."
 )
@@ -90,7 +84,7 @@ def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None
     help="Reference verdict rows (JSONL), such as human labels. Default: the bundled "
     "sample's reference labels (written with the sample, not by independent raters).",
 )
-@_dataset_option
+@sample_dataset_option
 @click.option("--judge", "judge", help="Use only the verdict rows of this judge.")
 @click.option(
     "--resamples",
@@ -171,7 +165,7 @@ def _responses(responses: Path | None, is_sample: bool) -> Path | None:
     default=3,
     help="Independent runs over the same checks.",
 )
-@_dataset_option
+@sample_dataset_option
 @click.option(
     "--responses",
     type=_file,
@@ -219,7 +213,7 @@ def stability(
 
 @click.command(cls=GroupedCommand, name="audit-judge")
 @click.option("--judge", required=True, help="Judge model, e.g. openai/gpt-4.1-mini.")
-@_dataset_option
+@sample_dataset_option
 @click.option(
     "--responses",
     type=_file,

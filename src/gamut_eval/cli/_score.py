@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich import box
@@ -84,10 +84,6 @@ def load_checklist(path: Path) -> Checklist:
         return Checklist.model_validate(read_document(path))
     except pydantic.ValidationError as exc:
         raise ValidationError([d.in_file(path) for d in pydantic_details(exc)]) from None
-
-
-def _load_verdict_map(path: Path) -> dict[str, Any]:
-    return read_mapping(path, "verdicts-object", "expected an object {check_id: verdict or null}")
 
 
 def _fmt(value: float | None) -> str:
@@ -274,7 +270,10 @@ def _score_one(
     from gamut_eval.scoring import score_response
 
     try:
-        card = score_response(checklist, _load_verdict_map(path), params)
+        verdicts = read_mapping(
+            path, "verdicts-object", "expected an object {check_id: verdict or null}"
+        )
+        card = score_response(checklist, verdicts, params)
     except ValidationError as exc:
         raise ValidationError([d.in_file(path) for d in exc.details]) from None
     if as_json or out is not None:
