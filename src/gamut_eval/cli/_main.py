@@ -215,7 +215,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "Grade every check of every response independently, with four verdicts.",
     ),
     "score": LazyCommand(
-        _CLI + "_score",
+        _CLI + "_report",
         "score",
         "Score verdicts: one response against a checklist, or every response of a run.",
     ),
@@ -240,17 +240,17 @@ COMMANDS: dict[str, LazyCommand] = {
         "Open a run's HTML report in the browser, or serve it on localhost.",
     ),
     "agreement": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "agreement",
         "How well a judge agrees with reference verdicts, and how far the score moves.",
     ),
     "stability": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "stability",
         "Judge the same checks N times: flip rate, kappa between repeats, score spread.",
     ),
     "audit-judge": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "audit_judge_command",
         "Run the shipped adversarial probes against a judge; exit 1 past the thresholds.",
     ),

@@ -607,7 +607,7 @@ def print_where(out_dir: object) -> None:
 def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:
     """The leaderboards (one per setting), missing answers filled, each judge's counts,
     token usage, and where the files are."""
-    from gamut_eval.cli._score import summary_table
+    from gamut_eval.cli._report import summary_table
 
     summary = result.summary
     title = "Leaderboard (Gamut score x100)"
