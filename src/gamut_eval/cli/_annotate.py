@@ -79,7 +79,6 @@ def annotate() -> None:
 )
 @click.option(
     "--session-idle",
-    "session_idle",
     default=60.0,
     type=click.FloatRange(min=1, max=24 * 60),
     metavar="MINUTES",

@@ -57,7 +57,7 @@ _FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
 
 def _common(func: F) -> F:
     """Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
-    options = [
+    return option_stack(
         click.option("--workdir", type=_dir, default=Path("build"),
                      help="The build folder (stage files, cache)."),
         click.option("--model", default=None,
@@ -86,13 +86,12 @@ def _common(func: F) -> F:
         click.option("--prices", type=_file, default=None,
                      help="Price table (YAML/JSON, USD per million tokens, the format of "
                      "docs/scaling.md) for cost accounting."),
-    ]  # fmt: skip
-    return option_stack(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _search(func: F) -> F:
     """Options of the stages that search: provider, corpus, how much to gather."""
-    options = [
+    return option_stack(
         click.option("--search", default="local",
                      type=click.Choice(["local", "tavily", "brave"]),
                      help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
@@ -104,19 +103,17 @@ def _search(func: F) -> F:
                      help="Snippets kept per question."),
         click.option("--max-queries", type=int, default=_RESEARCH.max_queries,
                      help="Queries the model may plan per question."),
-    ]  # fmt: skip
-    return option_stack(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _fetch(func: F) -> F:
     """Limits of the fetcher the audit uses to re-read sources."""
-    options = [
+    return option_stack(
         click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s,
                      help="Seconds per source fetched by the audit."),
         click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes,
                      help="Bytes read at most per source."),
-    ]  # fmt: skip
-    return option_stack(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _run(

@@ -47,7 +47,6 @@ DATASET_PATH = DatasetPath(path_type=Path)
 
 image_root_option = click.option(
     "--image-root",
-    "image_root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",

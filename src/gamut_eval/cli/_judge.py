@@ -91,7 +91,6 @@ def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
 
 def _scale_options(command: F) -> F:
     """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
-    from_models = model_options(BatchSettings)(model_options(RaySettings)(command))
     return option_stack(
         click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
         click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
@@ -112,7 +111,9 @@ def _scale_options(command: F) -> F:
             multiple=True,
             help="Ingest a batch results file (repeatable) instead of submitting.",
         ),
-    )(from_models)
+        model_options(BatchSettings),
+        model_options(RaySettings),
+    )(command)
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
@@ -153,7 +154,6 @@ sample_dataset_option = click.option(
 )
 @click.option(
     "--judge",
-    "judge",
     required=True,
     help="Judge model, e.g. openai/gpt-4.1-mini or openai-api/vllm/qwen3.",
 )
@@ -311,7 +311,7 @@ def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None
     "sample's reference labels (written with the sample, not by independent raters).",
 )
 @sample_dataset_option
-@click.option("--judge", "judge", help="Use only the verdict rows of this judge.")
+@click.option("--judge", help="Use only the verdict rows of this judge.")
 @click.option(
     "--resamples",
     type=click.IntRange(1, 100_000),

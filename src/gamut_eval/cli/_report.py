@@ -118,7 +118,6 @@ def print_summary(report: Report, *, calibrated: bool = True) -> None:
 )
 @click.option(
     "--embeddings",
-    "embeddings",
     is_flag=False,
     flag_value=_DEFAULT_EMBEDDINGS,
     default=None,
