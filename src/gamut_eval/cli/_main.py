@@ -107,8 +107,7 @@ class GroupedCommand(click.Command):
             return
         sections: dict[str, list[tuple[str, str]]] = {}
         for param, record in records:
-            title = option_group(param)
-            sections.setdefault(title, []).append(record)
+            sections.setdefault(option_group(param), []).append(record)
         for title in _ORDER:
             if title in sections:
                 with formatter.section(title):
@@ -299,8 +298,6 @@ class _Group(GroupedGroup):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from ``COMMANDS``, without importing the command modules."""
         names = self.list_commands(ctx)
-        if not names:
-            return
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = []
         for name in names:

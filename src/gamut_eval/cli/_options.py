@@ -206,15 +206,12 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
         raise ValidationError(
             [ErrorDetail("$", "mapping", "a config file holds option names and values", data)]
         )
-    names: dict[str, str] = {}
     options = [
         p for p in ctx.command.params if isinstance(p, click.Option) and p.name and p.expose_value
     ]
-    for param in options:  # keyword names first: a long option of that name wins over one
-        names[str(param.name).replace("_", "-")] = str(param.name)
-    for param in options:
-        for option in param.opts:
-            names[option.removeprefix("--").replace("_", "-")] = str(param.name)
+    # keyword names first: a long option of that name wins over one
+    names = {str(p.name).replace("_", "-"): str(p.name) for p in options}
+    names |= {o.removeprefix("--").replace("_", "-"): str(p.name) for p in options for o in p.opts}
     unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
         from gamut_eval.cli._main import did_you_mean
