@@ -287,12 +287,11 @@ def load_checklist(path: Path) -> Checklist:
         raise ValidationError([d.in_file(path) for d in pydantic_details(exc)]) from None
 
 
-def _fmt(value: float | None) -> str:
-    return (
-        "—"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else f"{100 * value:.1f}"
-    )
+def x100(value: object) -> str:
+    """A score x100 to one decimal; an em dash for a missing one (None, NaN, not a number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return "—"
+    return f"{100 * value:.1f}"
 
 
 def _card_table(card: ScoreCard) -> Table:
@@ -307,7 +306,7 @@ def _card_table(card: ScoreCard) -> Table:
     for tier, counts in card.counts.items():
         table.add_row(
             tier.value,
-            _fmt(card.tiers.get(tier)),
+            x100(card.tiers.get(tier)),
             *(
                 str(n)
                 for n in (
@@ -320,7 +319,7 @@ def _card_table(card: ScoreCard) -> Table:
             ),
         )
     table.add_section()
-    gamut = _fmt(card.gamut)
+    gamut = x100(card.gamut)
     if card.gamut is None and card.unscored_tiers:
         gamut = "unscored (no scored check in " + ", ".join(t.value for t in card.unscored_tiers)
         gamut += ")"
@@ -365,8 +364,8 @@ def summary_table(
             *(name(str(values[k])) if k != "setting" else str(values[k]) for k in keys),
             str(values["scored"]),
             str(values["responses"] - values["scored"]),
-            f"[bold]{_fmt(values['gamut'])}[/bold]",
-            *(_fmt(values[t]) for t in tiers),
+            f"[bold]{x100(values['gamut'])}[/bold]",
+            *(x100(values[t]) for t in tiers),
             "—" if math.isnan(rate) else f"{100 * rate:.1f}%",
             *([f"*-{missing}" if missing else "yes"] if paired else []),
         )

@@ -454,6 +454,8 @@ def _demo_calibration_table(
     from rich import box
     from rich.table import Table
 
+    from gamut_eval.cli._report import x100
+
     keys = summary[["model", "setting", "judge"]].astype(str).itertuples(index=False, name=None)
     full = dict(zip(keys, summary["gamut"].to_numpy(dtype=float).tolist(), strict=True))
     judge, strong = str(calibration["judge"]), str(calibration["calibrated_with"])
@@ -481,12 +483,12 @@ def _demo_calibration_table(
         cells = [
             name(model),
             setting,
-            _x100(row["gamut"]),
-            f"[{_x100(row['ci_low'])},{_x100(row['ci_high'])}]",
-            _x100(row["naive_judge"]),
-            _x100(full.get((model, setting, strong))),
+            x100(row["gamut"]),
+            f"[{x100(row['ci_low'])},{x100(row['ci_high'])}]",
+            x100(row["naive_judge"]),
+            x100(full.get((model, setting, strong))),
         ]
-        cells += [_x100(row["naive_calibrated_with"])] if level < 1 else []
+        cells += [x100(row["naive_calibrated_with"])] if level < 1 else []
         table.add_row(*cells, str(row["n_calibration"]))
     return table
 
@@ -494,12 +496,6 @@ def _demo_calibration_table(
 def _or_low(value: object) -> float:
     """A score to sort by, a missing one last."""
     return float(value) if isinstance(value, int | float) else -math.inf
-
-
-def _x100(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return "—"
-    return f"{100 * value:.1f}"
 
 
 def _print_demo_calibration(calibration: dict[str, Any], summary: pd.DataFrame) -> None:
