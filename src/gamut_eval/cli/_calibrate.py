@@ -299,10 +299,7 @@ def _differences_table(
 )
 @click.option("--seed", type=int, default=0, help="Seed of the sample's draw.")
 @click.option(
-    "--confidence",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.95,
-    help="Confidence level of the intervals.",
+    "--confidence", type=_CONFIDENCE, default=0.95, help="Confidence level of the intervals."
 )
 @click.option(
     "--population",
