@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from gamut_eval.cli import cli
-from gamut_eval.cli._help import GroupedCommand, option_group
-from gamut_eval.cli._main import COMMANDS
+from gamut_eval.cli._main import COMMANDS, GroupedCommand, option_group
 
 SECTIONS = ("Inputs", "Models", "Judge", "Request shape", "Output", "Advanced")
 

@@ -209,7 +209,7 @@ def test_the_score_command_module_does_not_import_pandas() -> None:
         "pkg = types.ModuleType('gamut_eval.cli')\n"
         "pkg.__path__ = [str(pathlib.Path(gamut_eval.__file__).parent / 'cli')]\n"
         "sys.modules['gamut_eval.cli'] = pkg\n"
-        "import gamut_eval.cli._score\n"
+        "import gamut_eval.cli._report\n"
         "heavy = [m for m in ('pandas', 'numpy', 'pyarrow') if m in sys.modules]\n"
         "sys.exit(f'imported {heavy}' if heavy else 0)\n"
     )
@@ -218,7 +218,7 @@ def test_the_score_command_module_does_not_import_pandas() -> None:
 
 
 def test_the_score_command_s_unscored_limit_defaults_to_the_judge_s() -> None:
-    from gamut_eval.cli._score import MAX_UNSCORED_RATE
+    from gamut_eval.cli._report import MAX_UNSCORED_RATE
     from gamut_eval.judge import JudgeSettings
 
     assert JudgeSettings.model_fields["max_unscored_rate"].default == MAX_UNSCORED_RATE

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 import click
 
 from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
-from gamut_eval.cli._help import GroupedGroup
+from gamut_eval.cli._main import GroupedGroup
 
 if TYPE_CHECKING:
     from gamut_eval.annotate import Database
@@ -25,7 +25,6 @@ _ROLES = ("annotator", "adjudicator", "admin")
 _db_option = click.option(
     "--db",
     default="annotate.sqlite",
-    show_default=True,
     help="A SQLite file, or a SQLAlchemy URL (postgresql://...) for a team.",
 )
 
@@ -70,8 +69,8 @@ def annotate() -> None:
 
 @annotate.command("serve")
 @_db_option
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8700, show_default=True, type=click.IntRange(1, 65535))
+@click.option("--host", default="127.0.0.1", help="Address to listen on.")
+@click.option("--port", default=8700, type=click.IntRange(1, 65535))
 @click.option(
     "--allow-host",
     multiple=True,
@@ -80,9 +79,7 @@ def annotate() -> None:
 )
 @click.option(
     "--session-idle",
-    "session_idle",
     default=60.0,
-    show_default=True,
     type=click.FloatRange(min=1, max=24 * 60),
     metavar="MINUTES",
     help="Sign a browser out after this many minutes without a request (sessions last "
@@ -90,8 +87,8 @@ def annotate() -> None:
 )
 @click.option(
     "--forwarded-allow-ips",
-    "forwarded_allow_ips",
     default="",
+    show_default=False,
     metavar="ADDRESSES",
     help="Comma-separated addresses or networks of the reverse proxies whose "
     "X-Forwarded-For and X-Forwarded-Proto headers are believed (as uvicorn's option of "
@@ -269,7 +266,6 @@ def import_answers_command(run_dir: Path, sample: Path, dataset: Path | None, db
 @click.option(
     "--judge",
     default="people",
-    show_default=True,
     help="The `judge` field of every row (default with --labeller: their name).",
 )
 @click.option("--labeller", default=None, help="Export this person's labels only.")

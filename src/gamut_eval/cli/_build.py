@@ -19,8 +19,14 @@ import click
 from rich.markup import escape
 
 from gamut_eval._extras import model_extras, require_extras
-from gamut_eval.cli._common import DATASET_PATH, console, err_console, with_options
-from gamut_eval.cli._help import GroupedCommand, GroupedGroup
+from gamut_eval.cli._common import (
+    DATASET_PATH,
+    console,
+    err_console,
+    option_stack,
+    with_options,
+)
+from gamut_eval.cli._main import GroupedCommand, GroupedGroup
 from gamut_eval.construct import (
     BuildSettings,
     FetchSettings,
@@ -49,35 +55,23 @@ _BUILD, _MODEL, _RESEARCH = BuildSettings(), ModelSettings(), ResearchSettings()
 _FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
 
 
-def _options(*options: Callable[[F], F]) -> Callable[[F], F]:
-    """One decorator for ``options``, which ``--help`` lists in this order."""
-
-    def decorate(func: F) -> F:
-        for option in reversed(options):
-            func = option(func)
-        return func
-
-    return decorate
-
-
 def _common(func: F) -> F:
     """Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
-    options = [
-        click.option("--workdir", type=_dir, default=Path("build"), show_default=True,
+    return option_stack(
+        click.option("--workdir", type=_dir, default=Path("build"),
                      help="The build folder (stage files, cache)."),
         click.option("--model", default=None,
                      help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
                      "questions and review)."),
-        click.option("--max-repairs", type=int, default=_BUILD.max_repairs, show_default=True,
+        click.option("--max-repairs", type=int, default=_BUILD.max_repairs,
                      help="Validation errors fed back to the model at most this many times."),
         click.option("--max-concurrency", type=int, default=_BUILD.max_concurrency,
-                     show_default=True,
                      help="Images or questions in flight at once."),
-        click.option("--max-tokens", type=int, default=_MODEL.max_tokens, show_default=True,
+        click.option("--max-tokens", type=int, default=_MODEL.max_tokens,
                      help="Completion tokens per model call."),
         click.option("--timeout", type=click.IntRange(min=1), default=_MODEL.timeout_s,
-                     show_default=True, help="Seconds per model call attempt."),
-        click.option("--probe/--no-probe", default=True, show_default=True,
+                     help="Seconds per model call attempt."),
+        click.option("--probe/--no-probe", default=True,
                      help="Send the model one tiny request (with an image for the stages "
                      "that show images) before any work, so a dead URL, a silent server, a "
                      "rejected key or a model that cannot take images ends the command in "
@@ -85,44 +79,41 @@ def _common(func: F) -> F:
         click.option("--temperature", type=float, default=_MODEL.temperature,
                      help="Sampling temperature (default: the provider's)."),
         click.option("--structured-output/--no-structured-output",
-                     default=_MODEL.structured_output, show_default=True,
+                     default=_MODEL.structured_output,
                      help="Send the reply's JSON Schema to providers that support it."),
         click.option("--refresh", is_flag=True,
                      help="Ignore cached results and redo every unit of the stage."),
         click.option("--prices", type=_file, default=None,
                      help="Price table (YAML/JSON, USD per million tokens, the format of "
                      "docs/scaling.md) for cost accounting."),
-    ]  # fmt: skip
-    return _options(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _search(func: F) -> F:
     """Options of the stages that search: provider, corpus, how much to gather."""
-    options = [
-        click.option("--search", default="local", show_default=True,
+    return option_stack(
+        click.option("--search", default="local",
                      type=click.Choice(["local", "tavily", "brave"]),
                      help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
         click.option("--corpus", type=_dir, default=None,
                      help="Folder of .txt/.md/.html documents for --search local."),
-        click.option("--per-query", type=int, default=_RESEARCH.per_query, show_default=True,
+        click.option("--per-query", type=int, default=_RESEARCH.per_query,
                      help="Hits kept per query."),
-        click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets, show_default=True,
+        click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets,
                      help="Snippets kept per question."),
-        click.option("--max-queries", type=int, default=_RESEARCH.max_queries, show_default=True,
+        click.option("--max-queries", type=int, default=_RESEARCH.max_queries,
                      help="Queries the model may plan per question."),
-    ]  # fmt: skip
-    return _options(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _fetch(func: F) -> F:
     """Limits of the fetcher the audit uses to re-read sources."""
-    options = [
-        click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s, show_default=True,
+    return option_stack(
+        click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s,
                      help="Seconds per source fetched by the audit."),
-        click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes, show_default=True,
+        click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes,
                      help="Bytes read at most per source."),
-    ]  # fmt: skip
-    return _options(*options)(func)
+    )(func)  # fmt: skip
 
 
 def _run(
@@ -257,24 +248,22 @@ def build() -> None:
 
 def _images(images_help: str) -> Callable[[F], F]:
     """Options of the stages that start from the images: where they are, questions per image."""
-    return _options(
+    return option_stack(
         click.option("--images", type=click.Path(exists=True, path_type=Path), required=True,
                      help=images_help),
-        click.option("--per-image", type=int, default=_PIPELINE.per_image, show_default=True,
+        click.option("--per-image", type=int, default=_PIPELINE.per_image,
                      help="Candidate questions per image."),
     )  # fmt: skip
 
 
 def _reviewing(rounds_help: str, proposals_help: str) -> Callable[[F], F]:
     """Options of the stages that review candidates: people's decisions, rounds, proposals."""
-    return _options(
+    return option_stack(
         click.option("--decisions", type=_file, multiple=True,
                      help="Human decisions (JSONL exported by the annotation app); repeatable, "
                      "later rows win."),
-        click.option("--max-rounds", type=int, default=_PIPELINE.max_rounds, show_default=True,
-                     help=rounds_help),
-        click.option("--proposals", type=int, default=_PIPELINE.proposals, show_default=True,
-                     help=proposals_help),
+        click.option("--max-rounds", type=int, default=_PIPELINE.max_rounds, help=rounds_help),
+        click.option("--proposals", type=int, default=_PIPELINE.proposals, help=proposals_help),
     )  # fmt: skip
 
 
@@ -539,7 +528,6 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
     default=Path("build"),
-    show_default=True,
     help="The build folder the next stages read.",
 )
 @click.option(

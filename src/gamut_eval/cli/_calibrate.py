@@ -22,9 +22,10 @@ from gamut_eval.cli._common import (
     console,
     dump_json,
     err_console,
+    option_stack,
     write_output,
 )
-from gamut_eval.cli._help import GroupedCommand
+from gamut_eval.cli._main import GroupedCommand
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -53,7 +54,7 @@ def _prior(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
 def calibrate_options(command: F) -> F:
     """``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
     dry run planner's ``--calibrate-prior`` and ``--calibrate-width``."""
-    options = [
+    return option_stack(
         click.option(
             "--calibrate-with",
             metavar="JUDGE|FILE",
@@ -73,20 +74,17 @@ def calibrate_options(command: F) -> F:
             "--seed",
             type=int,
             default=0,
-            show_default=True,
             help="Seed of the calibration sample's draw (recorded in run.json).",
         ),
         click.option(
             "--confidence",
             type=_CONFIDENCE,
             default=0.95,
-            show_default=True,
             help="Confidence level of the calibrated intervals.",
         ),
         click.option(
             "--calibrate-prior",
             default="0.3,0.7",
-            show_default=True,
             metavar="SD,R",
             callback=_prior,
             help="With --dry-run: the planner's prior, the sd of the strong judge's "
@@ -97,14 +95,10 @@ def calibrate_options(command: F) -> F:
             "--calibrate-width",
             type=click.FloatRange(0.0, min_open=True),
             default=0.10,
-            show_default=True,
             help="With --dry-run: the interval width (score scale) the planner recommends "
             "the smallest fraction for.",
         ),
-    ]
-    for option in reversed(options):
-        command = option(command)
-    return command
+    )(command)
 
 
 def calibrate_request(
@@ -303,19 +297,14 @@ def _differences_table(
     help="Share of the questions in the sample (0 < F <= 1). Without it, a verdict file "
     "that covers only some questions is the sample.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option("--seed", type=int, default=0, help="Seed of the sample's draw.")
 @click.option(
-    "--confidence",
-    type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
-    default=0.95,
-    show_default=True,
-    help="Confidence level of the intervals.",
+    "--confidence", type=_CONFIDENCE, default=0.95, help="Confidence level of the intervals."
 )
 @click.option(
     "--population",
     type=click.Choice(["finite", "infinite"]),
     default="finite",
-    show_default=True,
     help="finite: the target is the strong judge's score on this run's questions; "
     "infinite: on the larger pool they were drawn from.",
 )
@@ -382,7 +371,7 @@ def calibrate(
 @click.command(cls=GroupedCommand, name="calibration-sample")
 @click.option("--dataset", type=DATASET_PATH, required=True, help="The dataset to sample.")
 @click.option("--fraction", type=_FRACTION, required=True, help="Share of the questions.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the sample's draw.")
+@click.option("--seed", type=int, default=0, help="Seed of the sample's draw.")
 @click.option(
     "-o",
     "--out",

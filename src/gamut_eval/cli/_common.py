@@ -5,23 +5,34 @@ from __future__ import annotations
 import errno
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def option_stack(*options: Callable[[F], F]) -> Callable[[F], F]:
+    """One decorator for ``options``, which ``--help`` lists in this order (each
+    ``click.option`` prepends, so they are applied in reverse)."""
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
 
 class DatasetPath(click.Path):
     """A dataset file, a meta-rubric file or a folder of them, ``sample`` (``SAMPLE_ALIAS``)
     for the bundled sample benchmark, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging
     Face Hub (fetched with its folder into the Hub cache; the optional ``hub`` extra)."""
-
-    def __init__(self) -> None:
-        super().__init__(path_type=Path)
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         from gamut_eval.data import SAMPLE_ALIAS, SAMPLE_CANDIDATES_ALIAS, resolve_dataset_path
@@ -32,11 +43,10 @@ class DatasetPath(click.Path):
         return super().convert(value, param, ctx)
 
 
-DATASET_PATH = DatasetPath()
+DATASET_PATH = DatasetPath(path_type=Path)
 
 image_root_option = click.option(
     "--image-root",
-    "image_root",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
     metavar="DIR",
@@ -55,9 +65,6 @@ class RunFolder(click.Path):
     """A run folder, or ``hf://datasets/OWNER/NAME/PATH`` on the Hugging Face Hub (fetched
     into the Hub cache; the optional ``hub`` extra)."""
 
-    def __init__(self) -> None:
-        super().__init__(path_type=Path)
-
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value.startswith("hf://"):
             from gamut_eval.hub import download
@@ -68,7 +75,7 @@ class RunFolder(click.Path):
         return super().convert(value, param, ctx)
 
 
-RUN_FOLDER = RunFolder()
+RUN_FOLDER = RunFolder(path_type=Path)
 
 
 class _LazyConsole:

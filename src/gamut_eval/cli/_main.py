@@ -6,13 +6,20 @@ command's module, attribute and one-line help, so ``gamut --help`` lists the com
 without importing any of them, and ``gamut <command>`` imports only that command's module.
 A command module must keep its heavy imports (pandas, Inspect AI, FastAPI...) inside its
 functions for ``gamut <command> --help`` to stay fast as well.
+
+How ``--help`` reads is here too: one table (``OPTION_GROUPS``) names the group of each
+option by its long name, for every command (a new option lands in "Other options" until it
+is given a group; a command with few options keeps click's single list), and mistyped
+names (commands, options, config keys) get suggestions.
 """
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import os
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -20,13 +27,138 @@ import click
 
 from gamut_eval import __version__
 from gamut_eval._extras import missing_extra_message
-from gamut_eval.cli._help import GroupedGroup
 from gamut_eval.errors import GamutError, InputError
 
 EXIT_INPUT = 2
 """Bad input (a file that breaks a rule, an unknown id...): nothing was written."""
 EXIT_FAILURE = 1
 """The work ran but failed (for example a judge backend that could not be used)."""
+
+
+_GROUPS: dict[str, tuple[str, ...]] = {
+    "Inputs": (
+        "dataset", "responses", "checklist", "verdicts", "gold", "setting", "fill-missing",
+        "image-root", "store", "store-dir", "with", "calibrate-with", "images", "corpus",
+        "decisions", "input", "workdir",
+    ),
+    "Models": (
+        "model", "max-connections", "temperature", "max-tokens", "top-p", "reasoning-effort",
+        "system-message", "epochs", "model-arg", "log-dir",
+    ),
+    "Judge": (
+        "judge", "backend", "base-url", "judge-prompt", "judge-image", "repeats",
+        "calibrate-fraction", "seed", "confidence", "population", "fraction",
+        "max-flip-rate", "max-null-pass-rate", "calibrate-prior", "calibrate-width",
+    ),
+    "Request shape": (
+        "judge-temperature", "judge-max-tokens", "judge-reasoning-effort",
+        "structured-output", "judge-arg", "inspect-batch",
+    ),
+    "Build stages": (
+        "per-image", "max-rounds", "proposals", "search", "per-query", "max-snippets",
+        "max-queries", "max-repairs",
+    ),
+    "Output": (
+        "out", "overwrite", "dry-run", "prices", "output-tokens", "json", "format", "table",
+        "message",
+    ),
+    "Advanced": (
+        "config", "concurrency", "adaptive-concurrency", "rpm", "tpm", "timeout",
+        "max-retries", "max-reasks", "max-unscored-rate", "probe", "wait-for-store",
+        "retry-after-cap", "dead-after", "fetch-timeout", "fetch-max-bytes",
+        "max-concurrency", "refresh", "long-answer-tokens",
+    ),
+}  # fmt: skip
+
+OPTION_GROUPS: dict[str, str] = {name: title for title, names in _GROUPS.items() for name in names}
+"""Long option name (without ``--``) -> the ``--help`` section it is listed under."""
+
+_ORDER = (*_GROUPS, "Batch backend", "Ray backend", "Other options")
+_GROUP_FROM = 12
+"""Commands with fewer options than this keep one list."""
+
+
+def option_group(param: click.Parameter) -> str:
+    """The section of ``--help`` the option ``param`` is listed under (by its long name);
+    the scale-out backends' own options (``--batch-*``, ``--ray-*``) have one each."""
+    longs = [o for o in param.opts if o.startswith("--")]
+    name = longs[0].removeprefix("--") if longs else ""
+    if name in OPTION_GROUPS:
+        return OPTION_GROUPS[name]
+    if name.startswith("batch-"):
+        return "Batch backend"
+    if name.startswith("ray-"):
+        return "Ray backend"
+    return "Other options"
+
+
+class GroupedCommand(click.Command):
+    """A command whose ``--help`` lists its options in sections (inputs, models, judge,
+    request shape, output, advanced) when it has many."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        records = [
+            (param, record)
+            for param in self.get_params(ctx)
+            if (record := param.get_help_record(ctx)) is not None
+        ]
+        if len(records) < _GROUP_FROM:
+            super().format_options(ctx, formatter)
+            return
+        sections: dict[str, list[tuple[str, str]]] = {}
+        for param, record in records:
+            sections.setdefault(option_group(param), []).append(record)
+        for title in _ORDER:
+            if title in sections:
+                with formatter.section(title):
+                    formatter.write_dl(sections[title])
+
+
+class GroupedGroup(click.Group):
+    """A command group whose subcommands are ``GroupedCommand`` and whose unknown
+    subcommand names get a suggestion."""
+
+    command_class = GroupedCommand
+    group_class = type  # subgroups are GroupedGroups too
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0]) if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+            hint = did_you_mean(name, self.list_commands(ctx))
+            ctx.fail(f"No such command {name!r}.{hint}")
+        return super().resolve_command(ctx, args)
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """`` Did you mean 'x'?`` for the nearest of ``known`` to ``name``, or an empty string."""
+    close = difflib.get_close_matches(name, list(known), n=2, cutoff=0.6)
+    if not close:
+        return ""
+    return " Did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+SHELLS = ("bash", "zsh", "fish")
+
+
+@click.command("completion", cls=GroupedCommand)
+@click.argument("shell", type=click.Choice(SHELLS))
+def completion(shell: str) -> None:
+    """Print the script that completes gamut's commands, options and choices in SHELL.
+
+    \b
+    bash (in ~/.bashrc):  eval "$(gamut completion bash)"
+    zsh  (in ~/.zshrc):   eval "$(gamut completion zsh)"
+    fish:                 gamut completion fish > ~/.config/fish/completions/gamut.fish
+    """
+    from click.shell_completion import get_completion_class
+
+    root = click.get_current_context().find_root().command
+    shell_class = get_completion_class(shell)
+    if shell_class is None:  # click.Choice lets only known shells through
+        raise click.BadParameter(shell)
+    click.echo(shell_class(root, {}, "gamut", "_GAMUT_COMPLETE").source())
 
 
 class LazyCommand(NamedTuple):
@@ -82,7 +214,7 @@ COMMANDS: dict[str, LazyCommand] = {
         "Grade every check of every response independently, with four verdicts.",
     ),
     "score": LazyCommand(
-        _CLI + "_score",
+        _CLI + "_report",
         "score",
         "Score verdicts: one response against a checklist, or every response of a run.",
     ),
@@ -107,17 +239,17 @@ COMMANDS: dict[str, LazyCommand] = {
         "Open a run's HTML report in the browser, or serve it on localhost.",
     ),
     "agreement": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "agreement",
         "How well a judge agrees with reference verdicts, and how far the score moves.",
     ),
     "stability": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "stability",
         "Judge the same checks N times: flip rate, kappa between repeats, score spread.",
     ),
     "audit-judge": LazyCommand(
-        _CLI + "_quality",
+        _CLI + "_judge",
         "audit_judge_command",
         "Run the shipped adversarial probes against a judge; exit 1 past the thresholds.",
     ),
@@ -127,12 +259,12 @@ COMMANDS: dict[str, LazyCommand] = {
         "Build a GAMUT-style benchmark over your own images, stage by stage.",
     ),
     "push": LazyCommand(
-        _CLI + "_hub",
+        _CLI + "_rubric",
         "push",
         "Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.",
     ),
     "completion": LazyCommand(
-        _CLI + "_help",
+        _CLI + "_main",
         "completion",
         "Print the script that completes gamut's commands, options and choices in SHELL.",
     ),
@@ -166,8 +298,6 @@ class _Group(GroupedGroup):
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from ``COMMANDS``, without importing the command modules."""
         names = self.list_commands(ctx)
-        if not names:
-            return
         limit = formatter.width - 6 - max(len(name) for name in names)
         rows = []
         for name in names:
@@ -185,23 +315,17 @@ class _Group(GroupedGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
-        except InputError as exc:
-            click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
-            ctx.exit(EXIT_INPUT)
         except GamutError as exc:
             click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
-            ctx.exit(EXIT_FAILURE)
-        except ModuleNotFoundError as exc:
-            message = missing_extra_message(exc)
-            if message is None:  # not an optional library: a broken install, show it all
-                raise
-            click.echo(f"error: {message}", err=True)
-            ctx.exit(EXIT_INPUT)
-        except Exception as exc:  # a full disk, or input nested past Python's stack
+            ctx.exit(EXIT_INPUT if isinstance(exc, InputError) else EXIT_FAILURE)
+        except Exception as exc:  # a missing optional library, a full disk, deep input
             from gamut_eval.cli._common import failure_message
 
-            message = failure_message(exc)
-            if message is None:
+            if isinstance(exc, ModuleNotFoundError):
+                message = missing_extra_message(exc)
+            else:
+                message = failure_message(exc)
+            if message is None:  # not an optional library (a broken install) or a bug
                 raise
             click.echo(f"error: {message}", err=True)
             ctx.exit(EXIT_INPUT)
@@ -236,7 +360,12 @@ def load_env_file(path: Path) -> list[str]:
 
 
 @click.group(
-    cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100}
+    cls=_Group,
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "max_content_width": 100,
+        "show_default": True,
+    },
 )
 @click.option(
     "--env-file",

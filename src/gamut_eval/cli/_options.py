@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from gamut_eval.cli._common import option_stack
 from gamut_eval.errors import ValidationError
 
 if TYPE_CHECKING:
@@ -153,19 +154,13 @@ def model_options(
     """
     skip = set(exclude)
     narrowed = choices or {}
-    decorators = [
-        _option(flag, prefix + name, info, narrowed.get(name))
-        for name, flag, info in _fields(model)
-        if name not in skip
-    ]
-
-    def decorate(command: F) -> F:
-        # click.option() prepends: apply in reverse so the help lists fields in order
-        for decorator in reversed(decorators):
-            command = decorator(command)
-        return command
-
-    return decorate
+    return option_stack(
+        *(
+            _option(flag, prefix + name, info, narrowed.get(name))
+            for name, flag, info in _fields(model)
+            if name not in skip
+        )
+    )
 
 
 def model_values(
@@ -211,18 +206,15 @@ def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None)
         raise ValidationError(
             [ErrorDetail("$", "mapping", "a config file holds option names and values", data)]
         )
-    names: dict[str, str] = {}
     options = [
         p for p in ctx.command.params if isinstance(p, click.Option) and p.name and p.expose_value
     ]
-    for param in options:  # keyword names first: a long option of that name wins over one
-        names[str(param.name).replace("_", "-")] = str(param.name)
-    for param in options:
-        for option in param.opts:
-            names[option.removeprefix("--").replace("_", "-")] = str(param.name)
+    # keyword names first: a long option of that name wins over one
+    names = {str(p.name).replace("_", "-"): str(p.name) for p in options}
+    names |= {o.removeprefix("--").replace("_", "-"): str(p.name) for p in options for o in p.opts}
     unknown = sorted(str(k) for k in data if str(k).replace("_", "-") not in names)
     if unknown:
-        from gamut_eval.cli._help import did_you_mean
+        from gamut_eval.cli._main import did_you_mean
 
         details = [
             ErrorDetail(

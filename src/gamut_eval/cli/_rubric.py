@@ -1,4 +1,5 @@
-"""``gamut validate``, ``gamut compile``, ``gamut dataset``, ``gamut schema``.
+"""``gamut validate``, ``gamut compile``, ``gamut dataset``, ``gamut schema``, and
+``gamut push`` (a dataset, or a run folder, to the Hugging Face Hub).
 
 The library is imported inside the commands, so ``--help`` needs click alone.
 """
@@ -18,12 +19,8 @@ from gamut_eval.cli._common import (
     out_option,
     write_output,
 )
-from gamut_eval.cli._help import GroupedCommand
-from gamut_eval.errors import InputError, ValidationError
-
-_path_argument = DATASET_PATH
-"""A meta-rubric file, a folder of them or a dataset file; ``sample`` is the bundled
-sample's dataset."""
+from gamut_eval.cli._main import GroupedCommand
+from gamut_eval.errors import InputError
 
 
 def _one_rubric(path: Path) -> bool:
@@ -45,7 +42,7 @@ def _validate_one(path: Path, image_root: Path | None = None) -> str:
 
 
 @click.command(cls=GroupedCommand)
-@click.argument("paths", nargs=-1, required=True, type=_path_argument)
+@click.argument("paths", nargs=-1, required=True, type=DATASET_PATH)
 @image_root_option
 def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
     """Check meta-rubric files (YAML/JSON), folders of them, or dataset files (.jsonl).
@@ -58,10 +55,7 @@ def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
     for path in paths:
         try:
             summary = _validate_one(path, image_root)
-        except ValidationError as exc:
-            failed += 1
-            click.echo(str(exc), err=True)
-        except InputError as exc:
+        except InputError as exc:  # a ValidationError lists every problem
             failed += 1
             click.echo(str(exc), err=True)
         else:
@@ -72,20 +66,18 @@ def validate(paths: tuple[Path, ...], image_root: Path | None) -> None:
 
 
 @click.command("compile", cls=GroupedCommand)
-@click.argument("path", type=_path_argument)
+@click.argument("path", type=DATASET_PATH)
 @click.option(
     "--format",
     "fmt",
     type=click.Choice(["json", "markdown"]),
     default="json",
-    show_default=True,
     help="JSON for programs; Markdown grouped by tier for people.",
 )
 @click.option(
     "--short-list-max",
     type=click.IntRange(min=1),
     default=7,
-    show_default=True,
     help="Flexible lists up to this size get one check per option.",
 )
 @click.option(
@@ -131,7 +123,7 @@ def compile_command(
 
 
 @click.command("dataset", cls=GroupedCommand)
-@click.argument("paths", nargs=-1, required=True, type=_path_argument)
+@click.argument("paths", nargs=-1, required=True, type=DATASET_PATH)
 @click.option(
     "-o",
     "--out",
@@ -194,7 +186,6 @@ def kind_schema(kind: str) -> dict[str, object]:
     "--kind",
     type=click.Choice(list(SCHEMA_KINDS)),
     default="meta-rubric",
-    show_default=True,
     help="Which format: " + "; ".join(f"{k}: {v}" for k, v in SCHEMA_KINDS.items()) + ".",
 )
 @out_option
@@ -208,4 +199,49 @@ def schema(kind: str, out: Path | None) -> None:
     write_output(dump_json(kind_schema(kind)), out)
 
 
-COMMANDS = [validate, compile_command, dataset_command, schema]
+@click.command("push", cls=GroupedCommand)
+@click.argument("source", type=click.Path(exists=True, path_type=Path))
+@click.argument("target")
+@click.option("-m", "--message", default=None, help="Commit message (default: 'Add SOURCE').")
+@click.option(
+    "--license",
+    "license_id",
+    default="unknown",
+    help="A dataset's license in its card (a Hub license id, e.g. cc-by-4.0).",
+)
+@click.option(
+    "--description",
+    default="",
+    show_default=False,
+    help="A dataset's description in its card (default: counts).",
+)
+def push(source: Path, target: str, message: str | None, license_id: str, description: str) -> None:
+    """Upload SOURCE (a run folder or a dataset file/folder) to TARGET on the Hub.
+
+    \b
+    TARGET is hf://datasets/OWNER/NAME[@REVISION]/PATH: the dataset repository is created
+    if it does not exist, and SOURCE lands at PATH in one commit. A run folder's verdict
+    store (store.sqlite, a local cache) and lock files are not uploaded. A dataset (a
+    dataset file, or a folder holding dataset.jsonl) is checked first and gets a dataset
+    card (README.md at the repository's root: configs, features with images as Image,
+    license, description) and a flat table for the Hub's viewer and
+    `datasets.load_dataset(REPO)`; a README.md gamut-eval did not write is kept. The token
+    comes from HF_TOKEN (or `hf auth login`); HF_ENDPOINT points at another Hub.
+      gamut push runs/x hf://datasets/me/gamut-runs/x
+      gamut run --dataset hf://datasets/me/gamut-runs/data/dataset.jsonl ...
+    Needs the optional 'hub' extra: pip install 'gamut-eval[hub]'.
+    """
+    from gamut_eval._card import dataset_card_files
+    from gamut_eval._extras import require_extra
+    from gamut_eval.hub import parse_hub_path, push as push_to_hub
+
+    require_extra("hub", "pushing to the Hugging Face Hub")
+    where = parse_hub_path(target)
+    card = dataset_card_files(
+        source, where.repo_id, where.path, license=license_id, description=description
+    )
+    url = push_to_hub(source, target, message=message, extra=card)
+    click.echo(f"pushed {source} to {target}: {url}")
+
+
+COMMANDS = [validate, compile_command, dataset_command, schema, push]

@@ -19,8 +19,8 @@ from gamut_eval.cli._calibrate import (
     print_plan,
 )
 from gamut_eval.cli._common import console, err_console, image_root_option, print_plain
-from gamut_eval.cli._help import GroupedCommand
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
+from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import model_options, model_values, settings_from
 from gamut_eval.cli._terminal import Namer, PassProgress, fitted, print_fitted, warn_flagged
 from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
@@ -43,7 +43,6 @@ _setting = click.Choice(["multimodal", "text_only", "both"])
 _dataset_path_option = click.option(
     "--dataset",
     default=SAMPLE_ALIAS,
-    show_default=True,
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, `sample` for the bundled sample benchmark, or "
     "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
@@ -162,14 +161,12 @@ def _prices(path: Path | None) -> Any:
     "--setting",
     type=_setting,
     default="both",
-    show_default=True,
     help="With the image, with the entity in text, or both.",
 )
 @click.option(
     "--log-dir",
     type=_dir,
     default=Path("logs/gamut"),
-    show_default=True,
     help="Inspect log folder (rerun to continue).",
 )
 @click.option(
@@ -179,7 +176,6 @@ def _prices(path: Path | None) -> Any:
 @click.option(
     "--probe/--no-probe",
     default=True,
-    show_default=True,
     help="Send one tiny request to each model before generating (with an image unless "
     "--setting text_only), so a wrong URL, model, key or parameter ends the command in "
     "seconds (exit 2) with nothing written.",
@@ -240,9 +236,7 @@ def generate(
     "the built-in offline judge, `gamut/reference` replays the bundled sample's reference "
     "labels (only for the sample's own answers).",
 )
-@click.option(
-    "--setting", type=_setting, default="both", show_default=True, help="Which setting(s) to run."
-)
+@click.option("--setting", type=_setting, default="both", help="Which setting(s) to run.")
 @click.option(
     "--out",
     "out_dir",
@@ -360,9 +354,7 @@ def run(
 
 
 @click.command(cls=GroupedCommand)
-@click.option(
-    "--out", "out_dir", type=_dir, default=Path("runs/demo"), show_default=True, help="Run folder."
-)
+@click.option("--out", "out_dir", type=_dir, default=Path("runs/demo"), help="Run folder.")
 @click.option("--overwrite", is_flag=True, help="Replace a different run in --out.")
 def demo(out_dir: Path, overwrite: bool) -> None:
     """The whole flow on the bundled sample benchmark, offline: no API key, no network.
@@ -462,6 +454,8 @@ def _demo_calibration_table(
     from rich import box
     from rich.table import Table
 
+    from gamut_eval.cli._report import x100
+
     keys = summary[["model", "setting", "judge"]].astype(str).itertuples(index=False, name=None)
     full = dict(zip(keys, summary["gamut"].to_numpy(dtype=float).tolist(), strict=True))
     judge, strong = str(calibration["judge"]), str(calibration["calibrated_with"])
@@ -489,12 +483,12 @@ def _demo_calibration_table(
         cells = [
             name(model),
             setting,
-            _x100(row["gamut"]),
-            f"[{_x100(row['ci_low'])},{_x100(row['ci_high'])}]",
-            _x100(row["naive_judge"]),
-            _x100(full.get((model, setting, strong))),
+            x100(row["gamut"]),
+            f"[{x100(row['ci_low'])},{x100(row['ci_high'])}]",
+            x100(row["naive_judge"]),
+            x100(full.get((model, setting, strong))),
         ]
-        cells += [_x100(row["naive_calibrated_with"])] if level < 1 else []
+        cells += [x100(row["naive_calibrated_with"])] if level < 1 else []
         table.add_row(*cells, str(row["n_calibration"]))
     return table
 
@@ -502,12 +496,6 @@ def _demo_calibration_table(
 def _or_low(value: object) -> float:
     """A score to sort by, a missing one last."""
     return float(value) if isinstance(value, int | float) else -math.inf
-
-
-def _x100(value: object) -> str:
-    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return "—"
-    return f"{100 * value:.1f}"
 
 
 def _print_demo_calibration(calibration: dict[str, Any], summary: pd.DataFrame) -> None:
@@ -578,12 +566,6 @@ def _usage_table(result: RunResult, name: Namer, compact: bool) -> Table:
     return table
 
 
-def _leaderboard(part: pd.DataFrame, title: str, name: Namer, level: int) -> Table:
-    from gamut_eval.cli._score import summary_table
-
-    return summary_table(part, title, name, level)
-
-
 def _print_usage(result: RunResult) -> None:
     """Tokens and estimated cost per answering model and judge, when any were used."""
     manifest = result.manifest
@@ -621,12 +603,14 @@ def print_where(out_dir: object) -> None:
 def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = True) -> None:
     """The leaderboards (one per setting), missing answers filled, each judge's counts,
     token usage, and where the files are."""
+    from gamut_eval.cli._report import summary_table
+
     summary = result.summary
     title = "Leaderboard (Gamut score x100)"
     for setting in ("multimodal", "text_only") if leaderboards else ():
         part = summary[summary["setting"] == setting] if "setting" in summary.columns else summary
         if len(part):
-            print_fitted(console, fitted(partial(_leaderboard, part, title), console))
+            print_fitted(console, fitted(partial(summary_table, part, title), console))
     if result.filled:
         shown = "; ".join(f"{f.question_id} / {f.model} / {f.setting}" for f in result.filled[:5])
         more = f" and {len(result.filled) - 5} more" if len(result.filled) > 5 else ""

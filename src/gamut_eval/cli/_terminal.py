@@ -21,7 +21,6 @@ from __future__ import annotations
 import io
 import time
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from gamut_eval.cli._common import err_console, rich_console
@@ -63,12 +62,7 @@ class PassProgress:
     def __enter__(self) -> PassProgress:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
@@ -81,11 +75,9 @@ class PassProgress:
         else:
             self._update(event, force=event.kind == "done")
 
-    def _print(self, message: str) -> None:
-        if self._progress is not None:
-            self._progress.console.print(message)
-        else:
-            err_console.print(message)
+    def _print(self, message: str, **options: Any) -> None:
+        console = self._progress.console if self._progress is not None else err_console
+        console.print(message, **options)
 
     def _start(self, event: PassEvent) -> None:
         label = self.label.format(label=event.label)
@@ -120,8 +112,7 @@ class PassProgress:
             return
         self._last[event.label] = now
         if waiting and waiting != self._waits.get(event.label):
-            console = self._progress.console if self._progress is not None else err_console
-            console.print(
+            self._print(
                 f"{self.label.format(label=event.label)}: {_waiting(stats)}",
                 soft_wrap=True,
                 markup=False,
@@ -246,9 +237,16 @@ def _field_widths(total: int) -> dict[str, int]:
 
 
 def warn_flagged(stats: JudgeStats) -> None:
-    """Name the answers that carry invisible (zero-width or bidi) characters, and count the
-    long ones."""
-    _warn_long(stats)
+    """Count the answers longer than ``long_answer_tokens`` (the first few were named as
+    the pass reached them), and name those that carry invisible (zero-width or bidi)
+    characters."""
+    if stats.long:
+        tokens = sum(t * checks for *_, t, checks in stats.long)
+        err_console.print(
+            f"[yellow]warning:[/yellow] {len(stats.long)} answer(s) longer than "
+            f"--long-answer-tokens were each sent whole with every check (about {tokens:,} "
+            "prompt tokens in all)"
+        )
     if not stats.flagged:
         return
     err_console.print(
@@ -257,19 +255,6 @@ def warn_flagged(stats: JudgeStats) -> None:
     )
     for question, model, setting, chars in stats.flagged[:20]:
         err_console.print(f"  {question} / {model} / {setting}: {' '.join(chars)}")
-
-
-def _warn_long(stats: JudgeStats) -> None:
-    """Count the answers longer than ``long_answer_tokens`` (the first few were named as
-    the pass reached them)."""
-    if not stats.long:
-        return
-    tokens = sum(t * checks for *_, t, checks in stats.long)
-    err_console.print(
-        f"[yellow]warning:[/yellow] {len(stats.long)} answer(s) longer than "
-        f"--long-answer-tokens were each sent whole with every check (about {tokens:,} "
-        "prompt tokens in all)"
-    )
 
 
 # -- tables that fit the terminal ----------------------------------------------------------
