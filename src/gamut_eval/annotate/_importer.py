@@ -100,6 +100,11 @@ class FileSummary:
         return f"{self.path}: " + "; ".join(parts)
 
 
+def _invalid(where: str, path: str, rule: str, message: str, value: Any) -> ValidationError:
+    """A row refused while storing it (parsing collects its problems instead)."""
+    return ValidationError([ErrorDetail(path, rule, message, value).in_file(where)])
+
+
 def _find_image(
     session: Session, key: str | None, path: Path | None, summary: FileSummary, where: str
 ) -> Image:
@@ -111,29 +116,23 @@ def _find_image(
     image = session.scalar(select(Image).where(Image.key == key))
     if image is not None:
         if path is not None and Path(image.path) != path:
-            raise ValidationError(
-                [
-                    ErrorDetail(
-                        "image",
-                        "image-id-path",
-                        f"image_id {key!r} was imported with another file: {image.path}",
-                        str(path),
-                    ).in_file(where)
-                ]
+            raise _invalid(
+                where,
+                "image",
+                "image-id-path",
+                f"image_id {key!r} was imported with another file: {image.path}",
+                str(path),
             )
         if image.sha256 is None and path is not None:
             image.sha256 = file_sha256(path)  # its file was missing when the hashes were added
         return image
     if path is None or key is None:
-        raise ValidationError(
-            [
-                ErrorDetail(
-                    "image_id",
-                    "image-known",
-                    "no image with this id was imported; give `image` (a path) too",
-                    key,
-                ).in_file(where)
-            ]
+        raise _invalid(
+            where,
+            "image_id",
+            "image-known",
+            "no image with this id was imported; give `image` (a path) too",
+            key,
         )
     image = Image(key=key, path=str(path), sha256=file_sha256(path), created_at=utc_now())
     session.add(image)
@@ -167,16 +166,13 @@ def _store_candidate(
     present = session.scalar(select(Question).where(Question.candidate_id == row.candidate_id))
     if present is not None:
         if present.text != row.question:
-            raise ValidationError(
-                [
-                    ErrorDetail(
-                        "question",
-                        "candidate-unchanged",
-                        "this candidate_id was imported with another question; give a "
-                        "changed candidate a new id",
-                        row.candidate_id,
-                    ).in_file(where)
-                ]
+            raise _invalid(
+                where,
+                "question",
+                "candidate-unchanged",
+                "this candidate_id was imported with another question; give a "
+                "changed candidate a new id",
+                row.candidate_id,
             )
         summary.candidates_present += 1
         return
