@@ -27,7 +27,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Request
@@ -58,7 +58,6 @@ from gamut_eval.annotate._questions import (
     ADJUDICATORS,
     REVIEWS_PER_QUESTION,
     ImageStatus,
-    Vote,
     adjudicate,
     adjudication_queue,
     after_reviews,
@@ -67,6 +66,7 @@ from gamut_eval.annotate._questions import (
     next_for_review,
     reviews_of,
     submit_review,
+    votes_of,
 )
 from gamut_eval.annotate._rubrics import (
     checklist_of,
@@ -479,9 +479,7 @@ def _question_view(
         "can_rule": access.can_rule,
         "rows": rows if access.show_reviews else [],
         "sides": sorted({r.decision for r in reviewed}) if access.can_rule else [],
-        "reason": after_reviews(
-            [Vote(Decision(r.decision), r.revised_text) for r in reviewed]
-        ).reason,
+        "reason": after_reviews(votes_of(rows)).reason,
         "draft": revisions[0] if revisions else question.text,
         "child": session.scalar(select(Question).where(Question.parent_id == question.id)),
         "parent": session.get(Question, question.parent_id) if question.parent_id else None,
@@ -611,11 +609,7 @@ def _rows_from_form(
                 **_base(form, stored, row.id),
             }
         )
-    new = [
-        {"id": n.id, "item": n.item, "kind": n.kind, "tier": n.tier, "text": n.text}
-        for n in parsed.new
-    ]
-    return rows, new
+    return rows, [asdict(n) for n in parsed.new]
 
 
 def _blank() -> dict[str, str]:
