@@ -188,14 +188,6 @@ def _jsonl(rows: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
 
 
-def _write(files: dict[Path, str]) -> None:
-    """Each file atomically, once every text exists (a failure while building them writes
-    nothing at all)."""
-    for path, text in files.items():
-        with atomic_writer(path) as handle:
-            handle.write(text)
-
-
 def _manifest(session: Session, version: int, at: str, count: int, sha: str) -> ExportManifest:
     dropped = session.scalars(select(Rubric).where(Rubric.status == RubricStatus.DROPPED.value))
     needs = [
@@ -233,7 +225,9 @@ def export_dataset(db: Database, out: Path, decisions_out: Path | None = None) -
         if decisions_out is not None:
             rows = [d.model_dump(mode="json", exclude_none=True) for d in decided]
             files[decisions_out] = _jsonl(rows)
-        _write(files)
+        for path, text in files.items():  # once every text exists: a failure writes nothing
+            with atomic_writer(path) as handle:
+                handle.write(text)
         session.add(
             ExportRecord(
                 version=version, path=str(out), records=len(kept), sha256=sha, created_at=at
