@@ -186,16 +186,14 @@ def item_rows(item: Any) -> dict[str, list[dict[str, Any]]]:
     """The rows an item's form shows: its elements (``el``) and nested insights (``mi``),
     each list with one blank row after them, to add one without script."""
     kind = item.type
-    elements: list[dict[str, Any]] = []
-    if kind in LIST_FIELD:
-        for element in getattr(item, LIST_FIELD[kind]):
-            elements.append(
-                {
-                    "text": element.text,
-                    "cites": ", ".join(element.cites),
-                    "optional": kind == "process" and not element.required,
-                }
-            )
+    elements = [
+        {
+            "text": element.text,
+            "cites": ", ".join(element.cites),
+            "optional": kind == "process" and not element.required,
+        }
+        for element in (getattr(item, LIST_FIELD[kind]) if kind in LIST_FIELD else ())
+    ]
     insights = [
         {
             "statement": insight.statement,
@@ -390,12 +388,7 @@ def totals(session: Session) -> dict[str, Counter[str]]:
 
 @router.get("/")
 def dashboard(
-    request: Request,
-    *,
-    image_status: str = "all",
-    page: str = "1",
-    session: DbSession,
-    who: Who,
+    request: Request, *, image_status: str = "all", page: str = "1", session: DbSession, who: Who
 ) -> Response:
     """Where the work stands; images can be filtered by status, a page at a time."""
     statuses = [s.value for s in ImageStatus]
@@ -419,13 +412,7 @@ _QUESTION_DONE = {"review": "Your review was saved.", "ruling": "Your ruling was
 
 
 @router.get("/review/next")
-def review_next(
-    request: Request,
-    *,
-    done: str = "",
-    session: DbSession,
-    who: Who,
-) -> Response:
+def review_next(request: Request, *, done: str = "", session: DbSession, who: Who) -> Response:
     """Go to the next question this user should review, or say there is none."""
     question = next_for_review(session, who.user)
     if question is None:
@@ -459,12 +446,7 @@ def _access(who: Viewer, question: Question, rows: list[tuple[Review, User]]) ->
 
 
 def _question_view(
-    request: Request,
-    session: Session,
-    who: Viewer,
-    question_id: int,
-    errors: list[str],
-    status: int = 200,
+    request: Request, session: Session, who: Viewer, question_id: int, errors: list[str]
 ) -> Response:
     question = get_question(session, question_id)
     rows = reviews_of(session, question)
@@ -487,26 +469,13 @@ def _question_view(
         "message": _QUESTION_DONE.get(request.query_params.get("done", ""), ""),
         "decisions": [d.value for d in Decision],
     }
-    return render(request, "question.html", context, who=who, status=status)
+    return render(request, "question.html", context, who=who, status=422 if errors else 200)
 
 
 @router.get("/questions/{question_id:row_id}")
-def question_page(
-    request: Request,
-    question_id: int,
-    *,
-    session: DbSession,
-    who: Who,
-) -> Response:
+def question_page(request: Request, question_id: int, *, session: DbSession, who: Who) -> Response:
     """A candidate question with its image and, when allowed, the review or ruling form."""
     return _question_view(request, session, who, question_id, [])
-
-
-def _refused(
-    request: Request, session: Session, who: Viewer, question_id: int
-) -> Callable[[list[str]], Response]:
-    """The question's page again, with the errors of the form it refused."""
-    return lambda errors: _question_view(request, session, who, question_id, errors, status=422)
 
 
 @router.post("/questions/{question_id:row_id}/review")
@@ -524,7 +493,7 @@ def review(
     return submitted(
         lambda: submit_review(session, question_id, who.user, decision, revised_text, comment),
         lambda _: "/review/next?done=review",
-        _refused(request, session, who, question_id),
+        lambda errors: _question_view(request, session, who, question_id, errors),
     )
 
 
@@ -555,7 +524,7 @@ def rule(
             session, question_id, who.user, decision, revised_text, comment, version
         ),
         lambda _: f"/questions/{question_id}?done=ruling",
-        _refused(request, session, who, question_id),
+        lambda errors: _question_view(request, session, who, question_id, errors),
     )
 
 
@@ -756,13 +725,7 @@ _STATUSES = ("open", "done", "dropped", "all")
 
 
 @router.get("/rubrics")
-def rubrics(
-    request: Request,
-    *,
-    status: str = "open",
-    session: DbSession,
-    who: Who,
-) -> Response:
+def rubrics(request: Request, *, status: str = "open", session: DbSession, who: Who) -> Response:
     """Rubrics to revise, filtered by status."""
     status = status if status in _STATUSES else "open"
     context = {"items": rubric_list(session, status), "status": status, "statuses": _STATUSES}
