@@ -263,11 +263,7 @@ def next_unlabelled(session: Session, user: User, after: int = 0) -> int | None:
 def _labellers(session: Session) -> list[tuple[str, int, int]]:
     """Each labeller's name, answers labelled whole, and answers begun."""
     rows = session.execute(
-        select(
-            User.name,
-            func.count(AnswerLabel.completed_at),
-            func.count(AnswerLabel.id),
-        )
+        select(User.name, func.count(AnswerLabel.completed_at), func.count(AnswerLabel.id))
         .join(User, User.id == AnswerLabel.user_id)
         .group_by(User.name)
         .order_by(User.name)
