@@ -360,8 +360,15 @@ _PLACEHOLDER = MetaRubric.model_validate(
 """Stands in for a broken meta-rubric while the rest of the row is validated, so one
 problem does not hide the others (the meta-rubric's own errors are reported separately)."""
 
-IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
-"""Raster formats only: an SVG can carry script, and anything else is not an image."""
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+"""The file suffixes accepted, with the media type an image is served as. Raster formats
+only: an SVG can carry script, and anything else is not an image."""
 
 
 class CandidateRow(BaseModel):
@@ -399,10 +406,10 @@ def _image(value: str | None, base: Path, where: str, errors: list[ErrorDetail])
     if value is None:
         return None
     path = (base / value).resolve()
-    if path.suffix.lower() not in IMAGE_SUFFIXES:
+    if path.suffix.lower() not in IMAGE_TYPES:
         errors.append(
             ErrorDetail(
-                "image", "image-type", f"must be one of {', '.join(sorted(IMAGE_SUFFIXES))}", value
+                "image", "image-type", f"must be one of {', '.join(sorted(IMAGE_TYPES))}", value
             ).in_file(where)
         )
     elif not path.is_file():
