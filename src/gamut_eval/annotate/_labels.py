@@ -32,7 +32,7 @@ from gamut_eval.annotate._db import (
     utc_now,
 )
 from gamut_eval.annotate._errors import FormError, NotFound
-from gamut_eval.annotate._importer import FileSummary, _find_image
+from gamut_eval.annotate._io import FileSummary, _find_image
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.responses import check_responses, iter_responses

@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gamut_eval.annotate._db import Database, Image, User
 from gamut_eval.annotate._errors import AnnotateError, FormError, NotFound, PermissionDenied
-from gamut_eval.annotate._importer import IMAGE_TYPES, file_sha256
+from gamut_eval.annotate._io import IMAGE_TYPES, file_sha256
 from gamut_eval.annotate._users import (
     blocked_for,
     clear_failures,
