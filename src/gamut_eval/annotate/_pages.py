@@ -39,6 +39,7 @@ from gamut_eval.analysis import accuracy, cohen_kappa, confusion_matrix
 from gamut_eval.annotate._checklists import (
     CheckConflict,
     MergeConflict,
+    NewCheckRow,
     diff_checklists,
     parse_checklist_form,
 )
@@ -581,16 +582,6 @@ def _rows_from_form(
     return rows, [asdict(n) for n in parsed.new]
 
 
-def _blank() -> dict[str, str]:
-    return {
-        "id": "",
-        "item": "",
-        "kind": CheckKind.FACT.value,
-        "tier": Tier.VALUABLE.value,
-        "text": "",
-    }
-
-
 def _event_view(event: RubricEvent) -> dict[str, Any]:
     before = json.loads(event.before) if event.before else None
     after = json.loads(event.after) if event.after else None
@@ -648,7 +639,8 @@ def rubric_context(
     checklist = checklist_of(rubric)
     compiled = compiled_of(rubric)
     if form is None:
-        rows, new = _rows_from(checklist), [_blank() for _ in range(NEW_ROWS)]
+        blank = NewCheckRow("", "", CheckKind.FACT.value, Tier.VALUABLE.value, "")
+        rows, new = _rows_from(checklist), [asdict(blank) for _ in range(NEW_ROWS)]
     else:
         rows, new = _rows_from_form(checklist, form)
     meta = meta_of(rubric)
