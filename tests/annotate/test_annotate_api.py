@@ -15,7 +15,7 @@ from sqlalchemy import select
 from gamut_eval.analysis import cohen_kappa
 from gamut_eval.annotate import ConflictError, Database, export_dataset, import_files
 from gamut_eval.annotate._db import Question, Review, User
-from gamut_eval.annotate._question_pages import agreement
+from gamut_eval.annotate._pages import agreement
 from gamut_eval.annotate._questions import revision_id, submit_review
 
 

@@ -8,7 +8,7 @@ from typing import Any
 from annotate_helpers import Workspace, candidate_row, write_jsonl
 
 from gamut_eval.annotate import Database, import_files
-from gamut_eval.annotate._question_pages import PAGE_SIZE
+from gamut_eval.annotate._pages import PAGE_SIZE
 
 
 def _keys(page: str) -> list[str]:

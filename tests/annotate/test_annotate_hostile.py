@@ -123,12 +123,12 @@ def test_any_bad_id_is_a_404_with_the_security_headers(client: Any, path: str) -
 def test_a_server_error_carries_the_security_headers(
     loaded: Database, tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gamut_eval.annotate import _rubric_pages
+    from gamut_eval.annotate import _pages
 
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(_rubric_pages._Rubric, "page", broken)
+    monkeypatch.setattr(_pages._Rubric, "page", broken)
     admin = Client(loaded).login(tokens["admin"], "admin")
     admin.http = TestClient(
         admin.http.app,

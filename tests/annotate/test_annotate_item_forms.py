@@ -13,7 +13,7 @@ from annotate_helpers import RUBRIC, Client, Workspace, rubric_row, write_jsonl
 
 from gamut_eval.annotate import Database, Role, add_user, export_dataset, import_files
 from gamut_eval.annotate._errors import FormError
-from gamut_eval.annotate._item_form import item_from_form
+from gamut_eval.annotate._pages import item_from_form
 
 
 @pytest.fixture

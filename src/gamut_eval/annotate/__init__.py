@@ -33,12 +33,10 @@ if _typing.TYPE_CHECKING:
         NotFound as NotFound,
         PermissionDenied as PermissionDenied,
     )
-    from gamut_eval.annotate._exporter import (
+    from gamut_eval.annotate._io import (
         ExportSummary as ExportSummary,
-        export_dataset as export_dataset,
-    )
-    from gamut_eval.annotate._importer import (
         FileSummary as FileSummary,
+        export_dataset as export_dataset,
         import_files as import_files,
     )
     from gamut_eval.annotate._labels import (

@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 from starlette.templating import Jinja2Templates
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
-from gamut_eval.annotate import _label_pages, _question_pages, _rubric_pages, _web
+from gamut_eval.annotate import _pages, _web
 from gamut_eval.annotate._db import Database
 from gamut_eval.annotate._errors import AnnotateError
 from gamut_eval.annotate._users import count_users
@@ -130,7 +130,7 @@ def create_app(
     app.state.templates = _templates()
     app.state.session_hours = session_hours
     app.state.idle_minutes = idle_minutes
-    for module in (_web, _question_pages, _rubric_pages, _label_pages):
+    for module in (_web, _pages):
         app.include_router(module.router)
     app.mount("/static", StaticFiles(directory=_HERE / "static"), name="static")
     app.add_exception_handler(AnnotateError, _annotate_error)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import pydantic
@@ -86,7 +86,7 @@ class ChecklistForm:
     comment: str
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
     """A check is one statement: line breaks and runs of spaces from a textarea collapse."""
     return " ".join(text.split())
 
@@ -105,7 +105,7 @@ def parse_checklist_form(form: Mapping[str, str]) -> ChecklistForm:
         if kind == "check":
             rows.append(
                 CheckRow(
-                    f.get("id", ""), _one_line(f.get("text", "")), f.get("tier", ""), "remove" in f
+                    f.get("id", ""), one_line(f.get("text", "")), f.get("tier", ""), "remove" in f
                 )
             )
         else:
@@ -115,7 +115,7 @@ def parse_checklist_form(form: Mapping[str, str]) -> ChecklistForm:
                     f.get("item", ""),
                     f.get("kind", ""),
                     f.get("tier", ""),
-                    _one_line(f.get("text", "")),
+                    one_line(f.get("text", "")),
                 )
             )
     return ChecklistForm(tuple(rows), tuple(new), form.get("comment", "").strip())
@@ -137,7 +137,7 @@ def _existing(
             errors.append(f"check {row.id!r} is not in this checklist (reload the page)")
         elif not row.remove:
             check = stored[row.id]
-            if row.text != _one_line(check.text):
+            if row.text != one_line(check.text):
                 # The compiler's data (target, options, threshold) described the old text.
                 check = check.without_structure()
             checks.append({**check.model_dump(mode="json"), "text": row.text, "tier": row.tier})
@@ -269,7 +269,7 @@ def _bases(form: Mapping[str, str]) -> dict[str, Side] | None:
         got = fields.get(int(match[1]), {})
         if "text" not in got or "tier" not in got:
             return None
-        bases[check_id] = Side(got["tier"], _one_line(got["text"]))
+        bases[check_id] = Side(got["tier"], one_line(got["text"]))
     return bases
 
 
@@ -298,7 +298,7 @@ def merge_stale_form(
     conflicts: list[CheckConflict] = []
     stored = current.by_id()
     for i, check in enumerate(current.checks):
-        theirs = Side(check.tier.value, _one_line(check.text))
+        theirs = Side(check.tier.value, one_line(check.text))
         value, remove = theirs, False
         row = mine.get(check.id)
         if row is not None and check.id in bases:
@@ -330,15 +330,7 @@ def merge_stale_form(
             by = _who_changed(check_id, events)
             conflicts.append(CheckConflict(check_id, page, None, Side(row.tier, row.text), by))
     for j, new in enumerate(parsed.new):
-        merged.update(
-            {
-                f"new-{j}-id": new.id,
-                f"new-{j}-item": new.item,
-                f"new-{j}-kind": new.kind,
-                f"new-{j}-tier": new.tier,
-                f"new-{j}-text": new.text,
-            }
-        )
+        merged.update({f"new-{j}-{name}": value for name, value in asdict(new).items()})
     return merged, conflicts
 
 

@@ -21,7 +21,7 @@ question read the same version and the second is refused although nobody else mo
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, cast
@@ -280,9 +280,10 @@ _WRITE = "gamut_write"
 """Execution option marking a connection whose transactions must begin immediately."""
 
 
-def utc_now() -> str:
-    """ISO-8601 UTC with microseconds: sorts as text the same way as in time, on any engine."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+def utc_now(later: timedelta = timedelta()) -> str:
+    """ISO-8601 UTC with microseconds, ``later`` from now: sorts as text the same way as in
+    time, on any engine."""
+    return (datetime.now(UTC) + later).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def updated_rows(session: Session, statement: Update) -> int:

@@ -32,7 +32,7 @@ from gamut_eval.annotate._db import (
     utc_now,
 )
 from gamut_eval.annotate._errors import FormError, NotFound
-from gamut_eval.annotate._importer import FileSummary, _find_image
+from gamut_eval.annotate._io import FileSummary, _find_image
 from gamut_eval.dataset import load_dataset
 from gamut_eval.errors import InputError
 from gamut_eval.responses import check_responses, iter_responses
@@ -216,49 +216,24 @@ def _verdicts_of(label: AnswerLabel | None) -> dict[str, str]:
     return dict(json.loads(label.verdicts)) if label is not None else {}
 
 
-def _labelled_ids(session: Session, user: User) -> set[int]:
-    """The answers ``user`` has given every check a verdict."""
-    return set(
+def _queue(session: Session, user: User) -> tuple[set[int], list[int], list[int]]:
+    """The answers ``user`` has given every check a verdict, every answer, and the answers
+    still open to them (both in order)."""
+    done = set(
         session.scalars(
             select(AnswerLabel.answer_id).where(
                 AnswerLabel.user_id == user.id, AnswerLabel.completed_at.is_not(None)
             )
         )
     )
+    ids = list(session.scalars(select(LabelAnswer.id).order_by(LabelAnswer.id)))
+    return done, ids, [i for i in ids if i not in done]
 
 
-def answer_count(session: Session) -> int:
-    """How many answers were imported for labelling."""
-    return session.scalar(select(func.count(LabelAnswer.id))) or 0
-
-
-def next_unlabelled(session: Session, user: User, after: int = 0) -> int | None:
-    """The first answer after ``after`` that ``user`` has not labelled whole, else the first
-    one before it (the queue wraps around); None when every answer is labelled."""
-    done = _labelled_ids(session, user)
-    ids = session.scalars(select(LabelAnswer.id).order_by(LabelAnswer.id))
-    open_ids = [i for i in ids if i not in done]
-    later = [i for i in open_ids if i > after]
-    return later[0] if later else (open_ids[0] if open_ids else None)
-
-
-def _labellers(session: Session) -> list[tuple[str, int, int]]:
-    """Each labeller's name, answers labelled whole, and answers begun."""
-    rows = session.execute(
-        select(
-            User.name,
-            func.count(AnswerLabel.completed_at),
-            func.count(AnswerLabel.id),
-        )
-        .join(User, User.id == AnswerLabel.user_id)
-        .group_by(User.name)
-        .order_by(User.name)
-    ).all()
-    return [(name, done, begun) for name, done, begun in rows]
-
-
-def label_context(session: Session, answer_id: int, user: User) -> dict[str, Any]:
-    """Everything the labelling page of one answer renders for ``user``."""
+def _answer(
+    session: Session, answer_id: int, user: User
+) -> tuple[LabelAnswer, LabelQuestion, AnswerLabel | None]:
+    """One answer, its question and ``user``'s labelling of it (None: not begun)."""
     answer = session.get(LabelAnswer, answer_id)
     if answer is None:
         raise NotFound("There is no answer with this number.")
@@ -269,10 +244,38 @@ def label_context(session: Session, answer_id: int, user: User) -> dict[str, Any
             AnswerLabel.answer_id == answer.id, AnswerLabel.user_id == user.id
         )
     )
+    return answer, question, label
+
+
+def answer_count(session: Session) -> int:
+    """How many answers were imported for labelling."""
+    return session.scalar(select(func.count(LabelAnswer.id))) or 0
+
+
+def next_unlabelled(session: Session, user: User, after: int = 0) -> int | None:
+    """The first answer after ``after`` that ``user`` has not labelled whole, else the first
+    one before it (the queue wraps around); None when every answer is labelled."""
+    open_ids = _queue(session, user)[2]
+    later = [i for i in open_ids if i > after]
+    return later[0] if later else (open_ids[0] if open_ids else None)
+
+
+def _labellers(session: Session) -> list[tuple[str, int, int]]:
+    """Each labeller's name, answers labelled whole, and answers begun."""
+    rows = session.execute(
+        select(User.name, func.count(AnswerLabel.completed_at), func.count(AnswerLabel.id))
+        .join(User, User.id == AnswerLabel.user_id)
+        .group_by(User.name)
+        .order_by(User.name)
+    ).all()
+    return [(name, done, begun) for name, done, begun in rows]
+
+
+def label_context(session: Session, answer_id: int, user: User) -> dict[str, Any]:
+    """Everything the labelling page of one answer renders for ``user``."""
+    answer, question, label = _answer(session, answer_id, user)
     verdicts = _verdicts_of(label)
-    done = _labelled_ids(session, user)
-    ids = list(session.scalars(select(LabelAnswer.id).order_by(LabelAnswer.id)))
-    open_ids = [i for i in ids if i not in done]
+    done, ids, open_ids = _queue(session, user)
     siblings = list(
         session.scalars(
             select(LabelAnswer.id)
@@ -301,11 +304,7 @@ def save_label(session: Session, answer_id: int, user: User, form: Mapping[str, 
     """Save ``user``'s verdicts on one answer from the form (``verdict-<i>`` for the i-th
     check, ``note``); returns whether every check now has a verdict. A check left without
     one keeps none; an unknown verdict is refused."""
-    answer = session.get(LabelAnswer, answer_id)
-    if answer is None:
-        raise NotFound("There is no answer with this number.")
-    question = session.get(LabelQuestion, answer.question_id)
-    assert question is not None  # a foreign key
+    answer, question, label = _answer(session, answer_id, user)
     checks = _checks(question)
     verdicts: dict[str, str] = {}
     problems = []
@@ -322,11 +321,6 @@ def save_label(session: Session, answer_id: int, user: User, form: Mapping[str, 
         raise FormError(problems)
     complete = len(verdicts) == len(checks)
     now = utc_now()
-    label = session.scalar(
-        select(AnswerLabel).where(
-            AnswerLabel.answer_id == answer.id, AnswerLabel.user_id == user.id
-        )
-    )
     if label is None:
         label = AnswerLabel(answer_id=answer.id, user_id=user.id, created_at=now)
         session.add(label)

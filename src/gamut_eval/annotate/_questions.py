@@ -33,6 +33,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from gamut_eval.annotate._checklists import one_line
 from gamut_eval.annotate._db import (
     Decision,
     Image,
@@ -78,10 +79,6 @@ class Outcome:
     reason: str = ""
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.split())
-
-
 def make_vote(decision: str, revised_text: str | None, original: str) -> Vote:
     """A checked vote: a known decision, and a real revision exactly when revising."""
     try:
@@ -90,12 +87,12 @@ def make_vote(decision: str, revised_text: str | None, original: str) -> Vote:
         raise FormError(
             [f"decision must be accept, revise or discard (got {decision!r})"]
         ) from None
-    text = _normal(revised_text or "")
+    text = one_line(revised_text or "")
     if choice is not Decision.REVISE:
         return Vote(choice)
     if not text:
         raise FormError(["a revision needs the revised question text"])
-    if text == _normal(original):
+    if text == one_line(original):
         raise FormError(["the revised question is the same as the original; choose accept"])
     return Vote(choice, text)
 
@@ -200,7 +197,8 @@ def adjudication_queue(session: Session) -> list[Question]:
     return list(session.scalars(query.order_by(Question.updated_at, Question.id)))
 
 
-def _votes(rows: list[tuple[Review, User]]) -> list[Vote]:
+def votes_of(rows: list[tuple[Review, User]]) -> list[Vote]:
+    """The reviews' votes (not the adjudication), oldest first."""
     return [Vote(Decision(r.decision), r.revised_text) for r, _ in rows if r.kind == "review"]
 
 
@@ -302,7 +300,7 @@ def submit_review(
             "your review was not saved. Take the next one from the queue."
         )
     vote = make_vote(decision, revised_text, question.text)
-    outcome = after_reviews([*_votes(rows), vote])
+    outcome = after_reviews([*votes_of(rows), vote])
     _compare_and_set(session, question, outcome.status.value)
     _record(session, question, user, "review", vote, comment)
     if outcome.status is QuestionStatus.REVISED:
@@ -331,7 +329,7 @@ def adjudicate(
     if question.version != version or question.status != QuestionStatus.ADJUDICATION.value:
         raise ConflictError(_stale_message(question, rows))
     ruling = make_vote(decision, revised_text, question.text)
-    outcome = after_adjudication(_votes(rows), ruling)
+    outcome = after_adjudication(votes_of(rows), ruling)
     _compare_and_set(session, question, outcome.status.value)
     _record(session, question, user, "adjudication", ruling, comment)
     if outcome.status is QuestionStatus.REVISED:

@@ -56,6 +56,7 @@ from gamut_eval.annotate._checklists import (
     apply_form,
     carry_edits,
     merge_stale_form,
+    one_line,
     parse_checklist_form,
 )
 from gamut_eval.annotate._db import (
@@ -199,7 +200,7 @@ def _require_open(rubric: Rubric) -> None:
 
 
 def _text(value: str, what: str) -> str:
-    text = " ".join(value.split())
+    text = one_line(value)
     if not text:
         raise FormError([f"{what} must not be empty"])
     if len(text) > _MAX_TEXT:
@@ -499,10 +500,6 @@ def checks_naming(checklist: Checklist, name: str) -> list[str]:
     return [c.id for c in checklist.checks if pattern.search(c.text)]
 
 
-def _meta_with(meta: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    return {**meta, **fields}
-
-
 def after_entity(
     *,
     old: str | None,
@@ -513,7 +510,7 @@ def after_entity(
     checklist: Checklist,
 ) -> Rederived:
     """The entity was corrected from ``old`` to ``new``."""
-    values: dict[str, Any] = {"entity": new, "meta_rubric": _meta_with(meta, entity=new)}
+    values: dict[str, Any] = {"entity": new, "meta_rubric": {**meta, "entity": new}}
     derived = {"meta_rubric.entity": "set to the corrected entity"}
     stale = {
         STRANGER_TEST: "the LLM review judged the question knowing the old entity "
@@ -547,7 +544,7 @@ def after_entity(
 
 def after_question(*, old: str, new: str, text_only: str | None, meta: dict[str, Any]) -> Rederived:
     """The question was reworded from ``old`` to ``new``."""
-    values: dict[str, Any] = {"question": new, "meta_rubric": _meta_with(meta, question=new)}
+    values: dict[str, Any] = {"question": new, "meta_rubric": {**meta, "question": new}}
     stale = {
         STRANGER_TEST: "the LLM review judged the old wording; the new one has not been "
         "reviewed (import it as a candidate question, or check it by hand)"

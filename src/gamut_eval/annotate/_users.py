@@ -128,22 +128,17 @@ def sign_in(session: Session, token: str, hours: float, name: str = "") -> Signe
     if user is None or (name and name.casefold() != user.name.casefold()):
         return None
     cookie, csrf = new_token(), new_token()
-    expires = datetime.now(UTC) + timedelta(hours=hours)
     session.add(
         LoginSession(
             token_hash=hash_token(cookie),
             user_id=user.id,
             csrf_token=csrf,
             created_at=utc_now(),
-            expires_at=_stamp(expires),
+            expires_at=utc_now(timedelta(hours=hours)),
             last_seen_at=utc_now(),
         )
     )
     return SignedIn(cookie, csrf, user)
-
-
-def _stamp(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def find_session(
@@ -162,7 +157,7 @@ def find_session(
         return None
     if idle_minutes is not None:
         seen = row[0].last_seen_at or row[0].created_at
-        if seen <= _stamp(datetime.now(UTC) - timedelta(minutes=idle_minutes)):
+        if seen <= utc_now(-timedelta(minutes=idle_minutes)):
             return None
     return row[0], row[1]
 
@@ -175,7 +170,7 @@ def needs_mark(login: LoginSession, idle_minutes: float) -> bool:
     """Whether ``last_seen_at`` is old enough to be written again."""
     every = min(SEEN_EVERY, idle_minutes * 6)  # a tenth of the idle time, at most a minute
     seen = login.last_seen_at or login.created_at
-    return seen <= _stamp(datetime.now(UTC) - timedelta(seconds=every))
+    return seen <= utc_now(-timedelta(seconds=every))
 
 
 def mark_seen(session: Session, login_id: int) -> None:
@@ -230,9 +225,8 @@ def blocked_for(session: Session, name: str, address: str) -> float:
     for key, where, _ in _keys(name, address):
         row = _row(session, key, where)
         if row is not None:
-            until = datetime.strptime(row.blocked_until, "%Y-%m-%dT%H:%M:%S.%fZ")
-            left = (until.replace(tzinfo=UTC) - datetime.now(UTC)).total_seconds()
-            wait = max(wait, left)
+            until = datetime.fromisoformat(row.blocked_until)  # the Z makes it UTC
+            wait = max(wait, (until - datetime.now(UTC)).total_seconds())
     return wait
 
 
@@ -247,7 +241,7 @@ def record_failure(session: Session, name: str, address: str) -> float:
             session.add(row)
         row.failures += 1
         row_delay = delay_after(row.failures, free)
-        row.blocked_until = _stamp(datetime.now(UTC) + timedelta(seconds=row_delay))
+        row.blocked_until = utc_now(timedelta(seconds=row_delay))
         row.updated_at = utc_now()
         delay = max(delay, row_delay)
     session.flush()

@@ -47,7 +47,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gamut_eval.annotate._db import Database, Image, User
 from gamut_eval.annotate._errors import AnnotateError, FormError, NotFound, PermissionDenied
-from gamut_eval.annotate._importer import IMAGE_SUFFIXES, file_sha256
+from gamut_eval.annotate._io import IMAGE_TYPES, file_sha256
 from gamut_eval.annotate._users import (
     blocked_for,
     clear_failures,
@@ -291,9 +291,7 @@ def render(
 
 
 def submitted(
-    change: Callable[[], _T],
-    then: Callable[[_T], str],
-    again: Callable[[list[str]], Response],
+    change: Callable[[], _T], then: Callable[[_T], str], again: Callable[[list[str]], Response]
 ) -> Response:
     """A form's ``change``, then a redirect (303) to the address ``then`` makes of its
     result; a ``FormError`` shows the form's page ``again`` with its messages instead."""
@@ -392,13 +390,6 @@ def logout(request: Request, *, session: DbSession) -> Response:
 
 
 _DIGEST = re.compile(r"^[0-9a-f]{64}$")
-_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
 
 
 @router.get("/images/{digest}")
@@ -409,13 +400,13 @@ def image(digest: str, session: DbSession, _: Who) -> FileResponse:
     rows = session.scalars(select(Image).where(Image.sha256 == digest).order_by(Image.id))
     for row in rows:
         path = Path(row.path)
-        if path.suffix.lower() not in IMAGE_SUFFIXES or not path.is_file():
+        if path.suffix.lower() not in IMAGE_TYPES or not path.is_file():
             continue
         if file_sha256(path) != digest:
             continue
         return FileResponse(
             path,
-            media_type=_TYPES[path.suffix.lower()],
+            media_type=IMAGE_TYPES[path.suffix.lower()],
             headers={"cache-control": "private, max-age=86400, immutable"},
         )
     raise NotFound("No such image.")
