@@ -10,8 +10,7 @@ from pydantic import TypeAdapter
 
 from gamut_eval._files import read_document
 from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._model import ITEM_TYPES, Item, MetaRubric
-from gamut_eval.rubric._rules import rule_errors
+from gamut_eval.rubric._model import ITEM_TYPES, Item, MetaRubric, rule_errors
 
 _ITEM = TypeAdapter(Item)
 
