@@ -6,8 +6,14 @@ this package (and the CLI that only shows ``--help``) stays cheap.
 
 from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
 
-from gamut_eval.scoring._params import ScoringParams
-from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score
+from gamut_eval.scoring._score import (
+    ScoreCard,
+    ScoringParams,
+    TierCounts,
+    gamut_score,
+    score_response,
+    tier_score,
+)
 from gamut_eval.scoring._verdict import Verdict, parse_verdict, verdict_value
 
 if _TYPE_CHECKING:
