@@ -11,10 +11,8 @@ if _typing.TYPE_CHECKING:
         Check as Check,
         CheckKind as CheckKind,
         Checklist as Checklist,
-        CompileConfig as CompileConfig,
-    )
-    from gamut_eval.rubric._compile import (
         ChecklistEdit as ChecklistEdit,
+        CompileConfig as CompileConfig,
         checklist_edits as checklist_edits,
         checklist_markdown as checklist_markdown,
         compile_rubric as compile_rubric,

@@ -26,9 +26,9 @@ from collections.abc import Collection, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
-from gamut_eval.rubric._model import MetaRubric
+from gamut_eval.rubric._model import FROZEN, MetaRubric
 
 ChangeKind = Literal["removed", "changed", "moved", "reworded", "added"]
 
@@ -43,7 +43,7 @@ _WORD = re.compile(r"\w+")
 class RubricChange(BaseModel):
     """One difference between an old and a new meta-rubric."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    model_config = FROZEN
 
     question: str
     """The rubric's id (the question id of its dataset record)."""
