@@ -372,7 +372,7 @@ def calibrate_run(
     and must cover every drawn question when one is. ``sample``: the calibration sample
     given as a list of questions instead (no fraction), each covered by ``calibrated_with``.
     """
-    from gamut_eval._run_tables import load_run
+    from gamut_eval.records import load_run
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"the confidence must be between 0 and 1, got {confidence!r}")
