@@ -258,7 +258,7 @@ def _verdict_table(path: Path, table: pa.Table, explanations: bool) -> VerdictTa
 
 
 def unique_rows(
-    rows: Iterable[tuple[int, dict[str, Any]]], keys: Sequence[str], what: str = "verdict"
+    rows: Iterable[tuple[int, dict[str, Any]]], keys: Sequence[str]
 ) -> list[dict[str, Any]]:
     """The rows with identical repeats dropped; a ``ValidationError`` when two rows with
     the same ``keys`` differ (giving the count and the first few, with their row numbers)."""
@@ -274,7 +274,7 @@ def unique_rows(
             conflicts.append(
                 ErrorDetail(
                     f"row {number}",
-                    f"unique-{what}",
+                    "unique-verdict",
                     f"differs from row {first[key][0]}, which has the same "
                     + ", ".join(k for k in keys if k in row),
                     dict(zip(keys, key, strict=True)),
@@ -283,8 +283,8 @@ def unique_rows(
     if conflicts:
         summary = ErrorDetail(
             "$",
-            f"unique-{what}",
-            f"{len(conflicts)} {what} row(s) repeat an earlier row's identity with different "
+            "unique-verdict",
+            f"{len(conflicts)} verdict row(s) repeat an earlier row's identity with different "
             f"content; keep one row each. The first {min(len(conflicts), _LISTED)} follow",
         )
         raise ValidationError([summary, *conflicts[:_LISTED]])
