@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut_eval._tables import read_rows, table_format
-from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+from gamut_eval.errors import LISTED, ErrorDetail, InputError, ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,6 @@ SCORED_FIELDS: tuple[str, ...] = (*VERDICT_KEYS, "verdict")
 """The fields scoring needs, and what ``read_verdict_table`` reads by default."""
 _REQUIRED = ("question_id", "check_id")
 _TEXT = (*SCORED_FIELDS, "explanation")
-_LISTED = 5
 _BLOCK_BYTES = 8 << 20
 """Bytes of JSONL parsed per block: large enough to keep pyarrow's threads busy, small
 enough that a few blocks in flight cost little beside the table."""
@@ -285,9 +284,9 @@ def unique_rows(
             "$",
             "unique-verdict",
             f"{len(conflicts)} verdict row(s) repeat an earlier row's identity with different "
-            f"content; keep one row each. The first {min(len(conflicts), _LISTED)} follow",
+            f"content; keep one row each. The first {min(len(conflicts), LISTED)} follow",
         )
-        raise ValidationError([summary, *conflicts[:_LISTED]])
+        raise ValidationError([summary, *conflicts[:LISTED]])
     return kept
 
 
@@ -317,6 +316,6 @@ def _bad_summary(bad: list[ErrorDetail]) -> list[ErrorDetail]:
         "$",
         "well-formed",
         f"{len(bad)} verdict row(s) lack a required field ({', '.join(_REQUIRED)}) or hold "
-        f"a non-text value where text belongs; the first {min(len(bad), _LISTED)} follow",
+        f"a non-text value where text belongs; the first {min(len(bad), LISTED)} follow",
     )
-    return [summary, *bad[:_LISTED]]
+    return [summary, *bad[:LISTED]]

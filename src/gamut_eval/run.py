@@ -104,10 +104,6 @@ class RunResult:
     its verdicts, the files derived from them and its logs were kept as they were."""
 
 
-def _settings_of(setting: str) -> list[str]:
-    return list(SETTINGS) if setting == "both" else [setting]
-
-
 def _complete(
     rows: list[ResponseRow],
     dataset: Dataset,
@@ -117,7 +113,7 @@ def _complete(
     source: Path,
 ) -> CompleteResponses:
     """The answers checked against the grid (dataset questions x models x settings)."""
-    wanted = _settings_of(setting)
+    wanted = list(SETTINGS) if setting == "both" else [setting]
     kept = [r for r in rows if r.setting in wanted]
     return complete_responses(
         kept, [r.id for r in dataset], models, wanted, fill_missing=fill_missing, source=source
@@ -182,8 +178,7 @@ def _manifest(
     responses: Path | None,
     judges: Sequence[JudgeSettings],
     generation: GenerationSettings | None,
-    filled: Sequence[FilledAnswer] = (),
-    probed: Sequence[ResolvedJudge] = (),
+    probed: Sequence[ResolvedJudge],
 ) -> RunManifest:
     return RunManifest(
         identity=identity,
@@ -204,7 +199,6 @@ def _manifest(
             if judge.shape is not None
         },
         generation=generation.recorded() if generation else None,
-        filled_missing=list(filled),
     )
 
 
@@ -331,7 +325,7 @@ def _run_claimed(
 ) -> RunResult:
     """The run in its claimed folder, under its lock (``held``)."""
     previous = take_finished(out_dir)
-    manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
+    manifest = _manifest(identity, dataset, responses, judges, generation, resolved)
     if calibration is not None:
         manifest = manifest.model_copy(update={"calibration": dict(calibration)})
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.errors import LISTED, ErrorDetail, ValidationError
 from gamut_eval.rubric import TIERS, Checklist
 from gamut_eval.scoring._score import ScoringParams
 from gamut_eval.scoring._verdict import Verdict
@@ -48,8 +48,6 @@ def _row_error(column: str, rule: str, message: str, value: object) -> Validatio
 # The messages of a verdict table that does not fit its checklists: counts first, then the
 # first few by name.
 
-LISTED = 5
-"""How many offending rows an error lists by name (the count is always given)."""
 _NAMED_CHARS = 80
 
 
