@@ -151,11 +151,7 @@ def score_response(
         bucket = tallies.setdefault(check.tier, {})
         bucket[key] = bucket.get(key, 0) + 1
     counts = {tier: TierCounts(**tallies[tier]) for tier in TIERS if tier in tallies}
-    tiers = {}
-    for tier, tier_counts in counts.items():
-        value = tier_score(tier_counts, params)
-        if value is not None:
-            tiers[tier] = value
+    tiers = {t: v for t, c in counts.items() if (v := tier_score(c, params)) is not None}
     void = any(params.weights[t] > 0 and c.scored == 0 for t, c in counts.items())
     gamut = None if void else gamut_score(tiers, params)
     return ScoreCard(gamut=gamut, tiers=tiers, counts=counts)
