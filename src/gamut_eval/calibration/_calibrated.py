@@ -87,6 +87,19 @@ def write_sample(
     return drawn
 
 
+def check_covered(
+    name: str | Path, drawn: Sequence[str], covered: set[str], setting: str | None = None
+) -> None:
+    """Refuse a drawn sample with questions the strong side ``name`` has no verdicts for."""
+    absent = [q for q in drawn if q not in covered]
+    if absent:
+        raise InputError(
+            f"{name}: has no verdicts for {len(absent)} of the {len(drawn)} sampled "
+            f"questions (first: {', '.join(absent[:5])})",
+            setting=setting,
+        )
+
+
 @dataclass(frozen=True)
 class Calibration:
     """Calibrated scores: one row per model and setting, and their paired differences."""
@@ -431,12 +444,7 @@ def calibrate_run(
         notes.append(GIVEN_NOTE)
     elif fraction is not None:
         sample = sample_questions(questions, fraction, seed)
-        absent = [q for q in sample if q not in covered]
-        if absent:
-            raise InputError(
-                f"{name}: has no verdicts for {len(absent)} of the {len(sample)} sampled "
-                f"questions (first: {', '.join(absent[:5])})"
-            )
+        check_covered(name, sample, covered)
     elif len(covered) == len(questions):
         raise InputError(f"{name}: covers every question of the run; give the fraction to sample")
     else:

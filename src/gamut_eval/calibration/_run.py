@@ -28,6 +28,7 @@ from gamut_eval.calibration._calibrated import (
     RANDOM_NOTE,
     Calibration,
     calibrate_run,
+    check_covered,
     sample_questions,
     write_calibration,
 )
@@ -206,13 +207,7 @@ def calibration_sample(
         raise InputError(f"{path}: has no verdicts for any question of the dataset")
     if calibrate.fraction is not None:
         drawn = sample_questions(question_ids, calibrate.fraction, calibrate.seed)
-        absent = [q for q in drawn if q not in covered]
-        if absent:
-            raise InputError(
-                f"{path}: has no verdicts for {len(absent)} of the {len(drawn)} sampled "
-                f"questions (first: {', '.join(absent[:5])})",
-                setting="calibrate_fraction",
-            )
+        check_covered(path, drawn, covered, "calibrate_fraction")
         return drawn, []
     if len(covered) == len(set(question_ids)):
         raise InputError(
