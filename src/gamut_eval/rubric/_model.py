@@ -10,7 +10,7 @@ always valid.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -272,22 +272,26 @@ def rule_errors(
     return errors
 
 
-def _duplicate_ids(section: str, ids: Sequence[tuple[int, str]]) -> list[ErrorDetail]:
+def _repeats(keys: Iterable[tuple[int, str]]) -> Iterator[tuple[int, int]]:
+    """``(index, index of the first with the same key)`` for each key met before."""
     seen: dict[str, int] = {}
-    errors = []
-    for index, value in ids:
-        if value in seen:
-            errors.append(
-                ErrorDetail(
-                    f"{section}[{index}].id",
-                    "unique-id",
-                    f"duplicate id; {section}[{seen[value]}] already uses it",
-                    value,
-                )
-            )
-        else:
-            seen[value] = index
-    return errors
+    for index, key in keys:
+        first = seen.setdefault(key, index)
+        if first != index:
+            yield index, first
+
+
+def _duplicate_ids(section: str, ids: Sequence[tuple[int, str]]) -> list[ErrorDetail]:
+    value = dict(ids)
+    return [
+        ErrorDetail(
+            f"{section}[{i}].id",
+            "unique-id",
+            f"duplicate id; {section}[{first}] already uses it",
+            value[i],
+        )
+        for i, first in _repeats(ids)
+    ]
 
 
 def _cite_lists(item: Item) -> list[tuple[str, tuple[str, ...]]]:
@@ -317,28 +321,18 @@ def _citation_errors(base: str, item: Item, known: set[str]) -> list[ErrorDetail
     return errors
 
 
-def _normalise(text: str) -> str:
-    return " ".join(text.casefold().split())
-
-
 def _element_duplicates(base: str, item: Item) -> list[ErrorDetail]:
     field, elements = item_elements(item)
-    seen: dict[str, int] = {}
-    errors = []
-    for i, element in enumerate(elements):
-        key = _normalise(element.text)
-        if key in seen:
-            errors.append(
-                ErrorDetail(
-                    f"{base}.{field}[{i}]",
-                    "unique-element",
-                    f"repeats {field}[{seen[key]}] (compared ignoring case and whitespace)",
-                    element.text,
-                )
-            )
-        else:
-            seen[key] = i
-    return errors
+    keys = [(i, " ".join(e.text.casefold().split())) for i, e in enumerate(elements)]
+    return [
+        ErrorDetail(
+            f"{base}.{field}[{i}]",
+            "unique-element",
+            f"repeats {field}[{first}] (compared ignoring case and whitespace)",
+            elements[i].text,
+        )
+        for i, first in _repeats(keys)
+    ]
 
 
 def _threshold_errors(base: str, item: FlexibleListItem) -> list[ErrorDetail]:
