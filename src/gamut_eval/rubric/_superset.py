@@ -135,18 +135,12 @@ class _Diff:
         )
 
     def cites(self, path: str, old: Sequence[str], new: Sequence[str]) -> None:
-        self.changes += [
-            RubricChange(
-                question=self.question, path=f"{path}.cites[{c}]", kind="removed", before=c
-            )
-            for c in old
-            if c not in new
-        ]
-        self.changes += [
-            RubricChange(question=self.question, path=f"{path}.cites[{c}]", kind="added", after=c)
-            for c in new
-            if c not in old
-        ]
+        for c in old:
+            if c not in new:
+                self.add(f"{path}.cites[{c}]", "removed", before=c)
+        for c in new:
+            if c not in old:
+                self.add(f"{path}.cites[{c}]", "added", after=c)
 
     def fields(self, path: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> None:
         """Every field of one item or element (both of the same type)."""
