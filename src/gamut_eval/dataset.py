@@ -169,25 +169,14 @@ def _record(data: Any, base: Path) -> tuple[DatasetRecord | None, list[ErrorDeta
 
 
 def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
-    errors = []
-    if record.meta_rubric.id != record.id:
-        errors.append(
-            ErrorDetail(
-                "meta_rubric.id",
-                "id-match",
-                f"must equal the record id {record.id!r}",
-                record.meta_rubric.id,
-            )
-        )
-    if record.checklist is not None and record.checklist.rubric_id != record.id:
-        errors.append(
-            ErrorDetail(
-                "checklist.rubric_id",
-                "id-match",
-                f"must equal the record id {record.id!r}",
-                record.checklist.rubric_id,
-            )
-        )
+    ids = {"meta_rubric.id": record.meta_rubric.id}
+    if record.checklist is not None:
+        ids["checklist.rubric_id"] = record.checklist.rubric_id
+    errors = [
+        ErrorDetail(path, "id-match", f"must equal the record id {record.id!r}", value)
+        for path, value in ids.items()
+        if value != record.id
+    ]
     if record.image is not None:
         problem = _image_problem(base, record.image)
         if problem is not None:
