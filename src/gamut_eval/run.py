@@ -360,7 +360,7 @@ def _run_claimed(
 
         write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
-    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, sampled)
+    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, prices, sampled)
     _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     record_finished(out_dir, finished)
     return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
@@ -380,7 +380,7 @@ def estimate_run(
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
-    from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore, Store
+    from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore
 
     dataset = load_dataset(dataset_path, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing)
@@ -389,7 +389,6 @@ def estimate_run(
     for settings in judges:
         backend = DryRunBackend(resolve_judge(settings, "dry-run"), prices, VERDICT_OUTPUT_TOKENS)
         plan = JudgePlan(dataset, list(given.rows), settings)
-        store: Store
         if store_path.is_file():
             with VerdictStore(store_path, writer=False) as store:
                 judge_pass(plan, backend, store)
@@ -406,7 +405,6 @@ def _with_usage(
     answers: Sequence[ResponseRow],
     judges: Sequence[JudgeSettings],
     out_dir: Path,
-    filled: Sequence[FilledAnswer],
     prices: PriceTable | None,
     sampled: Mapping[str, Collection[str]],
 ) -> RunManifest:
@@ -425,7 +423,6 @@ def _with_usage(
     model_usage = {m: priced(m, u, prices) for m, u in answer_usage(answers).items()}
     return manifest.model_copy(
         update={
-            "filled_missing": list(filled),
             "model_usage": model_usage,
             "judge_usage": judge_usage,
             "currency": prices.currency if prices is not None else None,
