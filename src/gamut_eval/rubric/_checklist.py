@@ -32,7 +32,6 @@ from gamut_eval.rubric._model import (
     Item,
     MetaInsightItem,
     MetaRubric,
-    NestedInsight,
     ProcessItem,
     RelationshipItem,
     StrictListItem,
@@ -446,21 +445,19 @@ def _relationship(item: RelationshipItem) -> list[Check]:
 
 
 def _insights(item: StrictListItem | FlexibleListItem | ProcessItem) -> list[Check]:
-    return [_insight(item, i, insight) for i, insight in enumerate(item.meta_insights, start=1)]
-
-
-def _insight(item: Item, i: int, insight: NestedInsight) -> Check:
-    text = insight.statement
-    return trusted_check(
-        f"{item.id}/insight-{i}",
-        CheckKind.META_INSIGHT,
-        insight.tier or item.tier,
-        text,
-        item.id,
-        False,
-        insight.cites or item.cites,
-        text,
-    )
+    return [
+        trusted_check(
+            f"{item.id}/insight-{i}",
+            CheckKind.META_INSIGHT,
+            insight.tier or item.tier,
+            insight.statement,
+            item.id,
+            False,
+            insight.cites or item.cites,
+            insight.statement,
+        )
+        for i, insight in enumerate(item.meta_insights, start=1)
+    ]
 
 
 _TITLES = {"answer_critical": "Answer-Critical", "valuable": "Valuable", "context": "Context"}
