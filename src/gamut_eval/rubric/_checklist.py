@@ -20,7 +20,7 @@ from collections.abc import Iterable, Sequence
 from enum import StrEnum
 from fractions import Fraction
 from functools import lru_cache
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -138,7 +138,12 @@ class Checklist(BaseModel):
         texts, at least one check); skipping it is most of what makes compiling fast.
         Checklists read from files go through ``model_validate``.
         """
-        return _trusted(cls, {"rubric_id": rubric_id, "config": config, "checks": checks})
+        checklist = _new(cls)
+        _set(checklist, "__dict__", {"rubric_id": rubric_id, "config": config, "checks": checks})
+        _set(checklist, "__pydantic_fields_set__", {"rubric_id", "config", "checks"})
+        _set(checklist, "__pydantic_extra__", None)
+        _set(checklist, "__pydantic_private__", None)
+        return checklist
 
     def by_id(self) -> dict[str, Check]:
         """Checks keyed by id."""
@@ -156,29 +161,11 @@ _set = object.__setattr__
 _new = BaseModel.__new__
 
 
-_M = TypeVar("_M", bound=BaseModel)
-
-
-def _trusted(cls: type[_M], values: dict[str, Any], fields_set: set[str] | None = None) -> _M:
-    """What ``cls.model_construct(**values)`` builds when ``values`` names every field (in
-    field order), without its per-field Python loop: a compiled checklist has tens of
-    thousands of checks at paper scale.
-
-    ``fields_set`` may be shared between instances of a frozen model: pydantic changes it
-    in place only on attribute assignment, which a frozen model refuses (``model_copy``
-    copies it first).
-    """
-    model = _new(cls)
-    _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values) if fields_set is None else fields_set)
-    _set(model, "__pydantic_extra__", None)
-    _set(model, "__pydantic_private__", None)
-    return model
-
-
 _CHECK_FIELDS = set(Check.model_fields)
 """Every field of ``Check``: each compiled check sets them all. One set for all of them,
-which saves a third of the objects the cyclic garbage collector tracks per check."""
+which saves a third of the objects the cyclic garbage collector tracks per check. A frozen
+model's fields set may be shared: pydantic changes it in place only on attribute
+assignment, which a frozen model refuses (``model_copy`` copies it first)."""
 
 
 def trusted_check(
@@ -195,8 +182,8 @@ def trusted_check(
 ) -> Check:
     """A ``Check`` built without validation; only for the compiler's own output.
 
-    The same as ``_trusted(Check, {...}, _CHECK_FIELDS)``, inlined: this runs once per
-    compiled check.
+    What ``Check.model_construct`` builds when every field is given, without its per-field
+    Python loop: this runs once per compiled check, tens of thousands at paper scale.
     """
     check: Check = _new(Check)
     _set(
