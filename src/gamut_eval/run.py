@@ -528,9 +528,7 @@ def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> 
     fields only) scored into scores.jsonl and summary.json; returns the summary."""
     verdicts = read_verdict_table(out_dir / "verdicts.jsonl").frame
     scores = score_table(verdicts, dataset.checklists(), params)
-    with atomic_writer(out_dir / "scores.jsonl") as handle:
-        for row in score_rows(scores):
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_rows(out_dir / "scores.jsonl", score_rows(scores))
     summary = summarise_scores(scores)
     _write_json(out_dir / "summary.json", _records(summary))
     return summary
