@@ -368,6 +368,13 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         raise
 
 
+def write_json(path: str | Path, data: Any) -> None:
+    """Write ``data`` as indented JSON (non-ASCII kept as is) with a final newline, atomically."""
+    with atomic_writer(path) as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+
+
 def image_inside(image: str | Path, folder: Path) -> str:
     """``image``'s path relative to ``folder``, the folder of a dataset being written. An
     image outside it is linked (or, across file systems, copied) into its ``images/``

@@ -35,7 +35,7 @@ import pandas as pd
 
 from gamut_eval import __version__
 from gamut_eval._extras import extra_installed, model_extras, require_extras
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import atomic_writer, write_json
 from gamut_eval._folder import (
     DERIVED,
     Finished,
@@ -135,12 +135,6 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
         for row in frame.to_dict(orient="records")
     ]
-
-
-def _write_json(path: Path, data: Any) -> None:
-    with atomic_writer(path) as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
 
 
 def _identity(
@@ -328,7 +322,7 @@ def _run_claimed(
     manifest = _manifest(identity, dataset, responses, judges, generation, resolved)
     if calibration is not None:
         manifest = manifest.model_copy(update={"calibration": dict(calibration)})
-    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
         from gamut_eval.generate import generate_responses
@@ -350,7 +344,7 @@ def _run_claimed(
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
         manifest = manifest.model_copy(update={"filled_missing": list(filled)})
-        _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+        write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
         dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
     )
@@ -361,7 +355,7 @@ def _run_claimed(
         write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
     manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, prices, sampled)
-    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     record_finished(out_dir, finished)
     return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
@@ -530,5 +524,5 @@ def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> 
     scores = score_table(verdicts, dataset.checklists(), params)
     write_rows(out_dir / "scores.jsonl", score_rows(scores))
     summary = summarise_scores(scores)
-    _write_json(out_dir / "summary.json", _records(summary))
+    write_json(out_dir / "summary.json", _records(summary))
     return summary

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import atomic_writer, write_json
 from gamut_eval.calibration._ppi import MeanEstimate, Population, normal_cdf, ppi_mean
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.rubric import TIERS
@@ -472,7 +471,5 @@ def write_calibration(calibration: Calibration, path: str | Path) -> Path:
     target = Path(path)
     if target.is_dir():
         target = target / CALIBRATED_FILE
-    with atomic_writer(target) as handle:
-        json.dump(calibration.to_json(), handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
+    write_json(target, calibration.to_json())
     return target
