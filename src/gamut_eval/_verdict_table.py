@@ -94,12 +94,6 @@ def read_verdict_table(
     return _verdict_table(path, table, explanations)
 
 
-def _schema(fields: Sequence[str]) -> pa.Schema:
-    import pyarrow as pa
-
-    return pa.schema([(name, pa.string()) for name in dict.fromkeys(fields)])
-
-
 def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     """The file through pyarrow's streaming JSON reader, block by block (memory bounded
     by a few blocks, not by the file), short text fields dictionary-encoded as each block
@@ -116,7 +110,7 @@ def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     if fields is None:
         options = pj.ParseOptions()
     else:
-        schema = _schema(fields)
+        schema = pa.schema([(name, pa.string()) for name in dict.fromkeys(fields)])
         options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     blocks = pj.ReadOptions(block_size=_BLOCK_BYTES)
     try:
