@@ -56,7 +56,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # _inspect_entry is Inspect AI's entry point into the task and scorer of generate.
     (
         "generate / run",
-        ["generate", "run", "records", "_folder", "_usage", "_inspect_entry", "_run_tables"],
+        ["generate", "run", "records", "_folder", "_usage", "_inspect_entry"],
     ),
     ("construct / analysis", ["construct", "analysis", "calibration"]),
     ("annotate / quality", ["annotate", "quality"]),

@@ -22,13 +22,13 @@ from gamut_eval.errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from gamut_eval._run_tables import RunTables as RunTables, load_run as load_run
     from gamut_eval.dataset import (
         Dataset as Dataset,
         DatasetRecord as DatasetRecord,
         load_dataset as load_dataset,
         write_dataset as write_dataset,
     )
+    from gamut_eval.records import RunTables as RunTables, load_run as load_run
     from gamut_eval.rubric import (
         Check as Check,
         CheckKind as CheckKind,

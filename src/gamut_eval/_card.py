@@ -115,9 +115,7 @@ def _card(
         "configs": [
             {"config_name": "default", "data_files": [{"split": "test", "path": data_file}]}
         ],
-        "dataset_info": {
-            "features": _yaml_features(),
-        },
+        "dataset_info": {"features": _yaml_features()},
     }
     about = description or (
         f"A benchmark of {_count(len(dataset), 'question')} ({images} with an image) graded with "
@@ -161,12 +159,5 @@ def dataset_card_files(
         folder = path_in_repo
         pushed = f"{path_in_repo}/{data.name}".lstrip("/")
     table = f"{folder}/{VIEWER_TABLE}".lstrip("/")
-    card = _card(
-        dataset,
-        repo_id,
-        table,
-        f"hf://datasets/{repo_id}/{pushed}",
-        license,
-        description,
-    )
+    card = _card(dataset, repo_id, table, f"hf://datasets/{repo_id}/{pushed}", license, description)
     return {"README.md": card.encode(), table: _viewer_table(dataset)}

@@ -198,6 +198,15 @@ def _deep_at(text: str) -> str:
     return "$"
 
 
+def json_error(exc: ValueError) -> ErrorDetail:
+    """Where and why ``parse_json`` refused a whole document: a limit broken, or bad JSON."""
+    if isinstance(exc, LimitError):
+        return ErrorDetail(exc.where, exc.rule, str(exc))
+    if isinstance(exc, json.JSONDecodeError):
+        return ErrorDetail(f"line {exc.lineno}, column {exc.colno}", "json-syntax", exc.msg)
+    return ErrorDetail("$", "json-syntax", str(exc))
+
+
 def read_text(path: Path) -> str:
     try:
         size = path.stat().st_size if path.is_file() else 0
@@ -222,12 +231,8 @@ def read_document(path: str | Path) -> Any:
     if path.suffix.lower() == ".json":
         try:
             return parse_json(text)
-        except LimitError as exc:
-            detail = ErrorDetail(exc.where, exc.rule, str(exc))
-        except json.JSONDecodeError as exc:
-            detail = ErrorDetail(f"line {exc.lineno}, column {exc.colno}", "json-syntax", exc.msg)
         except ValueError as exc:
-            detail = ErrorDetail("$", "json-syntax", str(exc))
+            detail = json_error(exc)
     else:
         try:
             return yaml.load(
@@ -272,14 +277,15 @@ def read_jsonl(
                 if len(line) > MAX_LINE_BYTES:
                     raise ValidationError([long_line(path, number)])
                 if line.strip():
-                    parsed = _jsonl_line(path, number, line, errors)
-                    if parsed is not _BAD:
+                    parsed = jsonl_line(path, number, line, errors)
+                    if parsed is not BAD:
                         yield number, parsed
         except UnicodeDecodeError as exc:
             raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from None
 
 
-_BAD: Any = object()
+BAD: Any = object()
+"""What ``jsonl_line`` returns for a line it noted in ``errors``."""
 
 
 def long_line(path: Path, number: int) -> ErrorDetail:
@@ -308,7 +314,9 @@ def line_error(path: Path, number: int, line: str, exc: ValueError) -> ErrorDeta
     return ErrorDetail(f"line {number}", rule, why).in_file(path)
 
 
-def _jsonl_line(path: Path, number: int, line: str, errors: list[ErrorDetail] | None) -> Any:
+def jsonl_line(path: Path, number: int, line: str, errors: list[ErrorDetail] | None) -> Any:
+    """A JSONL line parsed; when it does not parse, the error is raised, or appended to
+    ``errors`` (when given) and ``BAD`` returned."""
     try:
         return parse_json(line)
     except ValueError as exc:
@@ -316,7 +324,7 @@ def _jsonl_line(path: Path, number: int, line: str, errors: list[ErrorDetail] | 
         if errors is None:
             raise ValidationError([detail]) from None
         errors.append(detail)
-        return _BAD
+        return BAD
 
 
 def _umask() -> int:
@@ -358,6 +366,13 @@ def atomic_writer(path: str | Path, mode: str = "w") -> Iterator[IO[Any]]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def write_json(path: str | Path, data: Any) -> None:
+    """Write ``data`` as indented JSON (non-ASCII kept as is) with a final newline, atomically."""
+    with atomic_writer(path) as handle:
+        json.dump(data, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
 
 
 def image_inside(image: str | Path, folder: Path) -> str:

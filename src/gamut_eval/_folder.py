@@ -132,7 +132,6 @@ def lock_folder(
         folder / RUN_LOCK,
         what=f"the run folder {folder}",
         wait_s=wait_s,
-        setting=("wait_for_store", "out_dir"),
         note=note,
         hint="wait for that run to finish (or stop it; rerun with the same inputs to continue "
         "it), or choose another folder",

@@ -37,10 +37,11 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from gamut_eval._files import (
+    BAD,
     MAX_LINE_BYTES,
-    LimitError,
     atomic_writer,
-    line_error,
+    json_error,
+    jsonl_line,
     long_line,
     parse_json,
 )
@@ -164,13 +165,8 @@ def _jsonl_rows(
         line = _decode(path, raw, start)
         if not line.strip():
             continue
-        try:
-            value = parse_json(line)
-        except ValueError as exc:
-            detail = line_error(path, number, line, exc)
-            if errors is None:
-                raise ValidationError([detail]) from None
-            errors.append(detail)
+        value = jsonl_line(path, number, line, errors)
+        if value is BAD:
             continue
         row = _object(path, number, value, what, errors)
         if row is not None:
@@ -184,13 +180,8 @@ def _json_rows(
     text = _decode(path, data[start:], start)
     try:
         value = parse_json(text)
-    except LimitError as exc:
-        raise _error(path, exc.where, exc.rule, str(exc)) from None
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno}, column {exc.colno}"
-        raise _error(path, where, "json-syntax", exc.msg) from None
     except ValueError as exc:
-        raise _error(path, "$", "json-syntax", str(exc)) from None
+        raise ValidationError([json_error(exc).in_file(path)]) from None
     if not isinstance(value, list):
         raise _error(path, "$", "rows-array", f"expected a JSON array of {what} rows", value)
     for index, item in enumerate(value):

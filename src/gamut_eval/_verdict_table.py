@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gamut_eval._tables import read_rows, table_format
-from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+from gamut_eval.errors import LISTED, ErrorDetail, InputError, ValidationError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,6 @@ SCORED_FIELDS: tuple[str, ...] = (*VERDICT_KEYS, "verdict")
 """The fields scoring needs, and what ``read_verdict_table`` reads by default."""
 _REQUIRED = ("question_id", "check_id")
 _TEXT = (*SCORED_FIELDS, "explanation")
-_LISTED = 5
 _BLOCK_BYTES = 8 << 20
 """Bytes of JSONL parsed per block: large enough to keep pyarrow's threads busy, small
 enough that a few blocks in flight cost little beside the table."""
@@ -95,12 +94,6 @@ def read_verdict_table(
     return _verdict_table(path, table, explanations)
 
 
-def _schema(fields: Sequence[str]) -> pa.Schema:
-    import pyarrow as pa
-
-    return pa.schema([(name, pa.string()) for name in dict.fromkeys(fields)])
-
-
 def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     """The file through pyarrow's streaming JSON reader, block by block (memory bounded
     by a few blocks, not by the file), short text fields dictionary-encoded as each block
@@ -117,7 +110,7 @@ def _arrow_jsonl(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
     if fields is None:
         options = pj.ParseOptions()
     else:
-        schema = _schema(fields)
+        schema = pa.schema([(name, pa.string()) for name in dict.fromkeys(fields)])
         options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     blocks = pj.ReadOptions(block_size=_BLOCK_BYTES)
     try:
@@ -258,7 +251,7 @@ def _verdict_table(path: Path, table: pa.Table, explanations: bool) -> VerdictTa
 
 
 def unique_rows(
-    rows: Iterable[tuple[int, dict[str, Any]]], keys: Sequence[str], what: str = "verdict"
+    rows: Iterable[tuple[int, dict[str, Any]]], keys: Sequence[str]
 ) -> list[dict[str, Any]]:
     """The rows with identical repeats dropped; a ``ValidationError`` when two rows with
     the same ``keys`` differ (giving the count and the first few, with their row numbers)."""
@@ -274,7 +267,7 @@ def unique_rows(
             conflicts.append(
                 ErrorDetail(
                     f"row {number}",
-                    f"unique-{what}",
+                    "unique-verdict",
                     f"differs from row {first[key][0]}, which has the same "
                     + ", ".join(k for k in keys if k in row),
                     dict(zip(keys, key, strict=True)),
@@ -283,11 +276,11 @@ def unique_rows(
     if conflicts:
         summary = ErrorDetail(
             "$",
-            f"unique-{what}",
-            f"{len(conflicts)} {what} row(s) repeat an earlier row's identity with different "
-            f"content; keep one row each. The first {min(len(conflicts), _LISTED)} follow",
+            "unique-verdict",
+            f"{len(conflicts)} verdict row(s) repeat an earlier row's identity with different "
+            f"content; keep one row each. The first {min(len(conflicts), LISTED)} follow",
         )
-        raise ValidationError([summary, *conflicts[:_LISTED]])
+        raise ValidationError([summary, *conflicts[:LISTED]])
     return kept
 
 
@@ -317,6 +310,6 @@ def _bad_summary(bad: list[ErrorDetail]) -> list[ErrorDetail]:
         "$",
         "well-formed",
         f"{len(bad)} verdict row(s) lack a required field ({', '.join(_REQUIRED)}) or hold "
-        f"a non-text value where text belongs; the first {min(len(bad), _LISTED)} follow",
+        f"a non-text value where text belongs; the first {min(len(bad), LISTED)} follow",
     )
-    return [summary, *bad[:_LISTED]]
+    return [summary, *bad[:LISTED]]

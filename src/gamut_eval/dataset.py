@@ -169,25 +169,14 @@ def _record(data: Any, base: Path) -> tuple[DatasetRecord | None, list[ErrorDeta
 
 
 def _consistency(record: DatasetRecord, base: Path) -> list[ErrorDetail]:
-    errors = []
-    if record.meta_rubric.id != record.id:
-        errors.append(
-            ErrorDetail(
-                "meta_rubric.id",
-                "id-match",
-                f"must equal the record id {record.id!r}",
-                record.meta_rubric.id,
-            )
-        )
-    if record.checklist is not None and record.checklist.rubric_id != record.id:
-        errors.append(
-            ErrorDetail(
-                "checklist.rubric_id",
-                "id-match",
-                f"must equal the record id {record.id!r}",
-                record.checklist.rubric_id,
-            )
-        )
+    ids = {"meta_rubric.id": record.meta_rubric.id}
+    if record.checklist is not None:
+        ids["checklist.rubric_id"] = record.checklist.rubric_id
+    errors = [
+        ErrorDetail(path, "id-match", f"must equal the record id {record.id!r}", value)
+        for path, value in ids.items()
+        if value != record.id
+    ]
     if record.image is not None:
         problem = _image_problem(base, record.image)
         if problem is not None:
@@ -328,11 +317,13 @@ def _rubric_record(path: Path, root: Path) -> tuple[DatasetRecord | None, list[E
     return record, [p.in_file(path) for p in _consistency(record, root)]
 
 
-def _repeated_id(first: dict[str, Path], question: str, where: Path) -> list[ErrorDetail]:
-    """A duplicate-id problem when ``first`` (id -> the file that has it) already holds
-    ``question``; else notes ``where`` as its file."""
+def _repeated_id(
+    first: dict[str, str], question: str, where: str | Path, label: str
+) -> list[ErrorDetail]:
+    """A duplicate-id problem at ``where`` when ``first`` (id -> where it is, as ``label``s
+    say: a file, a line) already holds ``question``; else notes ``label`` as its place."""
     if question not in first:
-        first[question] = where
+        first[question] = label
         return []
     detail = ErrorDetail(
         "id", "unique-id", f"duplicate question id; {first[question]} has it", question
@@ -348,7 +339,7 @@ def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
     root = image_root or (path if folder else path.parent)
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
-    first: dict[str, Path] = {}
+    first: dict[str, str] = {}
     for file in files:
         try:
             record, problems = _rubric_record(file, root)
@@ -357,7 +348,7 @@ def _load_rubrics(path: Path, image_root: Path | None) -> Dataset:
         errors += problems
         if record is None:
             continue
-        errors += _repeated_id(first, record.id, file)
+        errors += _repeated_id(first, record.id, file, str(file))
         records.append(record)
     if errors:
         raise ValidationError(errors)
@@ -396,22 +387,13 @@ def load_dataset(
     root = Path(image_root) if image_root is not None else path.parent
     records: list[DatasetRecord] = []
     errors: list[ErrorDetail] = []
-    first_line: dict[str, int] = {}
+    first: dict[str, str] = {}
     for line, data in read_rows(path, what="dataset", errors=errors):
         record, problems = _record(data, root)
         errors += [p.in_file(f"{path}:{line}") for p in problems]
         if record is None:
             continue
-        if record.id in first_line:
-            errors.append(
-                ErrorDetail(
-                    "id",
-                    "unique-id",
-                    f"duplicate question id; line {first_line[record.id]} has it",
-                    record.id,
-                ).in_file(f"{path}:{line}")
-            )
-        first_line.setdefault(record.id, line)
+        errors += _repeated_id(first, record.id, f"{path}:{line}", f"line {line}")
         records.append(record)
     if errors:
         raise ValidationError(errors)
@@ -435,11 +417,11 @@ def write_dataset(datasets: Dataset | Sequence[Dataset], out: str | Path) -> int
     out = Path(out)
     table_format(out)
     parts = [datasets] if isinstance(datasets, Dataset) else list(datasets)
-    first: dict[str, Path] = {}
+    first: dict[str, str] = {}
     errors: list[ErrorDetail] = []
     for part in parts:
         for record in part.records:
-            errors += _repeated_id(first, record.id, part.path)
+            errors += _repeated_id(first, record.id, part.path, str(part.path))
     if errors:
         raise ValidationError(errors)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -106,14 +106,10 @@ class ErrorDetail:
     def in_file(self, file: str | Path | None, prefix: str = "") -> ErrorDetail:
         """The same problem located in ``file``, with ``prefix`` put before its path."""
         path = self.path
-        if prefix:
-            path = (
-                prefix
-                if path == "$"
-                else f"{prefix}.{path}"
-                if not path.startswith("[")
-                else prefix + path
-            )
+        if prefix and path == "$":
+            path = prefix
+        elif prefix:
+            path = prefix + path if path.startswith("[") else f"{prefix}.{path}"
         return ErrorDetail(
             path, self.rule, self.message, self.value, str(file) if file else self.file
         )

@@ -109,12 +109,25 @@ def _hub_error(url: HubPath, exc: Exception, endpoint: str) -> InputError:
     return InputError(f"{url}: {why}")
 
 
+def _fetch(api: Any, where: HubPath, name: str) -> str:
+    """The local path of the file ``name`` of ``where``'s repository, through the Hub cache."""
+    from huggingface_hub import hf_hub_download
+
+    return hf_hub_download(
+        where.repo_id,
+        name,
+        repo_type="dataset",
+        revision=where.revision,
+        endpoint=api.endpoint,
+        cache_dir=os.environ.get("HF_HUB_CACHE") or None,
+    )
+
+
 def download(url: str) -> Path:
     """The local copy of what ``url`` names (a file or a folder), fetched into the Hub
     cache with the rest of its folder; files already cached are not fetched again."""
     where = parse_hub_path(url)
     api = _api()
-    from huggingface_hub import hf_hub_download
     from huggingface_hub.hf_api import RepoFile
 
     try:
@@ -135,14 +148,7 @@ def download(url: str) -> Path:
             raise InputError(f"{where}: the repository has no files")
         local = ""
         for name in wanted:
-            local = hf_hub_download(
-                where.repo_id,
-                name,
-                repo_type="dataset",
-                revision=where.revision,
-                endpoint=api.endpoint,
-                cache_dir=os.environ.get("HF_HUB_CACHE") or None,
-            )
+            local = _fetch(api, where, name)
     except InputError:
         raise
     except Exception as exc:  # huggingface_hub's errors and the network's
@@ -155,21 +161,12 @@ def download(url: str) -> Path:
 
 def _owners_card(api: Any, where: HubPath) -> bool:
     """Whether the repository has a ``README.md`` that gamut-eval did not write."""
-    from huggingface_hub import hf_hub_download
-
     try:
         if not api.file_exists(
             where.repo_id, "README.md", repo_type="dataset", revision=where.revision
         ):
             return False
-        card = hf_hub_download(
-            where.repo_id,
-            "README.md",
-            repo_type="dataset",
-            revision=where.revision,
-            endpoint=api.endpoint,
-            cache_dir=os.environ.get("HF_HUB_CACHE") or None,
-        )
+        card = _fetch(api, where, "README.md")
     except Exception:  # a new repository, or one without a card
         return False
     return CARD_MARKER not in Path(card).read_text(encoding="utf-8", errors="replace")

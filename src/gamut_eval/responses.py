@@ -12,7 +12,7 @@ import pydantic
 from pydantic import BaseModel, ConfigDict
 
 from gamut_eval._tables import read_rows
-from gamut_eval.errors import ErrorDetail, ValidationError
+from gamut_eval.errors import LISTED, ErrorDetail, ValidationError
 from gamut_eval.rubric import pydantic_details
 
 __all__ = [
@@ -118,9 +118,6 @@ class ResponseKey(NamedTuple):
 FILLED_KEY = "filled_missing"
 """``metadata`` key set to true on an empty answer put in for a response that was absent."""
 
-_LISTED = 5
-"""How many offending responses an error names (the count is always given)."""
-
 
 @dataclass(frozen=True)
 class CompleteResponses:
@@ -135,13 +132,9 @@ class CompleteResponses:
     """Rows dropped because an identical row for the same cell came earlier."""
 
 
-def _key(row: ResponseRow) -> ResponseKey:
-    return ResponseKey(row.question_id, row.model, row.setting)
-
-
 def _listed(keys: Sequence[ResponseKey]) -> str:
-    shown = "; ".join(f"({k.question_id!r}, {k.model!r}, {k.setting!r})" for k in keys[:_LISTED])
-    more = f" and {len(keys) - _LISTED} more" if len(keys) > _LISTED else ""
+    shown = "; ".join(f"({k.question_id!r}, {k.model!r}, {k.setting!r})" for k in keys[:LISTED])
+    more = f" and {len(keys) - LISTED} more" if len(keys) > LISTED else ""
     return shown + more
 
 
@@ -209,7 +202,7 @@ def complete_responses(
     collapsed = 0
     known = set(question_ids)
     for row in rows:
-        key = _key(row)
+        key = ResponseKey(row.question_id, row.model, row.setting)
         if row.question_id not in known:
             unknown.append(key)
         elif key in kept:

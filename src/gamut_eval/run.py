@@ -35,7 +35,7 @@ import pandas as pd
 
 from gamut_eval import __version__
 from gamut_eval._extras import extra_installed, model_extras, require_extras
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import atomic_writer, write_json
 from gamut_eval._folder import (
     DERIVED,
     Finished,
@@ -104,10 +104,6 @@ class RunResult:
     its verdicts, the files derived from them and its logs were kept as they were."""
 
 
-def _settings_of(setting: str) -> list[str]:
-    return list(SETTINGS) if setting == "both" else [setting]
-
-
 def _complete(
     rows: list[ResponseRow],
     dataset: Dataset,
@@ -117,7 +113,7 @@ def _complete(
     source: Path,
 ) -> CompleteResponses:
     """The answers checked against the grid (dataset questions x models x settings)."""
-    wanted = _settings_of(setting)
+    wanted = list(SETTINGS) if setting == "both" else [setting]
     kept = [r for r in rows if r.setting in wanted]
     return complete_responses(
         kept, [r.id for r in dataset], models, wanted, fill_missing=fill_missing, source=source
@@ -139,12 +135,6 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
         {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
         for row in frame.to_dict(orient="records")
     ]
-
-
-def _write_json(path: Path, data: Any) -> None:
-    with atomic_writer(path) as handle:
-        json.dump(data, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
 
 
 def _identity(
@@ -182,8 +172,7 @@ def _manifest(
     responses: Path | None,
     judges: Sequence[JudgeSettings],
     generation: GenerationSettings | None,
-    filled: Sequence[FilledAnswer] = (),
-    probed: Sequence[ResolvedJudge] = (),
+    probed: Sequence[ResolvedJudge],
 ) -> RunManifest:
     return RunManifest(
         identity=identity,
@@ -204,7 +193,6 @@ def _manifest(
             if judge.shape is not None
         },
         generation=generation.recorded() if generation else None,
-        filled_missing=list(filled),
     )
 
 
@@ -331,10 +319,10 @@ def _run_claimed(
 ) -> RunResult:
     """The run in its claimed folder, under its lock (``held``)."""
     previous = take_finished(out_dir)
-    manifest = _manifest(identity, dataset, responses, judges, generation, probed=resolved)
+    manifest = _manifest(identity, dataset, responses, judges, generation, resolved)
     if calibration is not None:
         manifest = manifest.model_copy(update={"calibration": dict(calibration)})
-    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     answers = out_dir / "responses.jsonl"
     if given is None:
         from gamut_eval.generate import generate_responses
@@ -356,7 +344,7 @@ def _run_claimed(
     filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
     if filled:
         manifest = manifest.model_copy(update={"filled_missing": list(filled)})
-        _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+        write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     reports, finished, up_to_date = _judge_all(
         dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
     )
@@ -366,8 +354,8 @@ def _run_claimed(
 
         write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
     plan = JudgePlan(dataset, answers, judges[0])
-    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, filled, prices, sampled)
-    _write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, prices, sampled)
+    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
     record_finished(out_dir, finished)
     return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
@@ -386,7 +374,7 @@ def estimate_run(
     """What judging ``responses`` with each judge would send and cost, sending and writing
     nothing (``gamut run --dry-run``): the same checks the run would make, including its
     refusals, and the store of ``out_dir``, if it has one, for what is already judged."""
-    from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore, Store
+    from gamut_eval.judge import VERDICT_OUTPUT_TOKENS, DryRunBackend, MemoryStore
 
     dataset = load_dataset(dataset_path, image_root=image_root)
     given = _given_answers(responses, dataset, setting, fill_missing)
@@ -395,7 +383,6 @@ def estimate_run(
     for settings in judges:
         backend = DryRunBackend(resolve_judge(settings, "dry-run"), prices, VERDICT_OUTPUT_TOKENS)
         plan = JudgePlan(dataset, list(given.rows), settings)
-        store: Store
         if store_path.is_file():
             with VerdictStore(store_path, writer=False) as store:
                 judge_pass(plan, backend, store)
@@ -412,7 +399,6 @@ def _with_usage(
     answers: Sequence[ResponseRow],
     judges: Sequence[JudgeSettings],
     out_dir: Path,
-    filled: Sequence[FilledAnswer],
     prices: PriceTable | None,
     sampled: Mapping[str, Collection[str]],
 ) -> RunManifest:
@@ -431,7 +417,6 @@ def _with_usage(
     model_usage = {m: priced(m, u, prices) for m, u in answer_usage(answers).items()}
     return manifest.model_copy(
         update={
-            "filled_missing": list(filled),
             "model_usage": model_usage,
             "judge_usage": judge_usage,
             "currency": prices.currency if prices is not None else None,
@@ -537,9 +522,7 @@ def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> 
     fields only) scored into scores.jsonl and summary.json; returns the summary."""
     verdicts = read_verdict_table(out_dir / "verdicts.jsonl").frame
     scores = score_table(verdicts, dataset.checklists(), params)
-    with atomic_writer(out_dir / "scores.jsonl") as handle:
-        for row in score_rows(scores):
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+    write_rows(out_dir / "scores.jsonl", score_rows(scores))
     summary = summarise_scores(scores)
-    _write_json(out_dir / "summary.json", _records(summary))
+    write_json(out_dir / "summary.json", _records(summary))
     return summary

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from gamut_eval._run_tables import load_run
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.calibration import (
     GIVEN_NOTE,
@@ -23,6 +22,7 @@ from gamut_eval.calibration import (
     write_calibration,
 )
 from gamut_eval.errors import InputError
+from gamut_eval.records import load_run
 from gamut_eval.testing import synthetic_run
 
 MODELS = ["m1", "m2", "m3"]

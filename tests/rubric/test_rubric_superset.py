@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from gamut_eval.rubric import MetaRubric, validate_meta_rubric
-from gamut_eval.rubric._restore import restore_superset
 from gamut_eval.rubric._superset import (
     RubricChange,
     diff_meta_rubrics,
     diff_rubric_sets,
+    restore_superset,
     superset_problems,
 )
 

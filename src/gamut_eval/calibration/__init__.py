@@ -17,14 +17,9 @@ if _typing.TYPE_CHECKING:
         Calibration as Calibration,
         calibrate_run as calibrate_run,
         calibrate_scores as calibrate_scores,
+        sample_questions as sample_questions,
         write_calibration as write_calibration,
-    )
-    from gamut_eval.calibration._plan import (
-        FRACTIONS as FRACTIONS,
-        TARGET_WIDTH as TARGET_WIDTH,
-        PlannedWidth as PlannedWidth,
-        plan_widths as plan_widths,
-        recommend_fraction as recommend_fraction,
+        write_sample as write_sample,
     )
     from gamut_eval.calibration._ppi import (
         MeanEstimate as MeanEstimate,
@@ -35,17 +30,18 @@ if _typing.TYPE_CHECKING:
         z_value as z_value,
     )
     from gamut_eval.calibration._run import (
+        FRACTIONS as FRACTIONS,
         PILOT_MIN_ANSWERS as PILOT_MIN_ANSWERS,
+        TARGET_WIDTH as TARGET_WIDTH,
         CalibratedRun as CalibratedRun,
         CalibrateWith as CalibrateWith,
         CalibrationPlan as CalibrationPlan,
+        PlannedWidth as PlannedWidth,
         calibration_sample as calibration_sample,
         plan_calibration as plan_calibration,
+        plan_widths as plan_widths,
+        recommend_fraction as recommend_fraction,
         run_calibrated as run_calibrated,
-    )
-    from gamut_eval.calibration._sample import (
-        sample_questions as sample_questions,
-        write_sample as write_sample,
     )
 
 if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__

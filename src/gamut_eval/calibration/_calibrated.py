@@ -5,14 +5,20 @@ The sampling unit is the question: every model and setting of a sampled question
 sample together, so each estimand (a model and setting's mean, or the paired difference of
 two models) is a mean over questions of one number per question, and the estimator runs on
 those per-question numbers (docs/method.md, calibrated scores).
+
+The calibration sample (which questions the strong judge, or people, grades) is drawn from
+a seed and the question ids alone, before any verdict is seen. Questions are ordered by a
+keyed hash of (seed, question id) and the first ``ceil(fraction * n)`` are taken, so the
+draw is nested: raising the fraction adds questions and keeps every one already drawn, and
+adding questions to the benchmark never reorders the old ones.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
+import hashlib
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,9 +26,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import atomic_writer, write_json
 from gamut_eval.calibration._ppi import MeanEstimate, Population, normal_cdf, ppi_mean
-from gamut_eval.calibration._sample import sample_questions
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.rubric import TIERS
 
@@ -46,6 +51,52 @@ GIVEN_NOTE = (
     "only if those questions were chosen at random before any verdict was seen, and not "
     "used to build or tune the judge."
 )
+
+
+def _key(seed: int, question_id: str) -> bytes:
+    return hashlib.blake2b(
+        question_id.encode("utf-8"), digest_size=16, key=str(seed).encode("ascii")
+    ).digest()
+
+
+def sample_questions(question_ids: Iterable[str], fraction: float, seed: int = 0) -> list[str]:
+    """The first ``ceil(fraction * n)`` distinct questions in the seed's order.
+
+    The list is in draw order: its first k entries are the sample of any smaller fraction
+    that takes k questions.
+    """
+    if not 0.0 < fraction <= 1.0:
+        raise InputError(f"the calibration fraction must be in (0, 1], got {fraction!r}")
+    distinct = list(dict.fromkeys(question_ids))
+    ordered = sorted(distinct, key=lambda q: (_key(seed, q), q))
+    return ordered[: math.ceil(fraction * len(distinct) - 1e-9)]
+
+
+def write_sample(
+    path: str | Path, question_ids: Iterable[str], fraction: float, seed: int = 0
+) -> list[str]:
+    """Write the sample to ``path``, one question id a line in draw order, for people to
+    label; returns it. The file is written whole or not at all."""
+    drawn = sample_questions(question_ids, fraction, seed)
+    try:
+        with atomic_writer(path) as handle:
+            handle.write("".join(f"{q}\n" for q in drawn))
+    except OSError as exc:
+        raise InputError(f"{path}: cannot write the sample: {exc.strerror}") from None
+    return drawn
+
+
+def check_covered(
+    name: str | Path, drawn: Sequence[str], covered: set[str], setting: str | None = None
+) -> None:
+    """Refuse a drawn sample with questions the strong side ``name`` has no verdicts for."""
+    absent = [q for q in drawn if q not in covered]
+    if absent:
+        raise InputError(
+            f"{name}: has no verdicts for {len(absent)} of the {len(drawn)} sampled "
+            f"questions (first: {', '.join(absent[:5])})",
+            setting=setting,
+        )
 
 
 @dataclass(frozen=True)
@@ -333,7 +384,7 @@ def calibrate_run(
     and must cover every drawn question when one is. ``sample``: the calibration sample
     given as a list of questions instead (no fraction), each covered by ``calibrated_with``.
     """
-    from gamut_eval._run_tables import load_run
+    from gamut_eval.records import load_run
 
     if not 0.0 < confidence < 1.0:
         raise InputError(f"the confidence must be between 0 and 1, got {confidence!r}")
@@ -392,12 +443,7 @@ def calibrate_run(
         notes.append(GIVEN_NOTE)
     elif fraction is not None:
         sample = sample_questions(questions, fraction, seed)
-        absent = [q for q in sample if q not in covered]
-        if absent:
-            raise InputError(
-                f"{name}: has no verdicts for {len(absent)} of the {len(sample)} sampled "
-                f"questions (first: {', '.join(absent[:5])})"
-            )
+        check_covered(name, sample, covered)
     elif len(covered) == len(questions):
         raise InputError(f"{name}: covers every question of the run; give the fraction to sample")
     else:
@@ -425,7 +471,5 @@ def write_calibration(calibration: Calibration, path: str | Path) -> Path:
     target = Path(path)
     if target.is_dir():
         target = target / CALIBRATED_FILE
-    with atomic_writer(target) as handle:
-        json.dump(calibration.to_json(), handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
+    write_json(target, calibration.to_json())
     return target

@@ -11,17 +11,13 @@ if _typing.TYPE_CHECKING:
         Check as Check,
         CheckKind as CheckKind,
         Checklist as Checklist,
-        CompileConfig as CompileConfig,
-    )
-    from gamut_eval.rubric._checklist_edits import (
         ChecklistEdit as ChecklistEdit,
+        CompileConfig as CompileConfig,
         checklist_edits as checklist_edits,
-    )
-    from gamut_eval.rubric._compile import (
+        checklist_markdown as checklist_markdown,
         compile_rubric as compile_rubric,
         coverage_thresholds as coverage_thresholds,
     )
-    from gamut_eval.rubric._items import item_elements as item_elements
     from gamut_eval.rubric._load import (
         load_meta_rubric as load_meta_rubric,
         pydantic_details as pydantic_details,
@@ -42,14 +38,14 @@ if _typing.TYPE_CHECKING:
         StrictListItem as StrictListItem,
         Text as Text,
         Tier as Tier,
+        item_elements as item_elements,
+        meta_rubric_json_schema as meta_rubric_json_schema,
     )
-    from gamut_eval.rubric._render import checklist_markdown as checklist_markdown
-    from gamut_eval.rubric._restore import restore_superset as restore_superset
-    from gamut_eval.rubric._schema import meta_rubric_json_schema as meta_rubric_json_schema
     from gamut_eval.rubric._superset import (
         RubricChange as RubricChange,
         diff_meta_rubrics as diff_meta_rubrics,
         diff_rubric_sets as diff_rubric_sets,
+        restore_superset as restore_superset,
         superset_problems as superset_problems,
     )
 

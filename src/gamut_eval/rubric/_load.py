@@ -9,9 +9,8 @@ import pydantic
 from pydantic import TypeAdapter
 
 from gamut_eval._files import read_document
-from gamut_eval.errors import ErrorDetail, ValidationError
-from gamut_eval.rubric._model import ITEM_TYPES, Item, MetaRubric
-from gamut_eval.rubric._rules import rule_errors
+from gamut_eval.errors import ErrorDetail, ValidationError, json_path
+from gamut_eval.rubric._model import ITEM_TYPES, Item, MetaRubric, rule_errors
 
 _ITEM = TypeAdapter(Item)
 
@@ -55,8 +54,6 @@ def _message(error: Any) -> str:
 
 def pydantic_details(exc: pydantic.ValidationError) -> list[ErrorDetail]:
     """Pydantic's errors as ``ErrorDetail``s with clean JSON paths and rule names."""
-    from gamut_eval.errors import json_path
-
     errors = exc.errors()
     locs = [_clean_loc(tuple(e["loc"])) for e in errors]
     details = []
@@ -117,8 +114,6 @@ def _surviving_rule_errors(data: dict[str, Any]) -> list[ErrorDetail]:
 
 def _raw_cite_errors(loc: tuple[str | int, ...], node: Any, known: set[str]) -> list[ErrorDetail]:
     """Unknown citations anywhere inside an unparsed item (every ``cites`` list of strings)."""
-    from gamut_eval.errors import json_path
-
     errors = []
     if isinstance(node, dict):
         for key, value in node.items():

@@ -4,45 +4,32 @@ The table functions need pandas and numpy; they are imported on first use, so im
 this package (and the CLI that only shows ``--help``) stays cheap.
 """
 
-from typing import TYPE_CHECKING as _TYPE_CHECKING, Any as _Any
+from __future__ import annotations
 
-from gamut_eval.scoring._params import ScoringParams
-from gamut_eval.scoring._score import ScoreCard, TierCounts, gamut_score, score_response, tier_score
-from gamut_eval.scoring._verdict import Verdict, parse_verdict, verdict_value
+import typing as _typing
 
-if _TYPE_CHECKING:
+from gamut_eval._lazy import lazy_exports as _lazy_exports
+
+if _typing.TYPE_CHECKING:
+    from gamut_eval.scoring._score import (
+        ScoreCard as ScoreCard,
+        ScoringParams as ScoringParams,
+        TierCounts as TierCounts,
+        gamut_score as gamut_score,
+        score_response as score_response,
+        tier_score as tier_score,
+    )
     from gamut_eval.scoring._table import (
-        COUNT_COLUMNS,
-        RESPONSE_KEYS,
-        score_table,
-        summarise_scores,
+        COUNT_COLUMNS as COUNT_COLUMNS,
+        RESPONSE_KEYS as RESPONSE_KEYS,
+        score_table as score_table,
+        summarise_scores as summarise_scores,
+    )
+    from gamut_eval.scoring._verdict import (
+        Verdict as Verdict,
+        parse_verdict as parse_verdict,
+        verdict_value as verdict_value,
     )
 
-_TABLE_NAMES = ("COUNT_COLUMNS", "RESPONSE_KEYS", "score_table", "summarise_scores")
-
-
-def __getattr__(name: str) -> _Any:
-    if name in _TABLE_NAMES:
-        from gamut_eval.scoring import _table
-
-        value = getattr(_table, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = [
-    "COUNT_COLUMNS",
-    "RESPONSE_KEYS",
-    "ScoreCard",
-    "ScoringParams",
-    "TierCounts",
-    "Verdict",
-    "gamut_score",
-    "parse_verdict",
-    "score_response",
-    "score_table",
-    "summarise_scores",
-    "tier_score",
-    "verdict_value",
-]
+if not _typing.TYPE_CHECKING:  # type checkers see the names above, not a __getattr__
+    __getattr__, __dir__ = _lazy_exports(globals())

@@ -6,7 +6,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gamut_eval.scoring._params import ScoringParams
+    from gamut_eval.scoring._score import ScoringParams
 
 
 class Verdict(StrEnum):
