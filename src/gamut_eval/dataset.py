@@ -216,6 +216,8 @@ def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
     than ``IMAGE_MAX_BYTES``."""
     if Path(name).is_absolute() or Path(name).drive:
         return "image-relative", f"must be a path relative to {root}"
+    if "\x00" in name:  # no file system names a file so, and os calls raise on it
+        return "image-exists", "holds a NUL character; no file is named so"
     target = root / name
     lexical = Path(os.path.normpath(target)).is_relative_to(os.path.normpath(root))
     try:

@@ -319,6 +319,7 @@ JPEG = b"\xff\xd8\xff\xe0" + bytes(12)
         ("/etc/passwd", "image-relative"),
         ("img/notes.jpg", "image-content"),
         ("img/none.jpg", "image-exists"),
+        ("img/\x00.jpg", "image-exists"),
     ],
 )
 def test_an_image_outside_the_dataset_folder_or_not_an_image_is_refused(
