@@ -83,7 +83,7 @@ from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
 from gamut_eval.judge._prompt import Reask, render_messages, request_messages, settle
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import BatchSettings, JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked
+from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked, keyed_rows
 from gamut_eval.judge._wire_openai import (
     completion_from_body,
     error_fields,
@@ -188,15 +188,13 @@ class BatchLedger:
     def reasks(self, keys: Sequence[str]) -> dict[str, Reask]:
         """Pending re-asks among ``keys``."""
         out: dict[str, Reask] = {}
-        for chunk in chunked(keys):
-            marks = ",".join("?" * len(chunk))
-            query = (
-                "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
-                f" FROM batch_reasks WHERE key IN ({marks})"
-            )
-            for row in self._db.execute(query, tuple(chunk)):
-                history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
-                out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
+        query = (
+            "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
+            " FROM batch_reasks WHERE"
+        )
+        for row in keyed_rows(self._db, query, keys):
+            history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
+            out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
         return out
 
     def settle_reasks(self, pending: Iterable[Reask], finished: Iterable[str]) -> None:
