@@ -477,10 +477,7 @@ class Ingester:
 
     def __init__(self, work: JudgeWork, ledger: BatchLedger, known: KeySet | None = None) -> None:
         self.work = work
-        self.store = work.store
         self.ledger = ledger
-        self.settings = work.settings
-        self.settled = work.settled
         self.known = known
         """The keys of this run; lines for other keys are counted as unknown and skipped."""
 
@@ -493,7 +490,7 @@ class Ingester:
     def _ingest(self, chunk: list[ResultLine], counts: IngestCounts) -> None:
         counts.lines += len(chunk)
         keys = [line.custom_id for line in chunk]
-        done = self.store.done(keys)
+        done = self.work.store.done(keys)
         reasks = self.ledger.reasks(keys)
         finals: dict[str, StoredVerdict] = {}
         pending: dict[str, Reask] = {}
@@ -507,7 +504,7 @@ class Ingester:
             if key in done or key in finals or (prior and prior.result_id == line.result_id):
                 counts.skipped += 1
                 continue
-            result = settle(key, _outcome(line), prior, self.settings, line.result_id)
+            result = settle(key, _outcome(line), prior, self.work.settings, line.result_id)
             if isinstance(result, Reask):
                 pending[key] = result
             else:
@@ -529,12 +526,12 @@ class Ingester:
         """Store ``reason`` as unscored for requests that got no result line at all (a
         failed or expired batch); returns how many."""
         absent = [k for k in key_ids if k not in seen]
-        done = self.store.done(absent)
+        done = self.work.store.done(absent)
         priors = self.ledger.reasks(absent)
         rows = [
-            settle(k, reason, priors.get(k), self.settings)
+            settle(k, reason, priors.get(k), self.work.settings)
             for k in absent
-            if k not in done and k not in self.settled
+            if k not in done and k not in self.work.settled
         ]
         verdicts = [r for r in rows if isinstance(r, StoredVerdict)]
         for row in verdicts:
