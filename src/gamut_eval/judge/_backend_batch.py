@@ -83,7 +83,7 @@ from gamut_eval.judge._pass import JudgeWork, KeySet, Pending
 from gamut_eval.judge._prompt import Reask, render_messages, request_messages, settle
 from gamut_eval.judge._resolve import BackendOptions, Endpoint, ResolvedJudge
 from gamut_eval.judge._settings import BatchSettings, JudgeSettings
-from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked
+from gamut_eval.judge._store import StoredVerdict, VerdictStore, chunked, keyed_rows
 from gamut_eval.judge._wire_openai import (
     completion_from_body,
     error_fields,
@@ -188,15 +188,13 @@ class BatchLedger:
     def reasks(self, keys: Sequence[str]) -> dict[str, Reask]:
         """Pending re-asks among ``keys``."""
         out: dict[str, Reask] = {}
-        for chunk in chunked(keys):
-            marks = ",".join("?" * len(chunk))
-            query = (
-                "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
-                f" FROM batch_reasks WHERE key IN ({marks})"
-            )
-            for row in self._db.execute(query, tuple(chunk)):
-                history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
-                out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
+        query = (
+            "SELECT key, history, prompt_tokens, completion_tokens, cached_tokens, result_id"
+            " FROM batch_reasks WHERE"
+        )
+        for row in keyed_rows(self._db, query, keys):
+            history = tuple((str(r), str(e)) for r, e in json.loads(row[1]))
+            out[row[0]] = Reask(row[0], history, row[2], row[3], row[4], row[5])
         return out
 
     def settle_reasks(self, pending: Iterable[Reask], finished: Iterable[str]) -> None:
@@ -479,10 +477,7 @@ class Ingester:
 
     def __init__(self, work: JudgeWork, ledger: BatchLedger, known: KeySet | None = None) -> None:
         self.work = work
-        self.store = work.store
         self.ledger = ledger
-        self.settings = work.settings
-        self.settled = work.settled
         self.known = known
         """The keys of this run; lines for other keys are counted as unknown and skipped."""
 
@@ -495,7 +490,7 @@ class Ingester:
     def _ingest(self, chunk: list[ResultLine], counts: IngestCounts) -> None:
         counts.lines += len(chunk)
         keys = [line.custom_id for line in chunk]
-        done = self.store.done(keys)
+        done = self.work.store.done(keys)
         reasks = self.ledger.reasks(keys)
         finals: dict[str, StoredVerdict] = {}
         pending: dict[str, Reask] = {}
@@ -509,7 +504,7 @@ class Ingester:
             if key in done or key in finals or (prior and prior.result_id == line.result_id):
                 counts.skipped += 1
                 continue
-            result = settle(key, _outcome(line), prior, self.settings, line.result_id)
+            result = settle(key, _outcome(line), prior, self.work.settings, line.result_id)
             if isinstance(result, Reask):
                 pending[key] = result
             else:
@@ -531,12 +526,12 @@ class Ingester:
         """Store ``reason`` as unscored for requests that got no result line at all (a
         failed or expired batch); returns how many."""
         absent = [k for k in key_ids if k not in seen]
-        done = self.store.done(absent)
+        done = self.work.store.done(absent)
         priors = self.ledger.reasks(absent)
         rows = [
-            settle(k, reason, priors.get(k), self.settings)
+            settle(k, reason, priors.get(k), self.work.settings)
             for k in absent
-            if k not in done and k not in self.settled
+            if k not in done and k not in self.work.settled
         ]
         verdicts = [r for r in rows if isinstance(r, StoredVerdict)]
         for row in verdicts:

@@ -30,11 +30,16 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from gamut_eval.judge._pass import JudgeWork, Pending
-from gamut_eval.judge._prompt import CHARS_PER_TOKEN, IMAGE_TOKENS, CacheRules, cache_rules
+from gamut_eval.judge._pass import JudgeWork
+from gamut_eval.judge._prompt import (
+    CHARS_PER_TOKEN,
+    CHECK_HEADING,
+    CacheRules,
+    cache_rules,
+    estimated_tokens,
+)
 from gamut_eval.judge._registry import VERDICT_OUTPUT_TOKENS
 from gamut_eval.judge._resolve import BackendOptions, ResolvedJudge
-from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.prices import ModelPrice, PriceTable, load_prices
 
 
@@ -95,19 +100,6 @@ class DryRunReport(BaseModel):
         return self.shared_prefix_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def _prefix_chars(answer: Pending) -> tuple[int, int]:
-    """(characters, images) of an answer's rendered shared prefix."""
-    rendered = answer.rendered
-    chars = len(rendered.system["content"])
-    images = 0
-    for part in rendered.prefix_parts:
-        if part["type"] == "text":
-            chars += len(part["text"])
-        else:
-            images += 1
-    return chars, images
-
-
 def _rules(judge: str, entry: tuple[str, ModelPrice] | None) -> tuple[CacheRules, str]:
     """The judge's documented cache rules, with a price-table minimum put first (any
     length, free writes and unstepped hits for a judge whose provider documents none), and
@@ -130,16 +122,16 @@ def estimate_pass(
 ) -> DryRunReport:
     """Count and price what judging ``work``'s pending checks would send; sends nothing."""
     settings = work.settings
-    totals = Counter({"requests": 0, "responses": 0, "prompt": 0, "prefix": 0})
-    totals.update({"cacheable": 0, "written": 0})
+    totals: Counter[str] = Counter()
     entry = prices.lookup(settings.judge) if prices else None
     rules, described = _rules(settings.judge, entry)
     variants: Counter[str] = Counter()
     for answer in work.pending():
-        chars, images = _prefix_chars(answer)
-        prefix = chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
+        rendered = answer.rendered
+        shared = [rendered.system, {"role": "user", "content": list(rendered.prefix_parts)}]
+        prefix = int(estimated_tokens(shared, 0))
         pending = answer.checks
-        checks = sum(len(f"# Check\n{c.text.strip()}") for _, c in pending) // CHARS_PER_TOKEN
+        checks = sum(len(f"{CHECK_HEADING}{c.text.strip()}") for _, c in pending) // CHARS_PER_TOKEN
         variants[answer.plan.variant.version] += 1
         totals["requests"] += len(pending)
         totals["responses"] += 1
@@ -149,13 +141,38 @@ def estimate_pass(
         totals["cacheable"] += served * (len(pending) - 1)
         if rules.bills_writes:  # the first request writes it, even with no check after it
             totals["written"] += served
-    totals["total"] = work.stats.total
-    report = _report(settings, totals, work.stats.cached, output_tokens_per_request, prices, entry)
-    report.prompt_variants = dict(sorted(variants.items()))
-    report.long_answers = len(work.stats.long)
-    report.long_answer_tokens = sum(tokens * checks for *_, tokens, checks in work.stats.long)
-    report.cache_rules = described
-    report.cache_min_tokens = rules.min_tokens
+    stats, output = work.stats, totals["requests"] * output_tokens_per_request
+    report = DryRunReport(
+        judge=settings.judge,
+        total_checks=stats.total,
+        cached=stats.cached,
+        requests=totals["requests"],
+        responses=totals["responses"],
+        prompt_tokens=totals["prompt"],
+        shared_prefix_tokens=totals["prefix"],
+        cacheable_tokens=totals["cacheable"],
+        cache_write_tokens=totals["written"],
+        prompt_variants=dict(sorted(variants.items())),
+        cache_rules=described,
+        cache_min_tokens=rules.min_tokens,
+        output_tokens=output,
+        max_output_tokens=totals["requests"] * settings.max_tokens,
+        currency=prices.currency if prices else None,
+        long_answers=len(stats.long),
+        long_answer_tokens=sum(tokens * checks for *_, tokens, checks in stats.long),
+    )
+    if entry is None:
+        return report
+    name, price = entry
+    prompt = totals["prompt"]
+    report.price_entry = name
+    report.prices = price
+    report.cost_standard = price.cost(prompt, 0, output)
+    if price.cached_input is not None:
+        report.cost_cached = price.cost(prompt, totals["cacheable"], output, totals["written"])
+    if price.batch_input is not None and price.batch_output is not None:
+        batch = ModelPrice(input=price.batch_input, output=price.batch_output)
+        report.cost_batch = batch.cost(prompt, 0, output)
     return report
 
 
@@ -181,41 +198,3 @@ class DryRunBackend:
 def dry_run_backend(judge: ResolvedJudge, options: BackendOptions) -> DryRunBackend:
     prices = load_prices(options.prices) if options.prices else None
     return DryRunBackend(judge, prices, options.output_tokens)
-
-
-def _report(
-    settings: JudgeSettings,
-    totals: Counter[str],
-    cached: int,
-    per_request: int,
-    prices: PriceTable | None,
-    entry: tuple[str, ModelPrice] | None,
-) -> DryRunReport:
-    output = totals["requests"] * per_request
-    report = DryRunReport(
-        judge=settings.judge,
-        total_checks=totals["total"],
-        cached=cached,
-        requests=totals["requests"],
-        responses=totals["responses"],
-        prompt_tokens=totals["prompt"],
-        shared_prefix_tokens=totals["prefix"],
-        cacheable_tokens=totals["cacheable"],
-        cache_write_tokens=totals["written"],
-        output_tokens=output,
-        max_output_tokens=totals["requests"] * settings.max_tokens,
-        currency=prices.currency if prices else None,
-    )
-    if entry is None:
-        return report
-    name, price = entry
-    prompt = totals["prompt"]
-    report.price_entry = name
-    report.prices = price
-    report.cost_standard = price.cost(prompt, 0, output)
-    if price.cached_input is not None:
-        report.cost_cached = price.cost(prompt, totals["cacheable"], output, totals["written"])
-    if price.batch_input is not None and price.batch_output is not None:
-        batch = ModelPrice(input=price.batch_input, output=price.batch_output)
-        report.cost_batch = batch.cost(prompt, 0, output)
-    return report

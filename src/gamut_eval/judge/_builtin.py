@@ -48,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -161,17 +162,13 @@ def _threshold(
 def _sequence(response: _Response, steps: Sequence[str], meets_at: float) -> tuple[Verdict, str]:
     keys = [_content(s) for s in steps]
     # Words shared by several steps say nothing about where one step is mentioned.
-    counts: dict[str, int] = {}
-    for key in keys:
-        for word in key:
-            counts[word] = counts.get(word, 0) + 1
-    positions: list[int | None] = []
-    for step, key in zip(steps, keys, strict=True):
-        distinctive = [w for w in key if counts[w] == 1] or key
-        if _present(response, step) < meets_at:
-            positions.append(None)
-        else:
-            positions.append(response.located(distinctive))
+    counts = Counter(word for key in keys for word in key)
+    positions = [
+        response.located([w for w in key if counts[w] == 1] or key)
+        if _present(response, step) >= meets_at
+        else None
+        for step, key in zip(steps, keys, strict=True)
+    ]
     found = [p for p in positions if p is not None]
     if len(found) < len(steps):
         if len(found) >= max(2, len(steps) // 2) and found == sorted(found):

@@ -546,12 +546,8 @@ class HttpExecutor:
 
     async def _admit(self, cost: float) -> None:
         """Wait for the client-side rate limits."""
-        if self._rpm is not None:
-            wait = self._rpm.reserve(1)
-            if wait:
-                await self._sleep(wait)
-        if self._tpm is not None:
-            wait = self._tpm.reserve(cost)
+        for bucket, need in ((self._rpm, 1), (self._tpm, cost)):
+            wait = bucket.reserve(need) if bucket is not None else 0.0
             if wait:
                 await self._sleep(wait)
 
@@ -559,10 +555,7 @@ class HttpExecutor:
         """Full jitter: uniform in [0, min(max, base * 2**(retry-1))], after any Retry-After."""
         config = self.config
         ceiling = min(config.backoff_max_s, config.backoff_base_s * 2 ** (retry - 1))
-        jitter = random.uniform(0, ceiling)
-        if failure.retry_after_s is not None:
-            return failure.retry_after_s + jitter
-        return jitter
+        return (failure.retry_after_s or 0.0) + random.uniform(0, ceiling)
 
     def _cap_wait(self, failure: Transient) -> None:
         """A ``Retry-After`` past ``retry_after_cap_s`` is not waited out: the request is

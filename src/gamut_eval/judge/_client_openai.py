@@ -125,13 +125,9 @@ class OpenAIExecutor(HttpExecutor):
         another request since this one was written)."""
         if len(self.shape.corrections) != version:
             return True
-        change = self.shape.correct(refused.status, refused.message)
-        if change is None:
+        if self.shape.correct(refused.status, refused.message) is None:
             return False
-        if self.on_note is not None:
-            self.on_note(
-                f"{self.judge_id} at {self.endpoint.base_url}: {self.shape.corrections[-1]}"
-            )
+        self._noted(f"{self.judge_id} at {self.endpoint.base_url}: {self.shape.corrections[-1]}")
         return True
 
     def _read(self, payload: Any, latency_s: float, attempt: int) -> Completion | str:

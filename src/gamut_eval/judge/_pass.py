@@ -661,22 +661,6 @@ def write_verdict_rows(rows: Iterator[VerdictRow], handle: IO[str]) -> tuple[int
     return count, unscored
 
 
-def export_verdict_rows(rows: Iterator[VerdictRow], out: Path | None) -> tuple[int, int]:
-    """Rows to ``out`` in the format its extension names (JSONL on standard output when
-    None); return (rows, unscored rows)."""
-    if out is None:
-        return write_verdict_rows(rows, sys.stdout)
-    unscored = 0
-
-    def counted() -> Iterator[dict[str, object]]:
-        nonlocal unscored
-        for row in rows:
-            unscored += row.verdict is None
-            yield row.__dict__
-
-    return write_rows(out, counted()), unscored
-
-
 def unscored_over(
     judge: str, cells: Mapping[tuple[str, str], tuple[int, int]], limit: float
 ) -> list[str]:
@@ -770,8 +754,12 @@ def judge_responses(
         if not backend.exports_rows:
             return JudgeReport(stats, 0, 0)
         cells: Cells = {}
-        count, unscored = export_verdict_rows(tally(verdict_rows(plan, store), cells), out)
-    report = JudgeReport(stats, count, unscored, cells)
+        rows = tally(verdict_rows(plan, store), cells)
+        if out is None:  # JSONL on standard output
+            count = write_verdict_rows(rows, sys.stdout)[0]
+        else:  # in the format the extension names
+            count = write_rows(out, (row.__dict__ for row in rows))
+    report = JudgeReport(stats, count, sum(unscored for _, unscored in cells.values()), cells)
     if not stats.unfinished:
         check_unscored_rate(report, settings)
     return report

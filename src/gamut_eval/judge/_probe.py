@@ -75,18 +75,19 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     where, unset = _where(judge)
     messages = render_messages(render_response(PROBE_QUESTION, PROBE_ANSWER), PROBE_CHECK)
     response_format = RESPONSE_FORMAT if settings.structured_output else None
-    quick = {"timeout_s": probe_timeout_s(settings), "max_retries": 0, "concurrency": 1}
+    wait = probe_timeout_s(settings)
+    quick = {"timeout_s": wait, "max_retries": 0, "concurrency": 1}
     client = open_client(judge, settings.model_copy(update=quick))
     try:
-        await asyncio.wait_for(
-            client.complete(messages, response_format), probe_timeout_s(settings) + 5
-        )
+        await asyncio.wait_for(client.complete(messages, response_format), wait + 5)
     except JudgeAuthError as exc:
         raise ProbeFailed(f"judge {settings.judge} at {where}: {exc}") from None
     except JudgeCallError as exc:
         if not (isinstance(exc, JudgeUnavailable) and exc.throttled):
-            first = ("timeout_s",) if exc.reason.startswith("the request timed out") else ()
-            raise _failed(settings, where, _reason(exc, settings) + unset, first) from None
+            if not exc.reason.startswith("the request timed out"):
+                raise _failed(settings, where, exc.reason + unset) from None
+            reason = f"the request timed out: no reply in {wait:g} s (a longer timeout_s waits)"
+            raise _failed(settings, where, reason + unset, ("timeout_s",)) from None
         # a 429 that asks to wait: the endpoint, the model and the key answered; the run
         # meets the throttle with its own retries (and learns the request shape there)
     except JudgeError as exc:  # the client could not be made (a missing SDK, say)
@@ -98,14 +99,6 @@ async def _probe(judge: ResolvedJudge) -> ResolvedJudge:
     if not isinstance(client, OpenAIExecutor):
         return judge
     return dataclasses.replace(judge, shape=dataclasses.replace(client.shape))
-
-
-def _reason(exc: JudgeCallError, settings: JudgeSettings) -> str:
-    """Why the probe's call failed, in words (a timeout says how long it waited)."""
-    if exc.reason.startswith("the request timed out"):
-        wait = probe_timeout_s(settings)
-        return f"the request timed out: no reply in {wait:g} s (a longer timeout_s waits)"
-    return exc.reason
 
 
 def _failed(

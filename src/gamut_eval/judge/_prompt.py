@@ -74,7 +74,7 @@ import re
 import secrets
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -715,8 +715,8 @@ def settle(
     A failure reason (``str``) is unscored at once; a malformed reply is re-asked until
     ``settings.max_reasks`` re-asks were spent, then unscored with the parse error.
     """
-    usage = _usage(prior, outcome)
-    attempts = (prior.attempts if prior else 0) + 1
+    usage = _spent(key, prior, outcome)
+    attempts = usage.attempts + 1
     if isinstance(outcome, str):
         return _verdict(key, settings, None, "", outcome, attempts, usage)
     parsed = parse_reply(outcome.text, outcome.refusal)
@@ -729,53 +729,30 @@ def settle(
     if cut:
         error = f"{CUT} ({error})"
     if attempts <= settings.max_reasks:
-        history = (*(prior.history if prior else ()), (outcome.text, error))
-        return Reask(
-            key,
-            history,
-            usage.prompt,
-            usage.completion,
-            usage.cached,
+        return replace(
+            usage,
+            key=key,
+            history=(*usage.history, (outcome.text, error)),
             result_id=result_id,
-            latency_s=usage.latency_s,
-            cache_write_tokens=usage.written,
-            room=_room(prior, settings) if cut else (prior.room if prior else None),
+            room=_room(prior, settings) if cut else usage.room,
         )
     reason = f"unparseable: {error} (after {settings.max_reasks + 1} attempts)"
     return _verdict(key, settings, None, "", reason, attempts, usage)
 
 
-@dataclass(frozen=True, slots=True)
-class _Spent:
-    """What the attempts at one check used, summed."""
-
-    prompt: int = 0
-    completion: int = 0
-    cached: int = 0
-    written: int = 0
-    latency_s: float = 0.0
-
-
-def _usage(prior: Reask | None, outcome: Outcome) -> _Spent:
-    base = (
-        _Spent(
-            prior.prompt_tokens,
-            prior.completion_tokens,
-            prior.cached_tokens,
-            prior.cache_write_tokens,
-            prior.latency_s,
-        )
-        if prior
-        else _Spent()
-    )
+def _spent(key: str, prior: Reask | None, outcome: Outcome) -> Reask:
+    """``prior`` (a fresh record without one) with what ``outcome`` used added: the
+    tokens and time of the attempts at one check, summed."""
+    spent = prior or Reask(key, ())
     if isinstance(outcome, str):
-        return base
-    return _Spent(
-        base.prompt + outcome.prompt_tokens,
-        base.completion + outcome.completion_tokens,
-        base.cached + outcome.cached_tokens,
-        base.written + outcome.cache_write_tokens,
-        base.latency_s + outcome.latency_s,
+        return spent
+    return replace(
+        spent,
+        prompt_tokens=spent.prompt_tokens + outcome.prompt_tokens,
+        completion_tokens=spent.completion_tokens + outcome.completion_tokens,
+        cached_tokens=spent.cached_tokens + outcome.cached_tokens,
+        cache_write_tokens=spent.cache_write_tokens + outcome.cache_write_tokens,
+        latency_s=spent.latency_s + outcome.latency_s,
     )
 
 
@@ -786,7 +763,7 @@ def _verdict(
     explanation: str,
     reason: str | None,
     attempts: int,
-    usage: _Spent,
+    usage: Reask,
 ) -> StoredVerdict:
     return StoredVerdict(
         key=key,
@@ -797,12 +774,12 @@ def _verdict(
         status="ok" if verdict is not None else "unscored",
         reason=reason,
         attempts=attempts,
-        prompt_tokens=usage.prompt,
-        completion_tokens=usage.completion,
-        cached_tokens=usage.cached,
+        prompt_tokens=usage.prompt_tokens,
+        completion_tokens=usage.completion_tokens,
+        cached_tokens=usage.cached_tokens,
         latency_ms=usage.latency_s * 1000,
         created_at=time.time(),
-        cache_write_tokens=usage.written,
+        cache_write_tokens=usage.cache_write_tokens,
     )
 
 

@@ -21,7 +21,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from gamut_eval._lock import Held, LockBusy, hold, lock_key
 from gamut_eval.errors import GamutError
@@ -102,6 +102,12 @@ def chunked(items: Iterable[T], size: int = _CHUNK) -> Iterator[list[T]]:
     rest = iter(items)
     while chunk := list(itertools.islice(rest, size)):
         yield chunk
+
+
+def keyed_rows(db: sqlite3.Connection, head: str, keys: Iterable[str]) -> Iterator[Any]:
+    """The rows of the query ``{head} key IN (...)`` over ``keys``, asked in chunks."""
+    for chunk in chunked(keys):
+        yield from db.execute(f"{head} key IN ({','.join('?' * len(chunk))})", chunk)
 
 
 class VerdictStore:
@@ -198,22 +204,13 @@ class VerdictStore:
 
     def done(self, keys: Sequence[str]) -> set[str]:
         """The keys among ``keys`` that already have a successful verdict."""
-        found: set[str] = set()
-        for chunk in chunked(keys):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT key FROM verdicts WHERE status = 'ok' AND key IN ({marks})"
-            found.update(row[0] for row in self._db.execute(query, tuple(chunk)))
-        return found
+        query = "SELECT key FROM verdicts WHERE status = 'ok' AND"
+        return {row[0] for row in keyed_rows(self._db, query, keys)}
 
     def get(self, keys: Sequence[str]) -> dict[str, StoredVerdict]:
         """Stored rows (successful or unscored) for ``keys``."""
-        out: dict[str, StoredVerdict] = {}
-        for chunk in chunked(keys):
-            marks = ",".join("?" * len(chunk))
-            query = f"SELECT {self._select} FROM verdicts WHERE key IN ({marks})"
-            for row in self._db.execute(query, tuple(chunk)):
-                out[row[0]] = StoredVerdict(*row)
-        return out
+        query = f"SELECT {self._select} FROM verdicts WHERE"
+        return {row[0]: StoredVerdict(*row) for row in keyed_rows(self._db, query, keys)}
 
     def put(self, rows: Iterable[StoredVerdict]) -> None:
         """Write rows in one transaction; a successful verdict replaces an unscored one,
@@ -259,10 +256,7 @@ class VerdictStore:
         select = ", ".join(f"COALESCE(SUM({c}), 0)" if c in self._present else "0" for c in columns)
         totals = [0, 0, 0, 0]
         for group in keys:
-            for chunk in chunked(group):
-                marks = ",".join("?" * len(chunk))
-                query = f"SELECT {select} FROM verdicts WHERE key IN ({marks})"
-                row = self._db.execute(query, tuple(chunk)).fetchone()
+            for row in keyed_rows(self._db, f"SELECT {select} FROM verdicts WHERE", group):
                 for i in range(4):
                     totals[i] += int(row[i])
         return totals[0], totals[1], totals[2], totals[3]
