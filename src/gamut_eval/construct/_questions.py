@@ -171,7 +171,6 @@ async def run_questions(
     if per_image < 1:
         raise InputError(f"per_image must be at least 1 (found: {per_image})", setting="per_image")
     records = load_images(images)
-    session.require_model("questions")
     run = session.stage("questions", QUESTIONS_VERSION, {"per_image": per_image})
 
     async def one(image: ImageRecord) -> ImageCandidates | None:
@@ -626,7 +625,6 @@ async def run_review(
     images = workdir.read("images", ImageRecord, missing_hint=_HINT)
     candidates = workdir.read("candidates", Candidate, missing_hint=_HINT)
     human = load_decisions(list(decisions))
-    session.require_model("review")
     run = session.stage("review", REVIEW_VERSION, {"proposals": proposals})
     earlier = workdir.read_optional("review_candidates", CandidateState)
     proposed = [s.candidate for s in earlier if s.candidate.origin == "proposed"]

@@ -228,18 +228,15 @@ class PageCache:
 
 
 async def _verify(pages: PageCache, snippet: Evidence) -> SnippetCheck:
+    check = partial(SnippetCheck, snippet_id=snippet.id, source=snippet.source or None)
     if not snippet.source:
-        return SnippetCheck(snippet_id=snippet.id, source=None, status="no_source")
+        return check(status="no_source")
     try:
         page = await pages.get(snippet.source)
     except FetchError as exc:
-        return SnippetCheck(
-            snippet_id=snippet.id, source=snippet.source, status="unreachable", detail=str(exc)
-        )
+        return check(status="unreachable", detail=str(exc))
     status, score, detail = match_snippet(snippet.text, page)
-    return SnippetCheck(
-        snippet_id=snippet.id, source=snippet.source, status=status, score=score, detail=detail
-    )
+    return check(status=status, score=score, detail=detail)
 
 
 async def verify_snippets(pages: PageCache, snippets: Sequence[Evidence]) -> list[SnippetCheck]:
@@ -429,14 +426,8 @@ async def _research(
 ) -> tuple[list[str], list[Snippet]]:
     """The independent search: new, verified snippets (``r1``...)."""
     queries = await plan_queries(call, question, research.max_queries, _gaps(draft, audit))
-    found = await gather_snippets(
-        provider,
-        queries,
-        per_query=research.per_query,
-        max_snippets=research.max_snippets,
-        prefix="r",
-        known={normalise(e.text) for e in draft.evidence},
-    )
+    known = {normalise(e.text) for e in draft.evidence}
+    found = await gather_snippets(provider, queries, research, "r", known)
     checks = await verify_snippets(pages, [s.as_evidence() for s in found])
     return queries, [s for s, c in zip(found, checks, strict=True) if c.verified]
 
@@ -509,7 +500,6 @@ async def run_refine(
     workdir = session.workdir
     units = refine_units(workdir, source)
     research = research or ResearchSettings()
-    session.require_model("refine")
     options = {"provider": provider.identity, **research.as_dict()}
     run = session.stage("refine", REFINE_VERSION, options)
     own_fetcher = fetcher is None

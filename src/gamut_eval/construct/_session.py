@@ -120,7 +120,10 @@ class BuildSession:
     def stage(
         self, name: str, prompt_version: str | None, options: dict[str, Any] | None = None
     ) -> StageRun:
-        """The runner of one stage; ``options`` change results, so they are in every key."""
+        """The runner of one stage; ``options`` change results, so they are in every key. A
+        stage with a prompt calls the model, so it needs one."""
+        if prompt_version is not None:
+            self.require_model(name)
         return StageRun(self, name, prompt_version, options or {})
 
 

@@ -111,7 +111,6 @@ async def run_text_only(session: BuildSession) -> StageReport:
     """Write ``text-only/text_only.jsonl``, then assemble ``dataset.jsonl``."""
     workdir = session.workdir
     questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
-    session.require_model("text-only")
     run = session.stage("text-only", TEXT_ONLY_VERSION)
     results = await asyncio.gather(*(text_only_unit(run, q) for q in questions))
     records = [r for r in results if r is not None]
@@ -205,7 +204,6 @@ async def run_text_only_input(session: BuildSession, source: Path) -> StageRepor
         for row, record in pairs
         if needs_text_only(record)
     ]
-    session.require_model("text-only")
     run = session.stage("text-only", TEXT_ONLY_VERSION)
     results = await asyncio.gather(*(text_only_unit(run, q) for _, q in todo))
     fresh = {q.id: r for (_, q), r in zip(todo, results, strict=True) if r is not None}
