@@ -493,7 +493,7 @@ async def _review_image(
         run.fail(state.image.id, "no-candidates", why)
         return None
     verdict = PoolVerdict("continue")
-    while verdict.status == "continue" and state.rounds < max_rounds:
+    while verdict.status == "continue":
         state.rounds += 1
         expand_revisions(state.pool, decisions)
         call = await _round(run, state, decisions, proposals)
@@ -506,10 +506,9 @@ async def _review_image(
         fresh = [p for p in call.proposed if p.id not in state.pool]
         state.pool.update({p.id: p for p in fresh})
         live = live_candidates(state.pool, decisions)
-        verdict = decide(live, state.reviews, state.ranking, decisions, bool(fresh))
-    if verdict.status == "continue":  # out of rounds with proposals not yet reviewed
-        live = live_candidates(state.pool, decisions)
-        verdict = decide(live, state.reviews, state.ranking, decisions, False)
+        # out of rounds, fresh proposals stay unreviewed: decide without them
+        more = bool(fresh) and state.rounds < max_rounds
+        verdict = decide(live, state.reviews, state.ranking, decisions, more)
     return verdict
 
 
@@ -537,10 +536,7 @@ class _Outputs:
     def add(
         self, state: _Image, verdict: PoolVerdict | None, decisions: Mapping[str, Decision]
     ) -> None:
-        if verdict is None:
-            status = "error"
-        else:
-            status = verdict.status if verdict.status != "continue" else "needs_candidates"
+        status = "error" if verdict is None else verdict.status  # never "continue" here
         chosen = verdict.chosen if verdict else None
         self.images.append(
             ImageReview(
