@@ -84,7 +84,7 @@ from gamut_eval.construct._sources import (
     match_snippet,
 )
 from gamut_eval.construct._text import normalise
-from gamut_eval.construct._workdir import Workdir, content_hash
+from gamut_eval.construct._workdir import DATASET_FIELDS, Workdir, content_hash
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.rubric import (
     Checklist,
@@ -181,11 +181,7 @@ def app_row(unit: RefineUnit, refined: RefinedRecord, folder: Path) -> DatasetRe
     question, record = unit.question, unit.row.record if unit.row is not None else None
     image = row_image(unit.row) if unit.row is not None and record is not None else None
     fields: dict[str, Any] = {
-        "id": question.id,
-        "question": question.question,
-        "entity": question.entity,
-        "domain": question.domain,
-        "popularity": question.popularity,
+        **question.model_dump(include=DATASET_FIELDS),
         "image": _relative(image or question.image, folder),
         "metadata": {},
     }
