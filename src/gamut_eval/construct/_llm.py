@@ -167,12 +167,12 @@ def _resolve(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
     return out
 
 
-def object_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     """A closed JSON object schema."""
     return {
         "type": "object",
         "properties": properties,
-        "required": list(properties) if required is None else required,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
@@ -287,15 +287,15 @@ class BuildModel:
             config.extra_body = {"response_format": {"type": "json_object", "schema": schema}}
         return config
 
-    def _mode(self, schema: dict[str, Any] | None) -> Structured:
-        if schema is None or not self.settings.structured_output:
+    def _mode(self) -> Structured:
+        if not self.settings.structured_output:
             return "none"
         if self.structured == "json_object" and self._wire == "other":
             return "none"
         return self.structured
 
     async def generate(
-        self, messages: list[ChatMessage], schema: dict[str, Any] | None, meter: UsageMeter
+        self, messages: list[ChatMessage], schema: dict[str, Any], meter: UsageMeter
     ) -> str:
         """The reply text of one call; ``UnitError`` when the call fails for good.
 
@@ -305,10 +305,10 @@ class BuildModel:
         model = self._get()
         retried = False
         while True:
-            mode, version = self._mode(schema), len(self.corrections)
+            mode, version = self._mode(), len(self.corrections)
             probe = mode != "none" and not self._confirmed and not retried
-            forced = schema is not None and mode == "json_object" and self._wire == "anthropic"
-            tools = [reply_tool(schema)] if forced and schema is not None else []
+            forced = mode == "json_object" and self._wire == "anthropic"
+            tools = [reply_tool(schema)] if forced else []
             config = self._config(schema, mode, probe)
             try:
                 # cache=False: the build cache is the only cache, and it never keeps failures
@@ -480,7 +480,7 @@ async def ask_json(
     *,
     meter: UsageMeter,
     max_repairs: int,
-    schema: dict[str, Any] | None = None,
+    schema: dict[str, Any],
 ) -> tuple[T, int]:
     """Ask for a JSON reply that ``validate`` accepts; returns (value, repairs used).
 

@@ -137,10 +137,7 @@ class UnitCall:
         self.meter = UsageMeter()
 
     async def ask(
-        self,
-        prompt: Prompt,
-        validate: Callable[[Any], Awaitable[T]],
-        schema: dict[str, Any] | None = None,
+        self, prompt: Prompt, validate: Callable[[Any], Awaitable[T]], schema: dict[str, Any]
     ) -> tuple[T, int]:
         """A validated JSON reply and the repairs it took (see ``ask_json``)."""
         model = self.run.session.require_model(self.run.name)
