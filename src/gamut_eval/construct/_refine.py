@@ -113,10 +113,6 @@ class RefineUnit:
     row: RubricRow | None = None
     """The input row (``None``: the build folder's drafts)."""
 
-    @property
-    def compiled(self) -> Checklist:
-        return compile_rubric(self.before)
-
 
 def _revised(row: RubricRow) -> Checklist | None:
     if row.kind != "dataset" or row.checklist is None:
@@ -457,7 +453,7 @@ async def _refine_one(
         queries=tuple(queries),
         new_snippets=tuple(new),
         dropped=tuple(dropped),
-        diff=rubric_diff(before, after, unit.compiled, checklist, dropped),
+        diff=rubric_diff(before, after, compile_rubric(before), checklist, dropped),
         changes=tuple(diff_meta_rubrics(before, after)),
         restored=tuple(restored),
         repairs=repairs,

@@ -268,15 +268,14 @@ class StageRun:
             # how the provider takes structured output, said once, by the stage that learned it
             notes = (*notes, *model.corrections[self.session.corrections_said :])
             self.session.corrections_said = len(model.corrections)
-        files = {**{k: str(v) for k, v in outputs.items()}, "errors": str(errors_path)}
-        files["usage"] = str(usage_path)
+        outputs = {**outputs, "errors": errors_path, "usage": usage_path}
         return StageReport(
             stage=self.name,
             units=units,
             done=self.done if done is None else done,
             cached=self.cached if cached is None else cached,
             failed=len({e.id for e in errors}),
-            outputs=files,
+            outputs={k: str(v) for k, v in outputs.items()},
             usage=usage,
             errors=tuple(errors),
             notes=notes,
