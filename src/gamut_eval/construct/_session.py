@@ -21,7 +21,14 @@ import pydantic
 from pydantic import BaseModel
 
 from gamut_eval._usage import Usage, priced
-from gamut_eval.construct._llm import BuildModel, Prompt, UsageMeter, ask_json
+from gamut_eval.construct._llm import (
+    BuildModel,
+    Prompt,
+    UsageMeter,
+    chat_messages,
+    extract_json,
+    repair_message,
+)
 from gamut_eval.construct._models import (
     Invalid,
     Provenance,
@@ -139,15 +146,34 @@ class UnitCall:
     async def ask(
         self, prompt: Prompt, validate: Callable[[Any], Awaitable[T]], schema: dict[str, Any]
     ) -> tuple[T, int]:
-        """A validated JSON reply and the repairs it took (see ``ask_json``)."""
+        """A JSON reply that ``validate`` accepts, and the repairs it took.
+
+        ``validate`` raises ``Invalid`` with the errors to feed back. After ``max_repairs``
+        rejected repairs the unit fails with ``UnitError`` (kind ``not-json`` or ``invalid``).
+        """
+        from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+
         model = self.run.session.require_model(self.run.name)
-        return await ask_json(
-            model,
-            prompt,
-            validate,
-            meter=self.meter,
-            max_repairs=self.run.session.settings.max_repairs,
-            schema=schema,
+        max_repairs = self.run.session.settings.max_repairs
+        messages = chat_messages(prompt)
+        last = Invalid(["no reply"])
+        text = ""
+        for attempt in range(max_repairs + 1):
+            text = await model.generate(messages, schema, self.meter)
+            try:
+                return await validate(extract_json(text)), attempt
+            except Invalid as exc:
+                last = exc
+            messages += [
+                ChatMessageAssistant(content=text or "(empty reply)"),
+                ChatMessageUser(content=repair_message(last.errors)),
+            ]
+        what = "not JSON" if last.kind == "not-json" else "invalid"
+        raise UnitError(
+            last.kind,
+            f"the model's reply was still {what} after {max_repairs} repair(s)",
+            tuple(last.errors),
+            reply=text,
         )
 
     def provenance(self) -> Provenance:
