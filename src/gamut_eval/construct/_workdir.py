@@ -280,12 +280,6 @@ class BuildCache:
             self._db.close()
         self._release()
 
-    def __enter__(self) -> BuildCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
