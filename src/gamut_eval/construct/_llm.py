@@ -301,6 +301,8 @@ class BuildModel:
         A structured-output step the provider refuses is dropped for the next one (once per
         run, see ``refused_format``) and the call is sent again at once.
         """
+        from inspect_ai.tool import ToolFunction
+
         model = self._get()
         retried = False
         while True:
@@ -314,7 +316,7 @@ class BuildModel:
                 output = await model.generate(
                     messages,
                     tools=tools,
-                    tool_choice=_forced() if tools else None,
+                    tool_choice=ToolFunction(name=TOOL_NAME) if tools else None,
                     config=config,
                     cache=False,
                 )
@@ -400,12 +402,6 @@ def _transient(model: Model, exc: BaseException) -> bool:
         except Exception:  # a provider's classifier that cannot read a foreign exception
             continue
     return False
-
-
-def _forced() -> Any:
-    from inspect_ai.tool import ToolFunction
-
-    return ToolFunction(name=TOOL_NAME)
 
 
 def _describe(exc: BaseException) -> str:
