@@ -101,9 +101,7 @@ async def plan_queries(
 async def gather_snippets(
     provider: SearchProvider,
     queries: list[str],
-    *,
-    per_query: int,
-    max_snippets: int,
+    research: ResearchSettings,
     prefix: str,
     known: set[str] | None = None,
 ) -> list[Snippet]:
@@ -113,12 +111,12 @@ async def gather_snippets(
     snippets: list[Snippet] = []
     for query in queries:
         try:
-            hits = await provider.search(query, per_query)
+            hits = await provider.search(query, research.per_query)
         except SearchError as exc:
             raise UnitError("search", str(exc)) from exc
         for hit in hits:
             key = normalise(hit.text)
-            if key in seen or len(snippets) >= max_snippets:
+            if key in seen or len(snippets) >= research.max_snippets:
                 continue
             seen.add(key)
             snippets.append(
@@ -160,13 +158,7 @@ async def _gather(
         queries = await plan_queries(call, question, research.max_queries)
     else:
         queries = default_queries(question)
-    snippets = await gather_snippets(
-        provider,
-        queries,
-        per_query=research.per_query,
-        max_snippets=research.max_snippets,
-        prefix="s",
-    )
+    snippets = await gather_snippets(provider, queries, research, "s")
     if not snippets:
         raise UnitError("no-evidence", f"no search hit for any of {len(queries)} queries")
     return EvidenceRecord(
@@ -264,7 +256,6 @@ async def run_draft(session: BuildSession) -> StageReport:
             "evidence", EvidenceRecord, missing_hint="run `gamut build evidence` first"
         )
     }
-    session.require_model("draft")
     run = session.stage("draft", DRAFT_VERSION)
     results = await asyncio.gather(*(_one(run, q, evidence.get(q.id)) for q in questions))
     drafts = [r for r in results if r is not None]

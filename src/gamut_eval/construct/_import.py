@@ -164,10 +164,8 @@ class _Rows:
     def text(self, number: int, row: Mapping[str, Any], field: str) -> str | None:
         value = _get(row, self.mapping[field])
         if value is _MISSING or value is None:
-            if FIELDS[field]:
-                self.fail(number, field, "required", "is empty")
-            return None
-        if isinstance(value, int | float) and not isinstance(value, bool):
+            value = ""
+        elif isinstance(value, int | float) and not isinstance(value, bool):
             value = str(value)
         if not isinstance(value, str):
             self.fail(number, field, "type", f"must be text, not {type(value).__name__}")

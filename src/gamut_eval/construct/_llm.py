@@ -5,8 +5,9 @@ Every call goes through ``inspect_ai.model.Model.generate`` (any provider Inspec
 images as ``ContentImage`` data URLs). A reply is parsed as JSON and validated by the
 caller's own rules; when it fails, the reply and the errors are sent back as a new turn, at
 most ``max_repairs`` times, and then the unit ends with a ``UnitError`` carrying the last
-errors. A call that still fails after Inspect's own retries ends only its unit; rejected
-credentials end the whole run (every other unit would fail the same way).
+errors (``UnitCall.ask`` in ``_session``). A call that still fails after Inspect's own
+retries ends only its unit; rejected credentials end the whole run (every other unit would
+fail the same way).
 
 How a provider is asked for a JSON reply follows the judge's ladder
 (``judge/backends/_shape.py``): ``json_schema`` -> ``json_object`` -> ``none``, each step
@@ -36,9 +37,8 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from gamut_eval._files import parse_json
 from gamut_eval._usage import Usage
@@ -167,12 +167,12 @@ def _resolve(node: Any, defs: dict[str, Any], depth: int = 0) -> Any:
     return out
 
 
-def object_schema(properties: dict[str, Any], required: list[str] | None = None) -> dict[str, Any]:
+def object_schema(properties: dict[str, Any]) -> dict[str, Any]:
     """A closed JSON object schema."""
     return {
         "type": "object",
         "properties": properties,
-        "required": list(properties) if required is None else required,
+        "required": list(properties),
         "additionalProperties": False,
     }
 
@@ -190,7 +190,6 @@ def rebuild_reply_schema() -> dict[str, Any]:
     return object_schema({"items": items, "dropped": {"type": "array", "items": drop}})
 
 
-T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 
@@ -287,35 +286,37 @@ class BuildModel:
             config.extra_body = {"response_format": {"type": "json_object", "schema": schema}}
         return config
 
-    def _mode(self, schema: dict[str, Any] | None) -> Structured:
-        if schema is None or not self.settings.structured_output:
+    def _mode(self) -> Structured:
+        if not self.settings.structured_output:
             return "none"
         if self.structured == "json_object" and self._wire == "other":
             return "none"
         return self.structured
 
     async def generate(
-        self, messages: list[ChatMessage], schema: dict[str, Any] | None, meter: UsageMeter
+        self, messages: list[ChatMessage], schema: dict[str, Any], meter: UsageMeter
     ) -> str:
         """The reply text of one call; ``UnitError`` when the call fails for good.
 
         A structured-output step the provider refuses is dropped for the next one (once per
         run, see ``refused_format``) and the call is sent again at once.
         """
+        from inspect_ai.tool import ToolFunction
+
         model = self._get()
         retried = False
         while True:
-            mode, version = self._mode(schema), len(self.corrections)
+            mode, version = self._mode(), len(self.corrections)
             probe = mode != "none" and not self._confirmed and not retried
-            forced = schema is not None and mode == "json_object" and self._wire == "anthropic"
-            tools = [reply_tool(schema)] if forced and schema is not None else []
+            forced = mode == "json_object" and self._wire == "anthropic"
+            tools = [reply_tool(schema)] if forced else []
             config = self._config(schema, mode, probe)
             try:
                 # cache=False: the build cache is the only cache, and it never keeps failures
                 output = await model.generate(
                     messages,
                     tools=tools,
-                    tool_choice=_forced() if tools else None,
+                    tool_choice=ToolFunction(name=TOOL_NAME) if tools else None,
                     config=config,
                     cache=False,
                 )
@@ -403,12 +404,6 @@ def _transient(model: Model, exc: BaseException) -> bool:
     return False
 
 
-def _forced() -> Any:
-    from inspect_ai.tool import ToolFunction
-
-    return ToolFunction(name=TOOL_NAME)
-
-
 def _describe(exc: BaseException) -> str:
     # never the whole str() of Inspect's ModelGenerateError: it embeds the request, images
     # included; provider_message is the provider's own words
@@ -455,7 +450,8 @@ def repair_message(errors: list[str]) -> str:
     )
 
 
-def _messages(prompt: Prompt) -> list[ChatMessage]:
+def chat_messages(prompt: Prompt) -> list[ChatMessage]:
+    """The conversation of a request: the instructions, then the user turn with its images."""
     from inspect_ai.model import (
         ChatMessageSystem,
         ChatMessageUser,
@@ -471,41 +467,3 @@ def _messages(prompt: Prompt) -> list[ChatMessage]:
     content: list[Content] = [ContentText(text=prompt.user)]
     content += [ContentImage(image=url) for url in prompt.images]
     return [ChatMessageSystem(content=prompt.system), ChatMessageUser(content=content)]
-
-
-async def ask_json(
-    model: BuildModel,
-    prompt: Prompt,
-    validate: Callable[[Any], Awaitable[T]],
-    *,
-    meter: UsageMeter,
-    max_repairs: int,
-    schema: dict[str, Any] | None = None,
-) -> tuple[T, int]:
-    """Ask for a JSON reply that ``validate`` accepts; returns (value, repairs used).
-
-    ``validate`` raises ``Invalid`` with the errors to feed back. After ``max_repairs``
-    rejected repairs the unit fails with ``UnitError`` (kind ``not-json`` or ``invalid``).
-    """
-    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
-
-    messages = _messages(prompt)
-    last = Invalid(["no reply"])
-    text = ""
-    for attempt in range(max_repairs + 1):
-        text = await model.generate(messages, schema, meter)
-        try:
-            return await validate(extract_json(text)), attempt
-        except Invalid as exc:
-            last = exc
-        messages += [
-            ChatMessageAssistant(content=text or "(empty reply)"),
-            ChatMessageUser(content=repair_message(last.errors)),
-        ]
-    what = "not JSON" if last.kind == "not-json" else "invalid"
-    raise UnitError(
-        last.kind,
-        f"the model's reply was still {what} after {max_repairs} repair(s)",
-        tuple(last.errors),
-        reply=text,
-    )

@@ -42,12 +42,6 @@ class PipelineReport(FrozenModel):
         return sum(r.failed for r in self.reports)
 
 
-_NO_ACCEPTED = (
-    "no question is accepted yet by both the LLM review and people, so the build stops before "
-    "evidence"
-)
-
-
 async def run_all(
     session: BuildSession,
     images: str | Path,
@@ -61,30 +55,26 @@ async def run_all(
     review = await run_review(session, options.decisions, options.max_rounds, options.proposals)
     reports.append(review)
     waiting = review.next_step is not None
-    accepted = len(session.workdir.read_optional("accepted", AcceptedQuestion))
-    if accepted == 0:
+    if not session.workdir.read_optional("accepted", AcceptedQuestion):
         then = review.next_step or "See the errors above; a rerun retries them."
-        stop = f"{_NO_ACCEPTED}. {then}"
         return PipelineReport(
             reports=tuple(reports),
             stopped_at="review",
             incomplete=waiting,
-            next_step=stop,
+            next_step="no question is accepted yet by both the LLM review and people, so the "
+            f"build stops before evidence. {then}",
             next_step_settings=review.next_step_settings,
         )
     reports.append(await run_evidence(session, provider, options.research))
     reports.append(await run_draft(session))
     reports.append(await run_refine(session, provider, fetcher, options.research))
     reports.append(await run_text_only(session))
-    step: str | None = None
-    if waiting:
-        step = (
-            f"{review.next_step}. The accepted questions are built; rerun `gamut build all` with "
-            "the decisions to build the rest (finished work is not redone)"
-        )
+    if not waiting:
+        return PipelineReport(reports=tuple(reports))
     return PipelineReport(
         reports=tuple(reports),
-        incomplete=waiting,
-        next_step=step,
-        next_step_settings=review.next_step_settings if waiting else (),
+        incomplete=True,
+        next_step=f"{review.next_step}. The accepted questions are built; rerun `gamut build "
+        "all` with the decisions to build the rest (finished work is not redone)",
+        next_step_settings=review.next_step_settings,
     )

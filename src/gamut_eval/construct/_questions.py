@@ -171,7 +171,6 @@ async def run_questions(
     if per_image < 1:
         raise InputError(f"per_image must be at least 1 (found: {per_image})", setting="per_image")
     records = load_images(images)
-    session.require_model("questions")
     run = session.stage("questions", QUESTIONS_VERSION, {"per_image": per_image})
 
     async def one(image: ImageRecord) -> ImageCandidates | None:
@@ -494,7 +493,7 @@ async def _review_image(
         run.fail(state.image.id, "no-candidates", why)
         return None
     verdict = PoolVerdict("continue")
-    while verdict.status == "continue" and state.rounds < max_rounds:
+    while verdict.status == "continue":
         state.rounds += 1
         expand_revisions(state.pool, decisions)
         call = await _round(run, state, decisions, proposals)
@@ -507,10 +506,9 @@ async def _review_image(
         fresh = [p for p in call.proposed if p.id not in state.pool]
         state.pool.update({p.id: p for p in fresh})
         live = live_candidates(state.pool, decisions)
-        verdict = decide(live, state.reviews, state.ranking, decisions, bool(fresh))
-    if verdict.status == "continue":  # out of rounds with proposals not yet reviewed
-        live = live_candidates(state.pool, decisions)
-        verdict = decide(live, state.reviews, state.ranking, decisions, False)
+        # out of rounds, fresh proposals stay unreviewed: decide without them
+        more = bool(fresh) and state.rounds < max_rounds
+        verdict = decide(live, state.reviews, state.ranking, decisions, more)
     return verdict
 
 
@@ -538,10 +536,7 @@ class _Outputs:
     def add(
         self, state: _Image, verdict: PoolVerdict | None, decisions: Mapping[str, Decision]
     ) -> None:
-        if verdict is None:
-            status = "error"
-        else:
-            status = verdict.status if verdict.status != "continue" else "needs_candidates"
+        status = "error" if verdict is None else verdict.status  # never "continue" here
         chosen = verdict.chosen if verdict else None
         self.images.append(
             ImageReview(
@@ -626,7 +621,6 @@ async def run_review(
     images = workdir.read("images", ImageRecord, missing_hint=_HINT)
     candidates = workdir.read("candidates", Candidate, missing_hint=_HINT)
     human = load_decisions(list(decisions))
-    session.require_model("review")
     run = session.stage("review", REVIEW_VERSION, {"proposals": proposals})
     earlier = workdir.read_optional("review_candidates", CandidateState)
     proposed = [s.candidate for s in earlier if s.candidate.origin == "proposed"]

@@ -84,7 +84,7 @@ from gamut_eval.construct._sources import (
     match_snippet,
 )
 from gamut_eval.construct._text import normalise
-from gamut_eval.construct._workdir import Workdir, content_hash
+from gamut_eval.construct._workdir import DATASET_FIELDS, Workdir, content_hash
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.rubric import (
     Checklist,
@@ -112,10 +112,6 @@ class RefineUnit:
     """People's revised checklist, when the row brings one that differs from the compiled."""
     row: RubricRow | None = None
     """The input row (``None``: the build folder's drafts)."""
-
-    @property
-    def compiled(self) -> Checklist:
-        return compile_rubric(self.before)
 
 
 def _revised(row: RubricRow) -> Checklist | None:
@@ -181,11 +177,7 @@ def app_row(unit: RefineUnit, refined: RefinedRecord, folder: Path) -> DatasetRe
     question, record = unit.question, unit.row.record if unit.row is not None else None
     image = row_image(unit.row) if unit.row is not None and record is not None else None
     fields: dict[str, Any] = {
-        "id": question.id,
-        "question": question.question,
-        "entity": question.entity,
-        "domain": question.domain,
-        "popularity": question.popularity,
+        **question.model_dump(include=DATASET_FIELDS),
         "image": _relative(image or question.image, folder),
         "metadata": {},
     }
@@ -228,18 +220,15 @@ class PageCache:
 
 
 async def _verify(pages: PageCache, snippet: Evidence) -> SnippetCheck:
+    check = partial(SnippetCheck, snippet_id=snippet.id, source=snippet.source or None)
     if not snippet.source:
-        return SnippetCheck(snippet_id=snippet.id, source=None, status="no_source")
+        return check(status="no_source")
     try:
         page = await pages.get(snippet.source)
     except FetchError as exc:
-        return SnippetCheck(
-            snippet_id=snippet.id, source=snippet.source, status="unreachable", detail=str(exc)
-        )
+        return check(status="unreachable", detail=str(exc))
     status, score, detail = match_snippet(snippet.text, page)
-    return SnippetCheck(
-        snippet_id=snippet.id, source=snippet.source, status=status, score=score, detail=detail
-    )
+    return check(status=status, score=score, detail=detail)
 
 
 async def verify_snippets(pages: PageCache, snippets: Sequence[Evidence]) -> list[SnippetCheck]:
@@ -429,14 +418,8 @@ async def _research(
 ) -> tuple[list[str], list[Snippet]]:
     """The independent search: new, verified snippets (``r1``...)."""
     queries = await plan_queries(call, question, research.max_queries, _gaps(draft, audit))
-    found = await gather_snippets(
-        provider,
-        queries,
-        per_query=research.per_query,
-        max_snippets=research.max_snippets,
-        prefix="r",
-        known={normalise(e.text) for e in draft.evidence},
-    )
+    known = {normalise(e.text) for e in draft.evidence}
+    found = await gather_snippets(provider, queries, research, "r", known)
     checks = await verify_snippets(pages, [s.as_evidence() for s in found])
     return queries, [s for s, c in zip(found, checks, strict=True) if c.verified]
 
@@ -470,7 +453,7 @@ async def _refine_one(
         queries=tuple(queries),
         new_snippets=tuple(new),
         dropped=tuple(dropped),
-        diff=rubric_diff(before, after, unit.compiled, checklist, dropped),
+        diff=rubric_diff(before, after, compile_rubric(before), checklist, dropped),
         changes=tuple(diff_meta_rubrics(before, after)),
         restored=tuple(restored),
         repairs=repairs,
@@ -509,7 +492,6 @@ async def run_refine(
     workdir = session.workdir
     units = refine_units(workdir, source)
     research = research or ResearchSettings()
-    session.require_model("refine")
     options = {"provider": provider.identity, **research.as_dict()}
     run = session.stage("refine", REFINE_VERSION, options)
     own_fetcher = fetcher is None

@@ -21,7 +21,14 @@ import pydantic
 from pydantic import BaseModel
 
 from gamut_eval._usage import Usage, priced
-from gamut_eval.construct._llm import BuildModel, Prompt, UsageMeter, ask_json
+from gamut_eval.construct._llm import (
+    BuildModel,
+    Prompt,
+    UsageMeter,
+    chat_messages,
+    extract_json,
+    repair_message,
+)
 from gamut_eval.construct._models import (
     Invalid,
     Provenance,
@@ -120,7 +127,10 @@ class BuildSession:
     def stage(
         self, name: str, prompt_version: str | None, options: dict[str, Any] | None = None
     ) -> StageRun:
-        """The runner of one stage; ``options`` change results, so they are in every key."""
+        """The runner of one stage; ``options`` change results, so they are in every key. A
+        stage with a prompt calls the model, so it needs one."""
+        if prompt_version is not None:
+            self.require_model(name)
         return StageRun(self, name, prompt_version, options or {})
 
 
@@ -134,20 +144,36 @@ class UnitCall:
         self.meter = UsageMeter()
 
     async def ask(
-        self,
-        prompt: Prompt,
-        validate: Callable[[Any], Awaitable[T]],
-        schema: dict[str, Any] | None = None,
+        self, prompt: Prompt, validate: Callable[[Any], Awaitable[T]], schema: dict[str, Any]
     ) -> tuple[T, int]:
-        """A validated JSON reply and the repairs it took (see ``ask_json``)."""
+        """A JSON reply that ``validate`` accepts, and the repairs it took.
+
+        ``validate`` raises ``Invalid`` with the errors to feed back. After ``max_repairs``
+        rejected repairs the unit fails with ``UnitError`` (kind ``not-json`` or ``invalid``).
+        """
+        from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
+
         model = self.run.session.require_model(self.run.name)
-        return await ask_json(
-            model,
-            prompt,
-            validate,
-            meter=self.meter,
-            max_repairs=self.run.session.settings.max_repairs,
-            schema=schema,
+        max_repairs = self.run.session.settings.max_repairs
+        messages = chat_messages(prompt)
+        last = Invalid(["no reply"])
+        text = ""
+        for attempt in range(max_repairs + 1):
+            text = await model.generate(messages, schema, self.meter)
+            try:
+                return await validate(extract_json(text)), attempt
+            except Invalid as exc:
+                last = exc
+            messages += [
+                ChatMessageAssistant(content=text or "(empty reply)"),
+                ChatMessageUser(content=repair_message(last.errors)),
+            ]
+        what = "not JSON" if last.kind == "not-json" else "invalid"
+        raise UnitError(
+            last.kind,
+            f"the model's reply was still {what} after {max_repairs} repair(s)",
+            tuple(last.errors),
+            reply=text,
         )
 
     def provenance(self) -> Provenance:
@@ -268,15 +294,14 @@ class StageRun:
             # how the provider takes structured output, said once, by the stage that learned it
             notes = (*notes, *model.corrections[self.session.corrections_said :])
             self.session.corrections_said = len(model.corrections)
-        files = {**{k: str(v) for k, v in outputs.items()}, "errors": str(errors_path)}
-        files["usage"] = str(usage_path)
+        outputs = {**outputs, "errors": errors_path, "usage": usage_path}
         return StageReport(
             stage=self.name,
             units=units,
             done=self.done if done is None else done,
             cached=self.cached if cached is None else cached,
             failed=len({e.id for e in errors}),
-            outputs=files,
+            outputs={k: str(v) for k, v in outputs.items()},
             usage=usage,
             errors=tuple(errors),
             notes=notes,

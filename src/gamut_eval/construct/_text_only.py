@@ -111,7 +111,6 @@ async def run_text_only(session: BuildSession) -> StageReport:
     """Write ``text-only/text_only.jsonl``, then assemble ``dataset.jsonl``."""
     workdir = session.workdir
     questions = workdir.read("accepted", AcceptedQuestion, missing_hint=ACCEPTED_HINT)
-    session.require_model("text-only")
     run = session.stage("text-only", TEXT_ONLY_VERSION)
     results = await asyncio.gather(*(text_only_unit(run, q) for q in questions))
     records = [r for r in results if r is not None]
@@ -142,32 +141,25 @@ def needs_text_only(record: DatasetRecord) -> bool:
 
 
 def _records(source: Path) -> list[tuple[RubricRow, DatasetRecord]]:
-    rows = read_rubric_file(source)
-    errors = [
-        ErrorDetail(
-            "$",
-            "dataset-record",
-            "the text-only stage's source holds dataset records (the annotation app's "
-            "export, refine/rubrics.jsonl, dataset.jsonl)",
-            row.kind,
-        ).in_file(f"{source}:{row.line}")
-        for row in rows.values()
-        if row.record is None
-    ]
-    errors += [
-        ErrorDetail(
-            "entity",
-            "entity-required",
-            "a text-only question names the entity in its text; give the row's `entity`",
-            None,
-        ).in_file(f"{source}:{row.line}")
-        for row in rows.values()
-        if row.record is not None and not row.record.entity and needs_text_only(row.record)
-    ]
+    pairs: list[tuple[RubricRow, DatasetRecord]] = []
+    errors: list[ErrorDetail] = []
+    for row in read_rubric_file(source).values():
+        where = f"{source}:{row.line}"
+        if row.record is None:
+            message = (
+                "the text-only stage's source holds dataset records (the annotation app's "
+                "export, refine/rubrics.jsonl, dataset.jsonl)"
+            )
+            errors.append(ErrorDetail("$", "dataset-record", message, row.kind).in_file(where))
+        elif not row.record.entity and needs_text_only(row.record):
+            message = "a text-only question names the entity in its text; give the row's `entity`"
+            errors.append(ErrorDetail("entity", "entity-required", message, None).in_file(where))
+        else:
+            pairs.append((row, row.record))
     if errors:
         wrong_file = any(e.rule == "dataset-record" for e in errors)
         raise ValidationError(errors, setting="source" if wrong_file else None)
-    return [(row, row.record) for row in rows.values() if row.record is not None]
+    return pairs
 
 
 def _output_row(
@@ -205,7 +197,6 @@ async def run_text_only_input(session: BuildSession, source: Path) -> StageRepor
         for row, record in pairs
         if needs_text_only(record)
     ]
-    session.require_model("text-only")
     run = session.stage("text-only", TEXT_ONLY_VERSION)
     results = await asyncio.gather(*(text_only_unit(run, q) for _, q in todo))
     fresh = {q.id: r for (_, q), r in zip(todo, results, strict=True) if r is not None}

@@ -280,12 +280,6 @@ class BuildCache:
             self._db.close()
         self._release()
 
-    def __enter__(self) -> BuildCache:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
 IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
@@ -382,6 +376,10 @@ class DatasetSummary:
         return text
 
 
+DATASET_FIELDS = {"id", "question", "entity", "domain", "popularity"}
+"""What a dataset record takes from its accepted question as it is."""
+
+
 def _dataset_record(
     question: AcceptedQuestion, refined: RefinedRecord, text_only: TextOnlyRecord | None, root: Path
 ) -> DatasetRecord:
@@ -394,14 +392,10 @@ def _dataset_record(
         "text_only": text_only.provenance.key if text_only else None,
     }
     return DatasetRecord(
-        id=question.id,
-        question=question.question,
+        **question.model_dump(include=DATASET_FIELDS),
         meta_rubric=refined.meta_rubric,
-        entity=question.entity,
         image=image_inside(question.image, root),
         question_text_only=text_only.question_text_only if text_only else None,
-        domain=question.domain,
-        popularity=question.popularity,
         metadata={"build": build},
     )
 
