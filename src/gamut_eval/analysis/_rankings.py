@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
@@ -560,18 +559,6 @@ class LeniencyRow(Row):
     """Largest per-model offset."""
 
 
-@dataclass(frozen=True)
-class Robustness:
-    """The judge-robustness tables of a report (empty with fewer than two judges)."""
-
-    judge_scores: list[JudgeScoreRow] = field(default_factory=list)
-    judge_pairs: list[JudgePairRow] = field(default_factory=list)
-    judge_gaps: list[JudgeGapRow] = field(default_factory=list)
-    rank_swaps: list[RankSwapRow] = field(default_factory=list)
-    leniency: list[LeniencyRow] = field(default_factory=list)
-    self_preference: list[SelfPreferenceRow] = field(default_factory=list)
-
-
 def leniency_offset(scores: FloatArray, judge: int) -> tuple[FloatArray, FloatArray]:
     """Per-model offsets ``(..., M)`` and their mean over models ``(...)``.
 
@@ -609,20 +596,22 @@ def rank_swap_rows(
 
 def judge_robustness(
     cube: ScoreCube, means: Means, boot: Bootstrap, families: Mapping[str, str]
-) -> Robustness:
-    """Every Table 2 analysis, per setting. ``families`` maps model and judge ids to
-    families (``model_family``). Empty tables with fewer than two judges."""
-    out = Robustness()
+) -> dict[str, list[Row]]:
+    """Every Table 2 analysis, per setting, by table name (with its ``rank_swaps``).
+    ``families`` maps model and judge ids to families (``model_family``). Empty tables
+    with fewer than two judges."""
+    tables = "judge_scores judge_pairs judge_gaps rank_swaps leniency self_preference"
+    out: dict[str, list[Row]] = {name: [] for name in tables.split()}
     if len(cube.judges) < 2:
         return out
     for s, setting in enumerate(cube.settings):
         point, resampled = means.point[s], means.boot[:, s]
-        out.judge_scores.extend(_score_rows(cube, setting, point, resampled, boot))
+        out["judge_scores"].extend(_score_rows(cube, setting, point, resampled, boot))
         for a, b in combinations(range(len(cube.judges)), 2):
             _pair(cube, setting, (a, b), point, resampled, boot, out)
         for j in range(len(cube.judges)):
-            out.leniency.append(_leniency_row(cube, setting, j, point, resampled, boot))
-            out.self_preference.append(
+            out["leniency"].append(_leniency_row(cube, setting, j, point, resampled, boot))
+            out["self_preference"].append(
                 self_preference_row(cube, setting, j, point, resampled, boot, families)
             )
     return out
@@ -656,7 +645,7 @@ def _pair(
     point: FloatArray,
     resampled: FloatArray,
     boot: Bootstrap,
-    out: Robustness,
+    out: dict[str, list[Row]],
 ) -> None:
     a, b = pair
     names = (cube.judges[a], cube.judges[b])
@@ -665,8 +654,8 @@ def _pair(
     both = ~np.isnan(gaps)
     largest = int(np.nanargmax(np.abs(gaps))) if both.any() else -1
     swaps = rank_swap_rows("judges", setting, names, point[a], point[b], cube.models)
-    out.rank_swaps.extend(swaps)
-    out.judge_pairs.append(
+    out["rank_swaps"].extend(swaps)
+    out["judge_pairs"].append(
         JudgePairRow(
             setting=setting,
             judge_a=names[0],
@@ -684,7 +673,7 @@ def _pair(
             max_gap_model=cube.models[largest] if largest >= 0 else None,
         )
     )
-    out.judge_gaps.extend(
+    out["judge_gaps"].extend(
         JudgeGapRow(
             setting=setting,
             model=cube.models[m],
@@ -788,17 +777,13 @@ def gap_spread(gaps: npt.ArrayLike) -> FloatArray:
     return np.asarray(np.where(count >= 2, np.sqrt(variance), np.nan))
 
 
-def modality_tables(
-    cube: ScoreCube, means: Means, boot: Bootstrap
-) -> tuple[list[ModalityRow], list[ModalitySummaryRow], list[RankSwapRow]]:
-    """Per-model rows, one summary per judge, and the swapped pairs; empty unless the
-    run has both the multimodal and the text-only setting."""
+def modality_tables(cube: ScoreCube, means: Means, boot: Bootstrap) -> dict[str, list[Row]]:
+    """Per-model rows, one summary per judge, and the swapped pairs, by table name; empty
+    unless the run has both the multimodal and the text-only setting."""
+    out: dict[str, list[Row]] = {"modality": [], "modality_summary": [], "rank_swaps": []}
     mm, text = cube.setting_index(MULTIMODAL), cube.setting_index(TEXT_ONLY)
     if mm is None or text is None:
-        return [], [], []
-    rows: list[ModalityRow] = []
-    summaries: list[ModalitySummaryRow] = []
-    swaps: list[RankSwapRow] = []
+        return out
     paired = ~np.isnan(cube.gamut[mm]) & ~np.isnan(cube.gamut[text])
     for j, judge in enumerate(cube.judges):
         point_mm, point_text = means.point[mm, j], means.point[text, j]
@@ -807,7 +792,7 @@ def modality_tables(
         gap_low, gap_high = boot.interval(boot_text - boot_mm)
         order = np.argsort(-np.nan_to_num(point_mm, nan=-np.inf), kind="stable")
         for m in (m for m in order if not np.isnan(gaps[m])):
-            rows.append(
+            out["modality"].append(
                 ModalityRow(
                     judge=judge,
                     model=cube.models[m],
@@ -819,11 +804,11 @@ def modality_tables(
             )
         names = (MULTIMODAL, TEXT_ONLY)
         judge_swaps = rank_swap_rows("settings", judge, names, point_mm, point_text, cube.models)
-        swaps.extend(judge_swaps)
-        summaries.append(
+        out["rank_swaps"].extend(judge_swaps)
+        out["modality_summary"].append(
             _summary(judge, (point_mm, point_text), (boot_mm, boot_text), boot, len(judge_swaps))
         )
-    return rows, summaries, swaps
+    return out
 
 
 def _summary(

@@ -453,7 +453,8 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
     ids = (*cube.models, *cube.judges)
     families = {m: model_family(m, config.families) for m in ids}
     robustness = judge_robustness(cube, means, boot, families)
-    modality, modality_summary, modality_swaps = modality_tables(cube, means, boot)
+    modality = modality_tables(cube, means, boot)
+    rank_swaps = [*robustness.pop("rank_swaps"), *modality.pop("rank_swaps")]
     check_agreement, against_reference = [], []
     if len(cube.judges) >= 2 and run.verdicts is not None:
         check_agreement = check_agreement_rows(run.verdicts, cube, boot)
@@ -467,16 +468,11 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         meta=_meta(run, config, cube, notes),
         leaderboard=leaderboard_rows(cube, means, boot),
         breakdowns=breakdown_rows(cube, question_groups(run.dataset, cube.questions), boot),
-        judge_scores=robustness.judge_scores,
-        judge_pairs=robustness.judge_pairs,
-        judge_gaps=robustness.judge_gaps,
-        leniency=robustness.leniency,
-        self_preference=robustness.self_preference,
+        **robustness,
         families=family_rows(ids, config.families) if len(cube.judges) >= 2 else [],
         check_agreement=check_agreement,
-        modality=modality,
-        modality_summary=modality_summary,
-        rank_swaps=[*robustness.rank_swaps, *modality_swaps],
+        **modality,
+        rank_swaps=rank_swaps,
         **diversity,
         judge_audit=audit,
         reference_agreement=against_reference,
