@@ -222,17 +222,13 @@ def _leaderboard(report: Report) -> Section:
                 )
                 for r in rows
             ]
+            plots = [
+                interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)"),
+                stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}"),
+            ]
             blocks += [
                 Block(kind="h3", text=title),
-                Block(
-                    kind="plots",
-                    plots=[
-                        Markup(
-                            interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)")
-                        ),
-                        Markup(stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}")),
-                    ],
-                ),
+                Block(kind="plots", plots=[Markup(p) for p in plots]),
                 table_block("leaderboard", rows, drop=("setting", "judge"), caption=title),
             ]
     return Section(
