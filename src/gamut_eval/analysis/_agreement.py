@@ -41,7 +41,7 @@ from gamut_eval.analysis._stats import (
     table_alpha_ordinal,
     table_kappa,
 )
-from gamut_eval.analysis._tables import Count, Rate, Row, Stat, number
+from gamut_eval.analysis._tables import Count, Rate, Row, Stat, estimate, number
 from gamut_eval.data import HELD_OUT, TUNING, TUNING_QUESTIONS, label_part
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.judge import OFFLINE_JUDGE, REFERENCE_JUDGE
@@ -199,14 +199,14 @@ _Statistic = Callable[[npt.ArrayLike], FloatArray]
 
 
 def _statistic(
-    fn: _Statistic, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
-) -> tuple[float | None, float | None, float | None]:
-    """The statistic on the pooled table and its interval; None without any unit."""
+    name: str, fn: _Statistic, pooled: FloatArray, boots: FloatArray, boot: Bootstrap
+) -> dict[str, float | None]:
+    """The statistic on the pooled table and its interval as cells; None without any unit."""
     if pooled.sum() == 0:
-        return None, None, None
+        return dict.fromkeys((name, f"{name}_low", f"{name}_high"))
     with np.errstate(invalid="ignore", divide="ignore"):
         low, high = boot.interval(fn(boots))
-    return number(fn(pooled)), number(low), number(high)
+    return estimate(name, fn(pooled), low, high)
 
 
 def _check_row(
@@ -219,8 +219,7 @@ def _check_row(
 ) -> CheckAgreementRow:
     """A pair's row, or with ``pair`` None the all-judges row (``pooled``: half the
     coincidence matrix; alpha only)."""
-    kappa = _statistic(table_kappa, pooled, boots, boot) if pair else (None, None, None)
-    alpha = _statistic(table_alpha_ordinal, pooled, boots, boot)
+    no_kappa = dict.fromkeys(("kappa", "kappa_low", "kappa_high"))
     return CheckAgreementRow(
         setting=setting,
         scope="pair" if pair else "all",
@@ -228,12 +227,8 @@ def _check_row(
         judge_b=pair[1] if pair else None,
         checks=checks,
         agreement=number(table_accuracy(pooled)) if pair and checks else None,
-        kappa=kappa[0],
-        kappa_low=kappa[1],
-        kappa_high=kappa[2],
-        alpha=alpha[0],
-        alpha_low=alpha[1],
-        alpha_high=alpha[2],
+        **(_statistic("kappa", table_kappa, pooled, boots, boot) if pair else no_kappa),
+        **_statistic("alpha", table_alpha_ordinal, pooled, boots, boot),
     )
 
 
@@ -298,7 +293,6 @@ def reference_agreement(
 def _row(judge: str, part: str, tables: IntArray, boot: Bootstrap) -> ReferenceAgreementRow:
     pooled, boots = _resampled(tables, boot)
     total = int(pooled.sum())
-    kappa = _statistic(table_kappa, pooled, boots, boot)
     return ReferenceAgreementRow(
         judge=judge,
         part=part,
@@ -306,9 +300,7 @@ def _row(judge: str, part: str, tables: IntArray, boot: Bootstrap) -> ReferenceA
         questions=len(tables),
         checks=total,
         agreement=number(table_accuracy(pooled)) if total else None,
-        kappa=kappa[0],
-        kappa_low=kappa[1],
-        kappa_high=kappa[2],
+        **_statistic("kappa", table_kappa, pooled, boots, boot),
         reference_contradicts=int(pooled[:, _CONTRADICTS].sum()),
         found_contradicts=int(pooled[_CONTRADICTS, _CONTRADICTS]),
         credited_contradicts=int(pooled[_MEETS, _CONTRADICTS]),

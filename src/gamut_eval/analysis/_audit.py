@@ -228,18 +228,14 @@ def audit_rows(run_dir: Path | None, notes: list[str]) -> list[AuditRow]:
     except (pydantic.ValidationError, OSError, UnicodeDecodeError) as exc:
         notes.append(f"{path} left out: it is not an audit written by gamut audit-judge ({exc})")
         return []
+    # kind, checks, unscored, the three rates and passed: the same fields in both
+    shared = AuditRow.model_fields.keys() & ProbeResult.model_fields.keys()
     return [
         AuditRow(
             judge=audit.settings.judge,
             created_at=audit.created_at,
             probe=probe.name,
-            kind=probe.kind,
-            checks=probe.checks,
-            unscored=probe.unscored,
-            null_pass_rate=probe.null_pass_rate,
-            flip_rate=probe.flip_rate,
-            upward_rate=probe.upward_rate,
-            passed=probe.passed,
+            **probe.model_dump(mode="json", include=shared),
         )
         for probe in audit.probes
     ]

@@ -222,17 +222,13 @@ def _leaderboard(report: Report) -> Section:
                 )
                 for r in rows
             ]
+            plots = [
+                interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)"),
+                stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}"),
+            ]
             blocks += [
                 Block(kind="h3", text=title),
-                Block(
-                    kind="plots",
-                    plots=[
-                        Markup(
-                            interval_chart(scores, f"Gamut score: {title}", "Gamut score (x100)")
-                        ),
-                        Markup(stacked_bars(bars, VERDICT_PALETTE, f"Verdicts: {title}")),
-                    ],
-                ),
+                Block(kind="plots", plots=[Markup(p) for p in plots]),
                 table_block("leaderboard", rows, drop=("setting", "judge"), caption=title),
             ]
     return Section(
@@ -301,16 +297,12 @@ def _judge_wide(report: Report, setting: str) -> Block:
     judges = report.meta.judges
     cells = {(r.model, r.judge): r for r in report.judge_scores if r.setting == setting}
     models = [r.model for r in report.leaderboard if r.setting == setting and r.judge == judges[0]]
-    rows = []
-    for model in models:
-        line = [(model, "")]
-        for judge in judges:
-            row = cells.get((model, judge))
-            if row is None:
-                line.append(("—", ""))
-                continue
-            line.append(cell_text(row, _GAMUT))
-        rows.append(line)
+
+    def cell(model: str, judge: str) -> tuple[str, str]:
+        row = cells.get((model, judge))
+        return ("—", "") if row is None else cell_text(row, _GAMUT)
+
+    rows = [[(model, ""), *(cell(model, j) for j in judges)] for model in models]
     return Block(
         kind="table",
         text=f"Gamut score x100 per judge: {setting}",

@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 
@@ -75,7 +74,7 @@ from gamut_eval.analysis._stats import (
     ranks,
     swapped_pairs,
 )
-from gamut_eval.analysis._tables import Count, Rate, Row, Score, Stat, number
+from gamut_eval.analysis._tables import Count, Rate, Row, Score, Stat, estimate, number
 from gamut_eval.errors import ErrorDetail, ValidationError
 from gamut_eval.scoring import Verdict
 
@@ -181,7 +180,8 @@ def leaderboard_rows(cube: ScoreCube, means: Means, boot: Bootstrap) -> list[Lea
     shares = verdict_shares(cube)
     missing = boot.means(shares[..., VERDICT_COLUMNS.index(Verdict.MISSING)])
     contra = boot.means(shares[..., VERDICT_COLUMNS.index(Verdict.CONTRADICTS)])
-    missing_ci, contra_ci = boot.interval(missing.boot), boot.interval(contra.boot)
+    # (S, J, M, 2): each cell's interval, low then high
+    missing_ci, contra_ci = (np.stack(boot.interval(r.boot), axis=-1) for r in (missing, contra))
     share_means = nanmean(np.moveaxis(shares, -1, 0))
     tier_means = nanmean(np.moveaxis(cube.tiers, -1, 0))
     totals = cube.counts.sum(axis=-2)
@@ -208,20 +208,14 @@ def leaderboard_rows(cube: ScoreCube, means: Means, boot: Bootstrap) -> list[Lea
                         unscored=int((cube.present[cell] & ~scored[cell]).sum()),
                         missing_questions=int(missing_questions[cell]),
                         paired=bool(missing_questions[cell] == 0),
-                        gamut=number(means.point[cell]),
-                        gamut_low=number(low[cell]),
-                        gamut_high=number(high[cell]),
+                        **estimate("gamut", means.point[cell], low[cell], high[cell]),
                         answer_critical=number(tier_means[(0, *cell)]),
                         valuable=number(tier_means[(1, *cell)]),
                         context=number(tier_means[(2, *cell)]),
                         share_meets=number(share_means[(0, *cell)]),
                         share_partially_meets=number(share_means[(1, *cell)]),
-                        omission_rate=number(missing.point[cell]),
-                        omission_rate_low=number(missing_ci[0][cell]),
-                        omission_rate_high=number(missing_ci[1][cell]),
-                        contradiction_rate=number(contra.point[cell]),
-                        contradiction_rate_low=number(contra_ci[0][cell]),
-                        contradiction_rate_high=number(contra_ci[1][cell]),
+                        **estimate("omission_rate", missing.point[cell], *missing_ci[cell]),
+                        **estimate("contradiction_rate", contra.point[cell], *contra_ci[cell]),
                         unscored_rate=number(totals[cell][-1] / all_checks) if all_checks else None,
                     )
                 )
@@ -264,9 +258,7 @@ def breakdown_rows(
                         judge=cube.judges[j],
                         model=cube.models[m],
                         questions=int(scored[s, j, m]),
-                        gamut=number(value),
-                        gamut_low=number(low[s, j, m]),
-                        gamut_high=number(high[s, j, m]),
+                        **estimate("gamut", value, low[s, j, m], high[s, j, m]),
                     )
                 )
     return rows
@@ -427,14 +419,13 @@ def self_preference_row(
         return SelfPreferenceRow(**row, **undefined, note=note)
     own_point, other_point = self_preference(point, j, reference, own)
     own_boot, other_boot = self_preference(resampled, j, reference, own)
-    low, high = boot.interval(own_boot - other_boot)
     return SelfPreferenceRow(
         **row,
         own_offset=number(own_point),
         other_offset=number(other_point),
-        self_preference=number(own_point - other_point),
-        self_preference_low=number(low),
-        self_preference_high=number(high),
+        **estimate(
+            "self_preference", own_point - other_point, *boot.interval(own_boot - other_boot)
+        ),
         note=None,
     )
 
@@ -568,18 +559,6 @@ class LeniencyRow(Row):
     """Largest per-model offset."""
 
 
-@dataclass(frozen=True)
-class Robustness:
-    """The judge-robustness tables of a report (empty with fewer than two judges)."""
-
-    judge_scores: list[JudgeScoreRow] = field(default_factory=list)
-    judge_pairs: list[JudgePairRow] = field(default_factory=list)
-    judge_gaps: list[JudgeGapRow] = field(default_factory=list)
-    rank_swaps: list[RankSwapRow] = field(default_factory=list)
-    leniency: list[LeniencyRow] = field(default_factory=list)
-    self_preference: list[SelfPreferenceRow] = field(default_factory=list)
-
-
 def leniency_offset(scores: FloatArray, judge: int) -> tuple[FloatArray, FloatArray]:
     """Per-model offsets ``(..., M)`` and their mean over models ``(...)``.
 
@@ -617,20 +596,22 @@ def rank_swap_rows(
 
 def judge_robustness(
     cube: ScoreCube, means: Means, boot: Bootstrap, families: Mapping[str, str]
-) -> Robustness:
-    """Every Table 2 analysis, per setting. ``families`` maps model and judge ids to
-    families (``model_family``). Empty tables with fewer than two judges."""
-    out = Robustness()
+) -> dict[str, list[Row]]:
+    """Every Table 2 analysis, per setting, by table name (with its ``rank_swaps``).
+    ``families`` maps model and judge ids to families (``model_family``). Empty tables
+    with fewer than two judges."""
+    tables = "judge_scores judge_pairs judge_gaps rank_swaps leniency self_preference"
+    out: dict[str, list[Row]] = {name: [] for name in tables.split()}
     if len(cube.judges) < 2:
         return out
     for s, setting in enumerate(cube.settings):
         point, resampled = means.point[s], means.boot[:, s]
-        out.judge_scores.extend(_score_rows(cube, setting, point, resampled, boot))
+        out["judge_scores"].extend(_score_rows(cube, setting, point, resampled, boot))
         for a, b in combinations(range(len(cube.judges)), 2):
             _pair(cube, setting, (a, b), point, resampled, boot, out)
         for j in range(len(cube.judges)):
-            out.leniency.append(_leniency_row(cube, setting, j, point, resampled, boot))
-            out.self_preference.append(
+            out["leniency"].append(_leniency_row(cube, setting, j, point, resampled, boot))
+            out["self_preference"].append(
                 self_preference_row(cube, setting, j, point, resampled, boot, families)
             )
     return out
@@ -650,9 +631,7 @@ def _score_rows(
                         setting=setting,
                         model=model,
                         judge=judge,
-                        gamut=number(point[j, m]),
-                        gamut_low=number(low[j, m]),
-                        gamut_high=number(high[j, m]),
+                        **estimate("gamut", point[j, m], low[j, m], high[j, m]),
                         offset=number(offsets[m]),
                     )
                 )
@@ -666,26 +645,27 @@ def _pair(
     point: FloatArray,
     resampled: FloatArray,
     boot: Bootstrap,
-    out: Robustness,
+    out: dict[str, list[Row]],
 ) -> None:
     a, b = pair
     names = (cube.judges[a], cube.judges[b])
-    tau_b_low, tau_b_high = boot.interval(kendall_tau_b(resampled[:, a], resampled[:, b]))
     gaps = point[a] - point[b]
     gap_low, gap_high = boot.interval(resampled[:, a] - resampled[:, b])
     both = ~np.isnan(gaps)
     largest = int(np.nanargmax(np.abs(gaps))) if both.any() else -1
     swaps = rank_swap_rows("judges", setting, names, point[a], point[b], cube.models)
-    out.rank_swaps.extend(swaps)
-    out.judge_pairs.append(
+    out["rank_swaps"].extend(swaps)
+    out["judge_pairs"].append(
         JudgePairRow(
             setting=setting,
             judge_a=names[0],
             judge_b=names[1],
             models=int(both.sum()),
-            tau_b=number(kendall_tau_b(point[a], point[b])),
-            tau_b_low=number(tau_b_low),
-            tau_b_high=number(tau_b_high),
+            **estimate(
+                "tau_b",
+                kendall_tau_b(point[a], point[b]),
+                *boot.interval(kendall_tau_b(resampled[:, a], resampled[:, b])),
+            ),
             swapped_pairs=len(swaps),
             adjacent_swaps=sum(s.adjacent for s in swaps),
             mean_gap=number(nanmean(gaps)),
@@ -693,15 +673,13 @@ def _pair(
             max_gap_model=cube.models[largest] if largest >= 0 else None,
         )
     )
-    out.judge_gaps.extend(
+    out["judge_gaps"].extend(
         JudgeGapRow(
             setting=setting,
             model=cube.models[m],
             judge_a=names[0],
             judge_b=names[1],
-            gap=number(gaps[m]),
-            gap_low=number(gap_low[m]),
-            gap_high=number(gap_high[m]),
+            **estimate("gap", gaps[m], gap_low[m], gap_high[m]),
             largest=m == largest,
         )
         for m in np.flatnonzero(both)
@@ -717,15 +695,12 @@ def _leniency_row(
     boot: Bootstrap,
 ) -> LeniencyRow:
     per_model, offset = leniency_offset(point, j)
-    low, high = boot.interval(leniency_offset(resampled, j)[1])
     defined = per_model[~np.isnan(per_model)]
     return LeniencyRow(
         setting=setting,
         judge=cube.judges[j],
         models=len(defined),
-        offset=number(offset),
-        offset_low=number(low),
-        offset_high=number(high),
+        **estimate("offset", offset, *boot.interval(leniency_offset(resampled, j)[1])),
         offset_min=number(defined.min()) if len(defined) else None,
         offset_max=number(defined.max()) if len(defined) else None,
     )
@@ -802,17 +777,13 @@ def gap_spread(gaps: npt.ArrayLike) -> FloatArray:
     return np.asarray(np.where(count >= 2, np.sqrt(variance), np.nan))
 
 
-def modality_tables(
-    cube: ScoreCube, means: Means, boot: Bootstrap
-) -> tuple[list[ModalityRow], list[ModalitySummaryRow], list[RankSwapRow]]:
-    """Per-model rows, one summary per judge, and the swapped pairs; empty unless the
-    run has both the multimodal and the text-only setting."""
+def modality_tables(cube: ScoreCube, means: Means, boot: Bootstrap) -> dict[str, list[Row]]:
+    """Per-model rows, one summary per judge, and the swapped pairs, by table name; empty
+    unless the run has both the multimodal and the text-only setting."""
+    out: dict[str, list[Row]] = {"modality": [], "modality_summary": [], "rank_swaps": []}
     mm, text = cube.setting_index(MULTIMODAL), cube.setting_index(TEXT_ONLY)
     if mm is None or text is None:
-        return [], [], []
-    rows: list[ModalityRow] = []
-    summaries: list[ModalitySummaryRow] = []
-    swaps: list[RankSwapRow] = []
+        return out
     paired = ~np.isnan(cube.gamut[mm]) & ~np.isnan(cube.gamut[text])
     for j, judge in enumerate(cube.judges):
         point_mm, point_text = means.point[mm, j], means.point[text, j]
@@ -821,25 +792,23 @@ def modality_tables(
         gap_low, gap_high = boot.interval(boot_text - boot_mm)
         order = np.argsort(-np.nan_to_num(point_mm, nan=-np.inf), kind="stable")
         for m in (m for m in order if not np.isnan(gaps[m])):
-            rows.append(
+            out["modality"].append(
                 ModalityRow(
                     judge=judge,
                     model=cube.models[m],
                     questions=int(paired[j, m].sum()),
                     multimodal=number(point_mm[m]),
                     text_only=number(point_text[m]),
-                    gap=number(gaps[m]),
-                    gap_low=number(gap_low[m]),
-                    gap_high=number(gap_high[m]),
+                    **estimate("gap", gaps[m], gap_low[m], gap_high[m]),
                 )
             )
         names = (MULTIMODAL, TEXT_ONLY)
         judge_swaps = rank_swap_rows("settings", judge, names, point_mm, point_text, cube.models)
-        swaps.extend(judge_swaps)
-        summaries.append(
+        out["rank_swaps"].extend(judge_swaps)
+        out["modality_summary"].append(
             _summary(judge, (point_mm, point_text), (boot_mm, boot_text), boot, len(judge_swaps))
         )
-    return rows, summaries, swaps
+    return out
 
 
 def _summary(
@@ -852,23 +821,16 @@ def _summary(
     gaps = point[1] - point[0]
     boot_gaps = resampled[1] - resampled[0]
     defined = gaps[~np.isnan(gaps)]
-    tau_b_low, tau_b_high = boot.interval(kendall_tau_b(*resampled))
-    sd_low, sd_high = boot.interval(gap_spread(boot_gaps))
-    corr_low, corr_high = boot.interval(pearson(boot_gaps, resampled[0]))
     return ModalitySummaryRow(
         judge=judge,
         models=len(defined),
-        tau_b=number(kendall_tau_b(*point)),
-        tau_b_low=number(tau_b_low),
-        tau_b_high=number(tau_b_high),
+        **estimate("tau_b", kendall_tau_b(*point), *boot.interval(kendall_tau_b(*resampled))),
         swapped_pairs=swapped,
         gap_mean=number(nanmean(gaps)),
-        gap_sd=number(gap_spread(gaps)),
-        gap_sd_low=number(sd_low),
-        gap_sd_high=number(sd_high),
+        **estimate("gap_sd", gap_spread(gaps), *boot.interval(gap_spread(boot_gaps))),
         gap_min=number(defined.min()) if len(defined) else None,
         gap_max=number(defined.max()) if len(defined) else None,
-        gap_corr=number(pearson(gaps, point[0])),
-        gap_corr_low=number(corr_low),
-        gap_corr_high=number(corr_high),
+        **estimate(
+            "gap_corr", pearson(gaps, point[0]), *boot.interval(pearson(boot_gaps, resampled[0]))
+        ),
     )

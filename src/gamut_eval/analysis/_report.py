@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import importlib
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any, Literal, TypeVar
@@ -142,16 +141,6 @@ DIVERSITY_TABLES: tuple[TableSpec, ...] = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True)
-class DiversityTables:
-    """The four diversity tables of a report (empty when diversity is not available)."""
-
-    summary: list[DiversitySummaryRow] = field(default_factory=list)
-    templates: list[TemplateRow] = field(default_factory=list)
-    near_duplicates: list[NearDuplicateRow] = field(default_factory=list)
-    clusters: list[ClusterRow] = field(default_factory=list)
-
-
 R = TypeVar("R", bound=Row)
 
 
@@ -160,15 +149,15 @@ def _pick(row: type[R], data: dict[str, Any]) -> R:
     return row.model_validate({name: data[name] for name in row.model_fields if name in data})
 
 
-def diversity_rows(result: Any) -> DiversityTables:
-    """The four tables from a ``DiversityReport`` (any object with ``model_dump``)."""
+def diversity_rows(result: Any) -> dict[str, list[Row]]:
+    """The four tables by name from a ``DiversityReport`` (anything with ``model_dump``)."""
     data = result.model_dump(mode="json")
-    return DiversityTables(
-        summary=[_pick(DiversitySummaryRow, data)],
-        templates=[_pick(TemplateRow, t) for t in data["templates"]],
-        near_duplicates=[_pick(NearDuplicateRow, d) for d in data["near_duplicates"]],
-        clusters=[_pick(ClusterRow, c) for c in data["clusters"]],
-    )
+    return {
+        "diversity_summary": [_pick(DiversitySummaryRow, data)],
+        "diversity_templates": [_pick(TemplateRow, t) for t in data["templates"]],
+        "diversity_near_duplicates": [_pick(NearDuplicateRow, d) for d in data["near_duplicates"]],
+        "diversity_clusters": [_pick(ClusterRow, c) for c in data["clusters"]],
+    }
 
 
 _READ = ConfigDict(extra="ignore", frozen=True)
@@ -275,23 +264,13 @@ def calibrated_rows(
         )
         return []
     notes += [f"calibrated scores: {note}" for note in data.notes]
+    shared = data.model_dump(include={"confidence", "population", "n_questions"})
     return [
         CalibratedRow(
-            setting=r.setting,
-            model=r.model,
-            gamut=r.gamut,
+            **r.model_dump(exclude={"ci_low", "ci_high"}),
+            **shared,
             gamut_low=r.ci_low,
             gamut_high=r.ci_high,
-            naive_judge=r.naive_judge,
-            naive_calibrated_with=r.naive_calibrated_with,
-            n_answers=r.n_answers,
-            n_calibration=r.n_calibration,
-            width_ratio=r.width_ratio,
-            judge=r.judge,
-            calibrated_with=r.calibrated_with,
-            confidence=data.confidence,
-            population=data.population,
-            n_questions=data.n_questions,
             sample_questions=len(data.sample),
         )
         for r in sorted(data.rows, key=lambda r: (r.setting, -(r.gamut or 0.0), r.model))
@@ -474,7 +453,8 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
     ids = (*cube.models, *cube.judges)
     families = {m: model_family(m, config.families) for m in ids}
     robustness = judge_robustness(cube, means, boot, families)
-    modality, modality_summary, modality_swaps = modality_tables(cube, means, boot)
+    modality = modality_tables(cube, means, boot)
+    rank_swaps = [*robustness.pop("rank_swaps"), *modality.pop("rank_swaps")]
     check_agreement, against_reference = [], []
     if len(cube.judges) >= 2 and run.verdicts is not None:
         check_agreement = check_agreement_rows(run.verdicts, cube, boot)
@@ -488,20 +468,12 @@ def build_report(run: RunData, config: ReportConfig | None = None) -> Report:
         meta=_meta(run, config, cube, notes),
         leaderboard=leaderboard_rows(cube, means, boot),
         breakdowns=breakdown_rows(cube, question_groups(run.dataset, cube.questions), boot),
-        judge_scores=robustness.judge_scores,
-        judge_pairs=robustness.judge_pairs,
-        judge_gaps=robustness.judge_gaps,
-        leniency=robustness.leniency,
-        self_preference=robustness.self_preference,
+        **robustness,
         families=family_rows(ids, config.families) if len(cube.judges) >= 2 else [],
         check_agreement=check_agreement,
-        modality=modality,
-        modality_summary=modality_summary,
-        rank_swaps=[*robustness.rank_swaps, *modality_swaps],
-        diversity_summary=diversity.summary,
-        diversity_templates=diversity.templates,
-        diversity_near_duplicates=diversity.near_duplicates,
-        diversity_clusters=diversity.clusters,
+        **modality,
+        rank_swaps=rank_swaps,
+        **diversity,
         judge_audit=audit,
         reference_agreement=against_reference,
         calibrated=calibrated,
@@ -572,8 +544,8 @@ def _diversity_module() -> ModuleType | None:
 
 def _diversity(
     dataset: Dataset | None, notes: list[str], embeddings: str | None = None
-) -> DiversityTables:
-    empty = DiversityTables()
+) -> dict[str, list[Row]]:
+    empty: dict[str, list[Row]] = {spec.name: [] for spec in DIVERSITY_TABLES}
     if dataset is None:
         return empty
     module = _diversity_module()

@@ -280,14 +280,12 @@ def verdict_table(a: Sequence[str], b: Sequence[str]) -> npt.NDArray[np.int64]:
     included: unscored checks must be dropped before agreement is measured).
     """
     _paired(a, b)
-    index = {label: i for i, label in enumerate(VERDICT_ORDER)}
-    table = np.zeros((len(VERDICT_ORDER), len(VERDICT_ORDER)), dtype=np.int64)
     for x, y in zip(a, b, strict=True):
-        if x not in index or y not in index:
-            bad = x if x not in index else y
-            raise ValueError(f"unknown verdict {bad!r}; expected one of {', '.join(index)}")
-        table[index[x], index[y]] += 1
-    return table
+        if x not in VERDICT_ORDER or y not in VERDICT_ORDER:
+            bad = x if x not in VERDICT_ORDER else y
+            expected = ", ".join(VERDICT_ORDER)
+            raise ValueError(f"unknown verdict {bad!r}; expected one of {expected}")
+    return np.array(confusion_matrix(a, b, VERDICT_ORDER), dtype=np.int64)
 
 
 def table_accuracy(tables: npt.ArrayLike) -> FloatArray:

@@ -55,6 +55,11 @@ def number(value: Any) -> float | None:
     return None if math.isnan(result) else result
 
 
+def estimate(name: str, value: Any, low: Any, high: Any) -> dict[str, float | None]:
+    """A statistic and its interval as the cells ``name``, ``name_low`` and ``name_high``."""
+    return {name: number(value), f"{name}_low": number(low), f"{name}_high": number(high)}
+
+
 def column_units(row: type[Row]) -> dict[str, str]:
     """Field name -> unit kind, for the fields whose type carries a ``Unit``."""
     units: dict[str, str] = {}
