@@ -51,14 +51,19 @@ from gamut_eval.annotate._db import (
     ExportRecord,
     Image,
     Question,
-    QuestionStatus,
     Rubric,
     RubricEvent,
     RubricStatus,
     dumps,
     utc_now,
 )
-from gamut_eval.annotate._questions import ImageStatus, image_status, origin_of, reviews_of
+from gamut_eval.annotate._questions import (
+    ImageStatus,
+    image_status,
+    new_question,
+    origin_of,
+    reviews_of,
+)
 from gamut_eval.annotate._rubrics import (
     STRANGER_TEST,
     TEXT_ONLY,
@@ -203,21 +208,9 @@ def _store_candidate(
             )
         summary.candidates_present += 1
         return
-    now = utc_now()
     origin = {"source": "import", "file": str(source), "line": item.line, **(row.model_extra or {})}
-    session.add(
-        Question(
-            candidate_id=row.candidate_id,
-            image_id=image.id,
-            round=_round_for(session, image.id),
-            text=row.question,
-            status=QuestionStatus.PENDING.value,
-            origin=dumps(origin),
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-    )
+    round_ = _round_for(session, image.id)
+    session.add(new_question(row.candidate_id, image.id, round_, row.question, origin))
     session.flush()
     summary.candidates_new += 1
 
