@@ -41,6 +41,7 @@ from gamut_eval.annotate._checklists import (
     MergeConflict,
     NewCheckRow,
     diff_checklists,
+    numbered,
     parse_checklist_form,
 )
 from gamut_eval.annotate._db import (
@@ -121,12 +122,8 @@ def _ints(name: str, text: str) -> list[int]:
 
 def _rows(form: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
     """The numbered rows of ``prefix`` (``el`` or ``mi``), in their numbers' order."""
-    rows: dict[int, dict[str, str]] = {}
-    for key, value in form.items():
-        match = _ROW.match(key)
-        if match and match.group(1) == prefix:
-            rows.setdefault(int(match.group(2)), {})[match.group(3)] = value
-    return [rows[i] for i in sorted(rows)]
+    rows = numbered(form, _ROW)
+    return [rows[key] for key in sorted(rows) if key[0] == prefix]
 
 
 def _element(row: Mapping[str, str], kind: str) -> dict[str, Any] | None:
