@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -269,7 +269,7 @@ def new_question(
     image_id: int,
     round: int,
     text: str,
-    origin: dict[str, object],
+    origin: Mapping[str, object],
     parent_id: int | None = None,
 ) -> Question:
     """A candidate waiting for its reviews (an import's, or a revision re-entering)."""
