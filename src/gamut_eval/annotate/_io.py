@@ -625,12 +625,6 @@ class ExportSummary:
         return "\n".join(lines)
 
 
-def _image_path(session: Session, image_id: int | None, base: Path) -> str | None:
-    """The image's path relative to the exported dataset's folder (brought into it)."""
-    image = session.get(Image, image_id) if image_id is not None else None
-    return None if image is None else image_inside(image.path, base)
-
-
 def _stale(
     session: Session, rubric: Rubric, extra: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
@@ -662,13 +656,15 @@ def _record(session: Session, rubric: Rubric, base: Path, stamp: dict[str, Any])
     annotation = {**stamp, **rubric_provenance(session, rubric)}
     if stale:
         annotation["stale"] = stale
+    # the image's path is relative to the exported dataset's folder (brought into it)
+    image = session.get(Image, rubric.image_id) if rubric.image_id is not None else None
     record = DatasetRecord.model_validate(
         {
             "id": rubric.record_id,
             "question": rubric.question,
             "question_text_only": text_only,
             "entity": rubric.entity,
-            "image": _image_path(session, rubric.image_id, base),
+            "image": None if image is None else image_inside(image.path, base),
             "domain": rubric.domain,
             "popularity": rubric.popularity,
             "meta_rubric": meta,
