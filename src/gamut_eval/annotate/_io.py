@@ -298,9 +298,8 @@ def _next_round(
     return note
 
 
-def _store_rubric(
-    session: Session, item: ParsedRubric, source: Path, summary: FileSummary, where: str
-) -> None:
+def _store_rubric(session: Session, item: ParsedRubric, source: Path, summary: FileSummary) -> None:
+    where = f"{source}:{item.line}"
     rubric = session.scalar(select(Rubric).where(Rubric.record_id == item.record.id))
     content = _imported(item)
     before: dict[str, Any] | None = None
@@ -356,7 +355,7 @@ def import_files(db: Database, paths: list[Path]) -> list[FileSummary]:
             for candidate in candidates:
                 _store_candidate(session, candidate, path, summary)
             for rubric in rubrics:
-                _store_rubric(session, rubric, path, summary, f"{path}:{rubric.line}")
+                _store_rubric(session, rubric, path, summary)
             summaries.append(summary)
     return summaries
 
