@@ -393,11 +393,6 @@ def _value(check: Check, field: str) -> Any:
     )
 
 
-def same_content(a: Check, b: Check) -> bool:
-    """Whether two checks agree on id and on every field people see."""
-    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in _FIELDS)
-
-
 def diff_checklists(base: Checklist, new: Checklist) -> ChecklistDiff:
     """``new`` compared with ``base`` (checks matched by id)."""
     before, after = base.by_id(), new.by_id()
@@ -436,7 +431,7 @@ def _next(
     whether a previous edit was re-applied to it."""
     if before is None or edited == before:
         return check, False
-    if not same_content(check, before):
+    if any(getattr(check, f) != getattr(before, f) for f in _FIELDS):  # a field people see
         what = "removal" if edited is None else "edit"
         notes.append(
             f"{check.id}: the refinement changed it, so the previous {what} was not re-applied"
