@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
@@ -87,7 +87,7 @@ from gamut_eval.annotate._rubrics import (
     stale_of,
 )
 from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
-from gamut_eval.rubric import Check, CheckKind, Checklist, Tier
+from gamut_eval.rubric import CheckKind, Checklist, Tier
 
 router = APIRouter()
 
@@ -587,13 +587,6 @@ def _event_view(event: RubricEvent) -> dict[str, Any]:
     }
 
 
-def _by_item(checks: Sequence[Check]) -> dict[str, list[Check]]:
-    grouped: dict[str, list[Check]] = {}
-    for check in checks:
-        grouped.setdefault(check.item, []).append(check)
-    return grouped
-
-
 def rubric_queue(session: Session, rubric: Rubric) -> dict[str, Any]:
     """Where the rubric stands in the work: the open rubrics before and after it, how many
     of each round are done, and how many rubrics each reviewer has edited in its round."""
@@ -650,7 +643,9 @@ def rubric_context(
         "item_ids": [i.id for i in meta.items],
         "item_forms": [{"item": i, "rows": item_rows(i)} for i in meta.items],
         "evidence_ids": [e.id for e in meta.evidence],
-        "compiled_by_item": _by_item(compiled.checks),
+        "compiled_by_item": {
+            i.id: [c for c in compiled.checks if c.item == i.id] for i in meta.items
+        },
         "queue": rubric_queue(session, rubric),
         "stale": stale_of(session, rubric),
         "comment": (form or {}).get("comment", ""),
