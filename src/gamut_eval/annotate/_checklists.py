@@ -91,17 +91,25 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def parse_checklist_form(form: Mapping[str, str]) -> ChecklistForm:
-    """Group ``check-3-text``-style fields into rows, in index order."""
+def numbered(
+    form: Mapping[str, str], pattern: re.Pattern[str]
+) -> dict[tuple[str, int], dict[str, str]]:
+    """The fields ``pattern`` matches as ``PREFIX-N-NAME`` (its three groups), grouped by
+    prefix and number: one dict of NAME -> value per row."""
     groups: dict[tuple[str, int], dict[str, str]] = {}
     for key, value in form.items():
-        match = _FIELD.match(key)
-        if match:
+        if match := pattern.match(key):
             groups.setdefault((match[1], int(match[2])), {})[match[3]] = value
+    return groups
+
+
+def parse_checklist_form(form: Mapping[str, str]) -> ChecklistForm:
+    """Group ``check-3-text``-style fields into rows, in index order."""
+    groups = numbered(form, _FIELD)
     if len(groups) > _MAX_ROWS:
         raise FormError([f"too many rows in one save ({len(groups)}; at most {_MAX_ROWS})"])
     rows, new = [], []
-    for (kind, _), f in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+    for (kind, _), f in sorted(groups.items()):
         if kind == "check":
             rows.append(
                 CheckRow(
@@ -221,7 +229,7 @@ def _message(rule: str, message: str) -> str:
     return message
 
 
-_BASE = re.compile(r"^check-(\d{1,3})-base-(text|tier)$")
+_BASE = re.compile(r"^(check)-(\d{1,3})-(id|base-text|base-tier)$")
 
 
 @dataclass(frozen=True)
@@ -256,20 +264,13 @@ class MergeConflict(ConflictError):
 
 def _bases(form: Mapping[str, str]) -> dict[str, Side] | None:
     """The page's version of each check by id; None when the form carries none for a row."""
-    fields: dict[int, dict[str, str]] = {}
-    for key, value in form.items():
-        match = _BASE.match(key)
-        if match:
-            fields.setdefault(int(match[1]), {})[match[2]] = value
     bases = {}
-    for key, check_id in form.items():
-        match = re.match(r"^check-(\d{1,3})-id$", key)
-        if match is None:
+    for got in numbered(form, _BASE).values():
+        if "id" not in got:
             continue
-        got = fields.get(int(match[1]), {})
-        if "text" not in got or "tier" not in got:
+        if "base-text" not in got or "base-tier" not in got:
             return None
-        bases[check_id] = Side(got["tier"], one_line(got["text"]))
+        bases[got["id"]] = Side(got["base-tier"], one_line(got["base-text"]))
     return bases
 
 
@@ -392,11 +393,6 @@ def _value(check: Check, field: str) -> Any:
     )
 
 
-def same_content(a: Check, b: Check) -> bool:
-    """Whether two checks agree on id and on every field people see."""
-    return a.id == b.id and all(getattr(a, f) == getattr(b, f) for f in _FIELDS)
-
-
 def diff_checklists(base: Checklist, new: Checklist) -> ChecklistDiff:
     """``new`` compared with ``base`` (checks matched by id)."""
     before, after = base.by_id(), new.by_id()
@@ -435,7 +431,7 @@ def _next(
     whether a previous edit was re-applied to it."""
     if before is None or edited == before:
         return check, False
-    if not same_content(check, before):
+    if any(getattr(check, f) != getattr(before, f) for f in _FIELDS):  # a field people see
         what = "removal" if edited is None else "edit"
         notes.append(
             f"{check.id}: the refinement changed it, so the previous {what} was not re-applied"

@@ -51,14 +51,19 @@ from gamut_eval.annotate._db import (
     ExportRecord,
     Image,
     Question,
-    QuestionStatus,
     Rubric,
     RubricEvent,
     RubricStatus,
     dumps,
     utc_now,
 )
-from gamut_eval.annotate._questions import ImageStatus, image_status, origin_of, reviews_of
+from gamut_eval.annotate._questions import (
+    ImageStatus,
+    image_status,
+    new_question,
+    origin_of,
+    reviews_of,
+)
 from gamut_eval.annotate._rubrics import (
     STRANGER_TEST,
     TEXT_ONLY,
@@ -203,21 +208,9 @@ def _store_candidate(
             )
         summary.candidates_present += 1
         return
-    now = utc_now()
     origin = {"source": "import", "file": str(source), "line": item.line, **(row.model_extra or {})}
-    session.add(
-        Question(
-            candidate_id=row.candidate_id,
-            image_id=image.id,
-            round=_round_for(session, image.id),
-            text=row.question,
-            status=QuestionStatus.PENDING.value,
-            origin=dumps(origin),
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
-    )
+    round_ = _round_for(session, image.id)
+    session.add(new_question(row.candidate_id, image.id, round_, row.question, origin))
     session.flush()
     summary.candidates_new += 1
 
@@ -305,9 +298,8 @@ def _next_round(
     return note
 
 
-def _store_rubric(
-    session: Session, item: ParsedRubric, source: Path, summary: FileSummary, where: str
-) -> None:
+def _store_rubric(session: Session, item: ParsedRubric, source: Path, summary: FileSummary) -> None:
+    where = f"{source}:{item.line}"
     rubric = session.scalar(select(Rubric).where(Rubric.record_id == item.record.id))
     content = _imported(item)
     before: dict[str, Any] | None = None
@@ -363,7 +355,7 @@ def import_files(db: Database, paths: list[Path]) -> list[FileSummary]:
             for candidate in candidates:
                 _store_candidate(session, candidate, path, summary)
             for rubric in rubrics:
-                _store_rubric(session, rubric, path, summary, f"{path}:{rubric.line}")
+                _store_rubric(session, rubric, path, summary)
             summaries.append(summary)
     return summaries
 
@@ -632,12 +624,6 @@ class ExportSummary:
         return "\n".join(lines)
 
 
-def _image_path(session: Session, image_id: int | None, base: Path) -> str | None:
-    """The image's path relative to the exported dataset's folder (brought into it)."""
-    image = session.get(Image, image_id) if image_id is not None else None
-    return None if image is None else image_inside(image.path, base)
-
-
 def _stale(
     session: Session, rubric: Rubric, extra: dict[str, Any]
 ) -> tuple[str | None, dict[str, Any]]:
@@ -669,13 +655,15 @@ def _record(session: Session, rubric: Rubric, base: Path, stamp: dict[str, Any])
     annotation = {**stamp, **rubric_provenance(session, rubric)}
     if stale:
         annotation["stale"] = stale
+    # the image's path is relative to the exported dataset's folder (brought into it)
+    image = session.get(Image, rubric.image_id) if rubric.image_id is not None else None
     record = DatasetRecord.model_validate(
         {
             "id": rubric.record_id,
             "question": rubric.question,
             "question_text_only": text_only,
             "entity": rubric.entity,
-            "image": _image_path(session, rubric.image_id, base),
+            "image": None if image is None else image_inside(image.path, base),
             "domain": rubric.domain,
             "popularity": rubric.popularity,
             "meta_rubric": meta,

@@ -125,10 +125,9 @@ def import_answers(
             raise InputError(
                 f"{sample}:{line}: question {question!r} has no answers in {responses}"
             )
-    chosen = set(wanted)
     rows: dict[str, list[tuple[str, str, str, str]]] = {q: [] for q in wanted}
     for _, row in iter_responses(responses):
-        if row.question_id in chosen:
+        if row.question_id in wanted:
             asked = records[row.question_id].question_for(row.setting)
             rows[row.question_id].append((row.model, row.setting, asked, row.response))
     summary = AnswerImport(run, questions=len(wanted))
@@ -138,8 +137,8 @@ def import_answers(
             checklist = dumps(record.effective_checklist().model_dump(mode="json"))
             stored = _label_question(session, data.image_path(record), question_id, checklist)
             stored.dataset = stored.dataset or str(data.path)
-            for model, setting, asked, response in sorted(rows[question_id]):
-                _store_answer(session, stored, (model, setting, asked, response), run, summary)
+            for answer in sorted(rows[question_id]):
+                _store_answer(session, stored, answer, run, summary)
     return summary
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Annotated, Any
 
@@ -41,6 +41,7 @@ from gamut_eval.annotate._checklists import (
     MergeConflict,
     NewCheckRow,
     diff_checklists,
+    numbered,
     parse_checklist_form,
 )
 from gamut_eval.annotate._db import (
@@ -86,7 +87,7 @@ from gamut_eval.annotate._rubrics import (
     stale_of,
 )
 from gamut_eval.annotate._web import DbSession, Fields, Viewer, Who, render, submitted
-from gamut_eval.rubric import Check, CheckKind, Checklist, Tier
+from gamut_eval.rubric import CheckKind, Checklist, Tier
 
 router = APIRouter()
 
@@ -121,24 +122,24 @@ def _ints(name: str, text: str) -> list[int]:
 
 def _rows(form: Mapping[str, str], prefix: str) -> list[dict[str, str]]:
     """The numbered rows of ``prefix`` (``el`` or ``mi``), in their numbers' order."""
-    rows: dict[int, dict[str, str]] = {}
-    for key, value in form.items():
-        match = _ROW.match(key)
-        if match and match.group(1) == prefix:
-            rows.setdefault(int(match.group(2)), {})[match.group(3)] = value
-    return [rows[i] for i in sorted(rows)]
+    rows = numbered(form, _ROW)
+    return [rows[key] for key in sorted(rows) if key[0] == prefix]
 
 
-def _element(row: Mapping[str, str], kind: str) -> dict[str, Any] | None:
-    text = row.get("text", "").strip()
-    if not text:
+def _entry(row: Mapping[str, str], key: str, kind: str) -> dict[str, Any] | None:
+    """A list element (``key`` ``text``) or a nested insight (``statement``) from its row;
+    None for a blank row."""
+    value = row.get(key, "").strip()
+    if not value:
         return None
-    element: dict[str, Any] = {"text": text}
+    entry: dict[str, Any] = {key: value}
+    if key == "statement" and row.get("tier"):
+        entry["tier"] = row["tier"]
     if cites := _ids(row.get("cites", "")):
-        element["cites"] = cites
-    if kind == "process" and row.get("optional"):
-        element["required"] = False
-    return element
+        entry["cites"] = cites
+    if key == "text" and kind == "process" and row.get("optional"):
+        entry["required"] = False
+    return entry
 
 
 def item_from_form(item_id: str, form: Mapping[str, str]) -> dict[str, Any]:
@@ -159,7 +160,7 @@ def item_from_form(item_id: str, form: Mapping[str, str]) -> dict[str, Any]:
         item["relation"] = form.get("relation", "").strip()
     else:
         item["name"] = form.get("name", "").strip()
-    rows = [e for row in _rows(form, "el") if (e := _element(row, kind)) is not None]
+    rows = [e for row in _rows(form, "el") if (e := _entry(row, "text", kind)) is not None]
     if rows or kind != "relationship":
         item[LIST_FIELD[kind]] = rows
     if kind == "flexible_list":
@@ -167,17 +168,7 @@ def item_from_form(item_id: str, form: Mapping[str, str]) -> dict[str, Any]:
         if thresholds := _ints("coverage thresholds", form.get("coverage_thresholds", "")):
             item["coverage_thresholds"] = thresholds
     if kind in _WITH_INSIGHTS:
-        insights = []
-        for row in _rows(form, "mi"):
-            statement = row.get("statement", "").strip()
-            if not statement:
-                continue
-            insight: dict[str, Any] = {"statement": statement}
-            if row.get("tier"):
-                insight["tier"] = row["tier"]
-            if cites := _ids(row.get("cites", "")):
-                insight["cites"] = cites
-            insights.append(insight)
+        insights = [e for row in _rows(form, "mi") if (e := _entry(row, "statement", kind))]
         if insights:
             item["meta_insights"] = insights
     return item
@@ -312,18 +303,18 @@ def image_page(
     return ImagePage(rows, page, pages, len(ids), first)
 
 
+def _edits_by(session: Session, column: Any) -> dict[int, int]:
+    """People's rubric edits (imports have no user) counted per value of ``column``."""
+    query = select(column, func.count(RubricEvent.id)).where(RubricEvent.user_id.is_not(None))
+    return dict(session.execute(query.group_by(column)).all())
+
+
 def annotator_work(session: Session) -> list[WorkRow]:
     """Reviews, adjudications and rubric edits per user, by name."""
     decisions = Counter(
         (user_id, kind) for user_id, kind in session.execute(select(Review.user_id, Review.kind))
     )
-    edits = dict(
-        session.execute(
-            select(RubricEvent.user_id, func.count(RubricEvent.id))
-            .where(RubricEvent.user_id.is_not(None))
-            .group_by(RubricEvent.user_id)
-        ).all()
-    )
+    edits = _edits_by(session, RubricEvent.user_id)
     return [
         WorkRow(
             u.name,
@@ -596,13 +587,6 @@ def _event_view(event: RubricEvent) -> dict[str, Any]:
     }
 
 
-def _by_item(checks: Sequence[Check]) -> dict[str, list[Check]]:
-    grouped: dict[str, list[Check]] = {}
-    for check in checks:
-        grouped.setdefault(check.item, []).append(check)
-    return grouped
-
-
 def rubric_queue(session: Session, rubric: Rubric) -> dict[str, Any]:
     """Where the rubric stands in the work: the open rubrics before and after it, how many
     of each round are done, and how many rubrics each reviewer has edited in its round."""
@@ -659,7 +643,9 @@ def rubric_context(
         "item_ids": [i.id for i in meta.items],
         "item_forms": [{"item": i, "rows": item_rows(i)} for i in meta.items],
         "evidence_ids": [e.id for e in meta.evidence],
-        "compiled_by_item": _by_item(compiled.checks),
+        "compiled_by_item": {
+            i.id: [c for c in compiled.checks if c.item == i.id] for i in meta.items
+        },
         "queue": rubric_queue(session, rubric),
         "stale": stale_of(session, rubric),
         "comment": (form or {}).get("comment", ""),
@@ -679,13 +665,7 @@ def rubric_list(session: Session, status: str) -> list[dict[str, Any]]:
     query = select(Rubric).order_by(Rubric.id)
     if status != "all":
         query = query.where(Rubric.status == status)
-    edits = dict(
-        session.execute(
-            select(RubricEvent.rubric_id, func.count(RubricEvent.id))
-            .where(RubricEvent.user_id.is_not(None))
-            .group_by(RubricEvent.rubric_id)
-        ).all()
-    )
+    edits = _edits_by(session, RubricEvent.rubric_id)
     out = []
     for rubric in session.scalars(query):
         checklist = checklist_of(rubric)

@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -258,27 +258,34 @@ def _reenter(session: Session, question: Question, outcome: Outcome, people: lis
     candidate_id = revision_id(image.key if image else "", question.candidate_id, text)
     if session.scalar(select(Question.id).where(Question.candidate_id == candidate_id)):
         return
-    now = utc_now()
     origin = {"source": "revision", "parent": question.candidate_id, "revised_by": people}
     session.add(
-        Question(
-            candidate_id=candidate_id,
-            image_id=question.image_id,
-            parent_id=question.id,
-            round=question.round + 1,
-            text=text,
-            status=QuestionStatus.PENDING.value,
-            origin=dumps(origin),
-            version=1,
-            created_at=now,
-            updated_at=now,
-        )
+        new_question(candidate_id, question.image_id, question.round + 1, text, origin, question.id)
     )
 
 
-def _people(rows: list[tuple[Review, User]], extra: User | None = None) -> list[str]:
-    names = [u.name for r, u in rows if r.decision == "revise"]
-    return [*names, extra.name] if extra is not None else names
+def new_question(
+    candidate_id: str,
+    image_id: int,
+    round: int,
+    text: str,
+    origin: Mapping[str, object],
+    parent_id: int | None = None,
+) -> Question:
+    """A candidate waiting for its reviews (an import's, or a revision re-entering)."""
+    now = utc_now()
+    return Question(
+        candidate_id=candidate_id,
+        image_id=image_id,
+        parent_id=parent_id,
+        round=round,
+        text=text,
+        status=QuestionStatus.PENDING.value,
+        origin=dumps(origin),
+        version=1,
+        created_at=now,
+        updated_at=now,
+    )
 
 
 def submit_review(
@@ -304,7 +311,8 @@ def submit_review(
     _compare_and_set(session, question, outcome.status.value)
     _record(session, question, user, "review", vote, comment)
     if outcome.status is QuestionStatus.REVISED:
-        _reenter(session, question, outcome, [*_people(rows), user.name])
+        people = [u.name for r, u in rows if r.decision == "revise"]
+        _reenter(session, question, outcome, [*people, user.name])
     return outcome
 
 

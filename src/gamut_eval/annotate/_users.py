@@ -142,7 +142,7 @@ def sign_in(session: Session, token: str, hours: float, name: str = "") -> Signe
 
 
 def find_session(
-    session: Session, cookie: str | None, idle_minutes: float | None = None
+    session: Session, cookie: str | None, idle_minutes: float
 ) -> tuple[LoginSession, User] | None:
     """The live session behind a cookie value and its user; None if unknown, expired, or
     idle for more than ``idle_minutes``."""
@@ -155,10 +155,9 @@ def find_session(
     ).first()
     if row is None or row[0].expires_at <= utc_now():
         return None
-    if idle_minutes is not None:
-        seen = row[0].last_seen_at or row[0].created_at
-        if seen <= utc_now(-timedelta(minutes=idle_minutes)):
-            return None
+    seen = row[0].last_seen_at or row[0].created_at
+    if seen <= utc_now(-timedelta(minutes=idle_minutes)):
+        return None
     return row[0], row[1]
 
 

@@ -45,7 +45,7 @@ from starlette.responses import PlainTextResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from gamut_eval.annotate._db import Database, Image, User
+from gamut_eval.annotate._db import Database, Image, LoginSession, User
 from gamut_eval.annotate._errors import AnnotateError, FormError, NotFound, PermissionDenied
 from gamut_eval.annotate._io import IMAGE_TYPES, file_sha256
 from gamut_eval.annotate._users import (
@@ -198,22 +198,22 @@ _DB = Depends(db_session, scope="function")
 follows the redirect must see the change, and a failed commit must not answer "saved"."""
 
 
-def idle_minutes(request: Request) -> float:
-    """How long a session may go without a request before it ends (``create_app``)."""
-    minutes: float = request.app.state.idle_minutes
-    return minutes
+def _live_session(session: Session, request: Request) -> tuple[LoginSession, User] | None:
+    """The session behind the request's cookie and its user, unless it ended or was idle
+    longer than the app's idle time (``create_app``)."""
+    idle: float = request.app.state.idle_minutes
+    return find_session(session, request.cookies.get(SESSION_COOKIE), idle)
 
 
 def viewer(request: Request, session: Annotated[Session, _DB]) -> Viewer:
     """The signed-in user, or ``LoginRequired``; the request counts as the session's
     activity (written in the route's own transaction when it writes, else in a short one,
     since a read transaction must not write and a second writer would wait on the first)."""
-    idle = idle_minutes(request)
-    found = find_session(session, request.cookies.get(SESSION_COOKIE), idle)
+    found = _live_session(session, request)
     if found is None:
         raise LoginRequired("Please sign in (or again: the session ended or was idle too long).")
     login, user = found
-    if needs_mark(login, idle):
+    if needs_mark(login, request.app.state.idle_minutes):
         if request.method in SAFE_METHODS:
             db: Database = request.app.state.db
             with db.write() as own, own.begin():
@@ -268,7 +268,7 @@ async def csrf_guard(request: Request) -> None:
 def _session_csrf(request: Request) -> str:
     db: Database = request.app.state.db
     with db.read() as session, session.begin():
-        found = find_session(session, request.cookies.get(SESSION_COOKIE), idle_minutes(request))
+        found = _live_session(session, request)
     if found is None:
         raise LoginRequired("Please sign in.")
     return found[0].csrf_token
@@ -331,8 +331,7 @@ def _login_page(request: Request, error: str = "", status: int = 200, name: str 
 @router.get("/login")
 def login_form(request: Request, *, session: DbSession) -> Response:
     """The sign-in form (or the dashboard for someone already signed in)."""
-    cookie = request.cookies.get(SESSION_COOKIE)
-    if find_session(session, cookie, idle_minutes(request)) is not None:
+    if _live_session(session, request) is not None:
         return RedirectResponse("/", status_code=303)
     return _login_page(request)
 
