@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import platform
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -47,7 +46,7 @@ from gamut_eval._folder import (
     take_finished,
 )
 from gamut_eval._lock import Held
-from gamut_eval._tables import write_rows
+from gamut_eval._tables import json_records, write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.dataset import Dataset, load_dataset
@@ -128,13 +127,6 @@ def _given_answers(source: Path, dataset: Dataset, setting: str, fill: bool) -> 
     check_responses(source, set(dataset.by_id()))
     rows = [row for _, row in iter_responses(source)]
     return _complete(rows, dataset, None, setting, fill, source)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-        for row in frame.to_dict(orient="records")
-    ]
 
 
 def _identity(
@@ -495,5 +487,5 @@ def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> 
     scores = score_table(verdicts, dataset.checklists(), params)
     write_rows(out_dir / "scores.jsonl", score_rows(scores))
     summary = summarise_scores(scores)
-    write_json(out_dir / "summary.json", _records(summary))
+    write_json(out_dir / "summary.json", json_records(summary))
     return summary
