@@ -183,9 +183,7 @@ def hold(
 
 
 @contextlib.contextmanager
-def hold_run_folder_of(
-    path: Path | None, *, setting: str = "out", besides: Path | None = None
-) -> Iterator[Held | None]:
+def hold_run_folder_of(path: Path | None, *, besides: Path | None = None) -> Iterator[Held | None]:
     """Hold the lock of the run folder a file or folder ``path`` is written into (its
     parent), for the block: a command writing into a run folder (``gamut judge --out``,
     ``gamut score --out``, ``gamut report``) is refused while a run holds it. A folder
@@ -199,5 +197,5 @@ def hold_run_folder_of(
     if besides is not None and lock_key(besides) == lock_key(folder / RUN_LOCK):
         yield None
         return
-    with hold(folder / RUN_LOCK, what=f"the run folder {folder}", setting=setting) as held:
+    with hold(folder / RUN_LOCK, what=f"the run folder {folder}", setting="out") as held:
         yield held

@@ -34,7 +34,7 @@ import json
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from gamut_eval._files import (
     BAD,
@@ -46,6 +46,9 @@ from gamut_eval._files import (
     parse_json,
 )
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 TableFormat = Literal["jsonl", "json", "parquet"]
 FORMATS: dict[str, TableFormat] = {".jsonl": "jsonl", ".json": "json", ".parquet": "parquet"}
@@ -220,6 +223,16 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
+
+
+def json_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """A frame's rows as JSON objects: numpy numbers as Python ones, NaN as null."""
+    import numpy as np
+
+    return [
+        _plain({k: v.item() if isinstance(v, np.generic) else v for k, v in row.items()})
+        for row in frame.to_dict(orient="records")
+    ]
 
 
 def _without_empty_objects(records: list[dict[str, Any]]) -> list[dict[str, Any]]:

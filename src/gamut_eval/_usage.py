@@ -15,6 +15,9 @@ if TYPE_CHECKING:
     from gamut_eval.responses import ResponseRow
 
 
+_TOKENS = ("input", "cached_input", "cache_write_input", "output", "reasoning")
+
+
 class Usage(BaseModel):
     """Tokens one model or judge used, and what they cost.
 
@@ -50,17 +53,10 @@ class Usage(BaseModel):
         counted = [c for c in (self.calls, other.calls) if c is not None]
         return Usage(
             calls=sum(counted) if counted else None,
-            input=self.input + other.input,
-            cached_input=self.cached_input + other.cached_input,
-            cache_write_input=self.cache_write_input + other.cache_write_input,
-            output=self.output + other.output,
-            reasoning=self.reasoning + other.reasoning,
+            **{k: getattr(self, k) + getattr(other, k) for k in _TOKENS},
             cost=sum(costs) if costs else None,
             priced_as=self.priced_as if self.priced_as == other.priced_as else None,
         )
-
-
-_TOKENS = ("input", "cached_input", "cache_write_input", "output", "reasoning")
 
 
 def answer_usage(rows: Iterable[ResponseRow]) -> dict[str, Usage]:

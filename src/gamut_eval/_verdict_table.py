@@ -131,12 +131,19 @@ def _encoded(batch: pa.RecordBatch) -> pa.RecordBatch:
     import pyarrow as pa
 
     columns = [
-        column.dictionary_encode()
-        if pa.types.is_string(column.type) and name != "explanation"
-        else column
+        column if name == "explanation" else _categorical(column)
         for name, column in zip(batch.schema.names, batch.columns, strict=True)
     ]
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
+
+
+def _categorical(column: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
+    """A text column dictionary-encoded (a categorical in pandas); others as they are."""
+    import pyarrow as pa
+
+    kind = column.type
+    textual = pa.types.is_string(kind) or pa.types.is_large_string(kind)
+    return column.dictionary_encode() if textual else column
 
 
 def _arrow_parquet(path: Path, fields: Sequence[str] | None) -> pa.Table | None:
@@ -227,15 +234,7 @@ def _verdict_table(path: Path, table: pa.Table, explanations: bool) -> VerdictTa
     apart = explanations and "explanation" in table.column_names
     text = table.column("explanation") if apart else None
     names = [n for n in table.column_names if not (apart and n == "explanation")]
-    encoded = pa.table(
-        {
-            n: table.column(n).dictionary_encode()
-            if pa.types.is_string(table.column(n).type)
-            or pa.types.is_large_string(table.column(n).type)
-            else table.column(n)
-            for n in names
-        }
-    )
+    encoded = pa.table({n: _categorical(table.column(n)) for n in names})
     del table
     frame: pd.DataFrame = encoded.to_pandas()
     del encoded

@@ -138,41 +138,28 @@ def _listed(keys: Sequence[ResponseKey]) -> str:
     return shown + more
 
 
-def _grid_errors(
-    missing: Sequence[ResponseKey],
-    unknown: Sequence[ResponseKey],
-    conflicting: Sequence[ResponseKey],
-) -> list[ErrorDetail]:
-    errors = []
-    if missing:
-        errors.append(
-            ErrorDetail(
-                "$",
-                "response-present",
-                f"{len(missing)} (question, model, setting) of the grid have no answer: "
-                f"{_listed(missing)}; rerun generation for them, or (in a run) set fill_missing "
-                "to score them as empty answers (the model said nothing)",
-            )
-        )
-    if unknown:
-        errors.append(
-            ErrorDetail(
-                "question_id",
-                "known-question",
-                f"{len(unknown)} answer(s) are for questions not in the dataset: "
-                f"{_listed(unknown)}",
-            )
-        )
-    if conflicting:
-        errors.append(
-            ErrorDetail(
-                "$",
-                "unique-response",
-                f"{len(conflicting)} (question, model, setting) have two rows that differ: "
-                f"{_listed(conflicting)}; keep one answer per cell",
-            )
-        )
-    return errors
+_GRID_PROBLEMS = (
+    (
+        "$",
+        "response-present",
+        "{n} (question, model, setting) of the grid have no answer: {listed}; rerun generation "
+        "for them, or (in a run) set fill_missing to score them as empty answers (the model "
+        "said nothing)",
+    ),
+    (
+        "question_id",
+        "known-question",
+        "{n} answer(s) are for questions not in the dataset: {listed}",
+    ),
+    (
+        "$",
+        "unique-response",
+        "{n} (question, model, setting) have two rows that differ: {listed}; keep one answer "
+        "per cell",
+    ),
+    ("$", "in-grid", "{n} answer(s) are for a model or setting not asked for: {listed}"),
+)
+"""Where, rule and message of each problem of ``complete_responses``, in the order given."""
 
 
 def complete_responses(
@@ -220,19 +207,14 @@ def complete_responses(
     missing = [k for k in grid if k not in kept]
     outside = [k for k in kept if k.model not in models or k.setting not in settings]
     if (missing and not fill_missing) or unknown or conflicting or outside:
-        errors = _grid_errors([] if fill_missing else missing, unknown, list(conflicting))
-        if outside:
-            errors.append(
-                ErrorDetail(
-                    "$",
-                    "in-grid",
-                    f"{len(outside)} answer(s) are for a model or setting not asked for: "
-                    f"{_listed(outside)}",
-                )
-            )
-        located = [e.in_file(source) for e in errors] if source else errors
+        found = ([] if fill_missing else missing, unknown, list(conflicting), outside)
+        errors = [
+            ErrorDetail(where, rule, text.format(n=len(keys), listed=_listed(keys))).in_file(source)
+            for keys, (where, rule, text) in zip(found, _GRID_PROBLEMS, strict=True)
+            if keys
+        ]
         gaps = missing and not fill_missing
-        raise ValidationError(located, setting="fill_missing" if gaps else None)
+        raise ValidationError(errors, setting="fill_missing" if gaps else None)
     filled = tuple(missing)
     extra = tuple(
         ResponseRow.model_validate({**k._asdict(), "response": "", "metadata": {FILLED_KEY: True}})

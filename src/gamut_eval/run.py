@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import platform
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -47,7 +46,7 @@ from gamut_eval._folder import (
     take_finished,
 )
 from gamut_eval._lock import Held
-from gamut_eval._tables import write_rows
+from gamut_eval._tables import json_records, write_rows
 from gamut_eval._usage import Usage, answer_usage, priced
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.dataset import Dataset, load_dataset
@@ -128,13 +127,6 @@ def _given_answers(source: Path, dataset: Dataset, setting: str, fill: bool) -> 
     check_responses(source, set(dataset.by_id()))
     rows = [row for _, row in iter_responses(source)]
     return _complete(rows, dataset, None, setting, fill, source)
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    return [
-        {str(k): (None if isinstance(v, float) and math.isnan(v) else v) for k, v in row.items()}
-        for row in frame.to_dict(orient="records")
-    ]
 
 
 def _identity(
@@ -280,11 +272,46 @@ def run_benchmark(
         if resolved is None:
             resolved = probed()
         claim_folder(out_dir, identity, overwrite=overwrite, note=note)
-        return _run_claimed(
-            dataset, out_dir, judges, resolved, identity, given, models, responses, setting,
-            params, on_event, max_connections, fill_missing, generation, prices, held,
-            sampled, calibration, image_root,
-        )  # fmt: skip
+        previous = take_finished(out_dir)
+        manifest = _manifest(identity, dataset, responses, judges, generation, resolved)
+        if calibration is not None:
+            manifest = manifest.model_copy(update={"calibration": dict(calibration)})
+        write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+        answers = out_dir / "responses.jsonl"
+        if given is None:
+            from gamut_eval.generate import generate_responses
+
+            generate_responses(
+                dataset.path,
+                models,
+                setting,
+                out_dir / "logs",
+                answers,
+                max_connections=max_connections,
+                generation=generation,
+                probe=False,
+                image_root=image_root,
+            )
+            generated = [row for _, row in iter_responses(answers)]
+            given = _complete(generated, dataset, models, setting, fill_missing, answers)
+        write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
+        filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
+        if filled:
+            manifest = manifest.model_copy(update={"filled_missing": list(filled)})
+            write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+        reports, finished, up_to_date = _judge_all(
+            dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
+        )
+        summary = score_run_folder(dataset, out_dir, params)
+        if extra_installed("inspect"):  # given answers are graded without it; logs need it
+            from gamut_eval.generate import write_run_logs
+
+            write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
+        plan = JudgePlan(dataset, answers, judges[0])
+        manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, prices, sampled)
+        write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
+        record_finished(out_dir, finished)
+        return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
 
 def _noter(on_event: OnEvent | None) -> Callable[[str], object] | None:
@@ -294,70 +321,6 @@ def _noter(on_event: OnEvent | None) -> Callable[[str], object] | None:
     from gamut_eval.judge import JudgeStats, PassEvent
 
     return lambda message: on_event(PassEvent("note", "", JudgeStats(), message))
-
-
-def _run_claimed(
-    dataset: Dataset,
-    out_dir: Path,
-    judges: Sequence[JudgeSettings],
-    resolved: Sequence[ResolvedJudge],
-    identity: RunIdentity,
-    given: CompleteResponses | None,
-    models: Sequence[str],
-    responses: Path | None,
-    setting: str,
-    params: ScoringParams,
-    on_event: OnEvent | None,
-    max_connections: int | None,
-    fill_missing: bool,
-    generation: GenerationSettings | None,
-    prices: PriceTable | None,
-    held: Held,
-    sampled: Mapping[str, Collection[str]],
-    calibration: Mapping[str, Any] | None,
-    image_root: Path | None,
-) -> RunResult:
-    """The run in its claimed folder, under its lock (``held``)."""
-    previous = take_finished(out_dir)
-    manifest = _manifest(identity, dataset, responses, judges, generation, resolved)
-    if calibration is not None:
-        manifest = manifest.model_copy(update={"calibration": dict(calibration)})
-    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    answers = out_dir / "responses.jsonl"
-    if given is None:
-        from gamut_eval.generate import generate_responses
-
-        generate_responses(
-            dataset.path,
-            models,
-            setting,
-            out_dir / "logs",
-            answers,
-            max_connections=max_connections,
-            generation=generation,
-            probe=False,
-            image_root=image_root,
-        )
-        generated = [row for _, row in iter_responses(answers)]
-        given = _complete(generated, dataset, models, setting, fill_missing, answers)
-    write_rows(answers, (row.model_dump(mode="json", exclude_none=True) for row in given.rows))
-    filled = tuple(FilledAnswer(**key._asdict()) for key in given.filled)
-    if filled:
-        manifest = manifest.model_copy(update={"filled_missing": list(filled)})
-        write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    reports, finished, up_to_date = _judge_all(
-        dataset, answers, resolved, out_dir, on_event, identity, previous, held, sampled
-    )
-    summary = score_run_folder(dataset, out_dir, params)
-    if extra_installed("inspect"):  # given answers are graded without it; logs need it
-        from gamut_eval.generate import write_run_logs
-
-        write_run_logs(dataset, given.rows, judges, out_dir, responses, params, keep=up_to_date)
-    plan = JudgePlan(dataset, answers, judges[0])
-    manifest = _with_usage(manifest, plan, given.rows, judges, out_dir, prices, sampled)
-    write_json(out_dir / "run.json", manifest.model_dump(mode="json"))
-    record_finished(out_dir, finished)
-    return RunResult(out_dir, summary, reports, filled, manifest, up_to_date)
 
 
 def estimate_run(
@@ -524,5 +487,5 @@ def score_run_folder(dataset: Dataset, out_dir: Path, params: ScoringParams) -> 
     scores = score_table(verdicts, dataset.checklists(), params)
     write_rows(out_dir / "scores.jsonl", score_rows(scores))
     summary = summarise_scores(scores)
-    write_json(out_dir / "summary.json", _records(summary))
+    write_json(out_dir / "summary.json", json_records(summary))
     return summary

@@ -27,6 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from gamut_eval._files import atomic_writer, write_json
+from gamut_eval._tables import json_records
 from gamut_eval.calibration._ppi import MeanEstimate, Population, normal_cdf, ppi_mean
 from gamut_eval.errors import InputError, ValidationError
 from gamut_eval.rubric import TIERS
@@ -135,23 +136,9 @@ class Calibration:
             "n_questions": self.n_questions,
             "sample": self.sample,
             "notes": self.notes,
-            "rows": _records(self.rows),
-            "differences": _records(self.differences),
+            "rows": json_records(self.rows),
+            "differences": json_records(self.differences),
         }
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    out = []
-    for record in frame.to_dict(orient="records"):
-        row: dict[str, Any] = {}
-        for key, value in record.items():
-            if isinstance(value, np.integer):
-                value = int(value)
-            elif isinstance(value, (float, np.floating)):
-                value = None if math.isnan(value) else float(value)
-            row[str(key)] = value
-        out.append(row)
-    return out
 
 
 def _matrix(

@@ -221,17 +221,11 @@ def diff_rubric_sets(
     """Rubrics matched by question id: every difference, a missing question as removed."""
     changes: list[RubricChange] = []
     for qid, rubric in old.items():
-        if qid not in new:
-            changes.append(
-                RubricChange(
-                    question=qid,
-                    path="",
-                    kind="removed",
-                    before=f"the rubric ({len(rubric.items)} items)",
-                )
-            )
-        else:
+        if qid in new:
             changes += diff_meta_rubrics(rubric, new[qid])
+        else:
+            whole = f"the rubric ({len(rubric.items)} items)"
+            changes.append(RubricChange(question=qid, path="", kind="removed", before=whole))
     changes += [
         RubricChange(
             question=qid, path="", kind="added", after=f"the rubric ({len(r.items)} items)"

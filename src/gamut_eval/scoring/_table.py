@@ -86,18 +86,6 @@ def unknown_details(questions: list[str], checks: list[tuple[str, str]]) -> list
     return details
 
 
-def missing_summary(total: int, responses: int) -> list[ErrorDetail]:
-    return [
-        ErrorDetail(
-            "check_id",
-            "verdict-present",
-            f"{total} check(s) have no verdict row, in {responses} response(s): every check "
-            "of a response's checklist needs a row (verdict null when the judge could not "
-            f"grade it); the first {min(total, LISTED)} follow",
-        )
-    ]
-
-
 _DENSE_LIMIT = 1 << 26
 """Key spaces up to this size are counted with ``bincount`` instead of hashing."""
 
@@ -208,8 +196,16 @@ def _check_complete(
     shortfall = expected - rows
     short = np.flatnonzero(shortfall > 0)
     if len(short):
+        total = int(shortfall[short].sum())
+        summary = ErrorDetail(
+            "check_id",
+            "verdict-present",
+            f"{total} check(s) have no verdict row, in {len(short)} response(s): every check "
+            "of a response's checklist needs a row (verdict null when the judge could not "
+            f"grade it); the first {min(total, LISTED)} follow",
+        )
         missing = _missing_details(columns, keys, group, key_codes, checklists, short)
-        raise ValidationError(missing_summary(int(shortfall[short].sum()), len(short)) + missing)
+        raise ValidationError([summary, *missing])
 
 
 def _missing_details(
