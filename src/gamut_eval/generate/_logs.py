@@ -338,36 +338,6 @@ def _write_given_log(
     write_eval_file(path, spec, results, stats, samples)
 
 
-def scored_logs(
-    dataset: Dataset,
-    answers: Sequence[ResponseRow],
-    judges: Sequence[JudgeSettings],
-    store: Store,
-    log_dir: Path,
-    *,
-    generated: bool,
-    source: Path,
-    params: ScoringParams | None = None,
-) -> list[Path]:
-    """Write the run's logs with every judge's scores (see the module); return their paths.
-
-    ``answers``: the run's answers (filled ones are skipped); ``source``: the answers file
-    given, recorded in each written log; ``params``: the run's scoring parameters.
-    """
-    real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
-    scores = _scores(dataset, real, judges, store, params)
-    if generated:
-        return _score_generated(log_dir, real, scores, judges)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    images = _Images()
-    written = []
-    for (model, setting), rows in _given_groups(real).items():
-        path = _given_path(log_dir, model, setting)
-        _write_given_log(path, dataset, model, setting, rows, scores, judges, source, images)
-        written.append(path)
-    return written
-
-
 def _given_groups(answers: Sequence[ResponseRow]) -> dict[tuple[str, str], list[ResponseRow]]:
     """The answers that are not filled, by (model, setting): one log each, in order."""
     groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
@@ -391,26 +361,33 @@ def write_run_logs(
     *,
     keep: bool = False,
 ) -> list[Path]:
-    """``scored_logs`` for a run folder: RUN_DIR/logs/, the verdicts of RUN_DIR's store;
-    ``responses``: the answers file given, ``None`` when the run generated them. ``keep``:
-    the run's verdicts are those its logs were written from (``RunResult.up_to_date``), so
-    the logs of given answers, when they are all there, are kept as they are (the eval
-    set's logs of generated answers get their scores again: generating may rewrite them)."""
+    """Write a run folder's logs (RUN_DIR/logs/) with every judge's scores, from the
+    verdicts of RUN_DIR's store (see the module); return their paths.
+
+    ``answers``: the run's answers (filled ones are skipped); ``responses``: the answers
+    file given (recorded in each written log), ``None`` when the run generated them;
+    ``params``: the run's scoring parameters. ``keep``: the run's verdicts are those its
+    logs were written from (``RunResult.up_to_date``), so the logs of given answers, when
+    they are all there, are kept as they are (the eval set's logs of generated answers get
+    their scores again: generating may rewrite them)."""
+    log_dir = out_dir / "logs"
     if keep and responses is not None:
-        paths = [_given_path(out_dir / "logs", *key) for key in _given_groups(answers)]
+        paths = [_given_path(log_dir, *key) for key in _given_groups(answers)]
         if all(path.is_file() for path in paths):
             return paths
+    real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
-        return scored_logs(
-            dataset,
-            answers,
-            judges,
-            store,
-            out_dir / "logs",
-            generated=responses is None,
-            source=responses or out_dir / "responses.jsonl",
-            params=params,
-        )
+        scores = _scores(dataset, real, judges, store, params)
+    if responses is None:
+        return _score_generated(log_dir, real, scores, judges)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    images = _Images()
+    written = []
+    for (model, setting), rows in _given_groups(real).items():
+        path = _given_path(log_dir, model, setting)
+        _write_given_log(path, dataset, model, setting, rows, scores, judges, responses, images)
+        written.append(path)
+    return written
 
 
 LOG_SCHEMA_VERSION = 2
