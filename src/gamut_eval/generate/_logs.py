@@ -196,23 +196,9 @@ def _score_generated(
     return written
 
 
-def _image_uri(path: Path) -> str:
-    kind = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
-
-
-class _Images:
-    """Each image as an attachment (its key and data URI), read and encoded once for all
-    the logs of a run."""
-
-    def __init__(self) -> None:
-        self._seen: dict[Path, tuple[str, str]] = {}
-
-    def attachment(self, path: Path) -> tuple[str, str]:
-        if path not in self._seen:
-            uri = _image_uri(path)
-            self._seen[path] = (attachment_key(uri), uri)
-        return self._seen[path]
+_Images = dict[Path, tuple[str, str]]
+"""Each image as an attachment (its key and data URI), read and encoded once for all the
+logs of a run."""
 
 
 _USAGE_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
@@ -245,7 +231,11 @@ def _sample(
     if image is None or not image.is_file():  # text-only, or an image the answers did without
         content = record.question_for(row.setting)
     else:
-        digest, uri = images.attachment(image)
+        if image not in images:
+            kind = mimetypes.guess_type(image.name)[0] or "image/png"
+            uri = f"data:{kind};base64,{base64.b64encode(image.read_bytes()).decode('ascii')}"
+            images[image] = (attachment_key(uri), uri)
+        digest, uri = images[image]
         attachments[digest] = uri
         content = [
             {"type": "image", "image": f"attachment://{digest}", "detail": "auto"},
@@ -381,7 +371,7 @@ def write_run_logs(
     if responses is None:
         return _score_generated(log_dir, real, scores, judges)
     log_dir.mkdir(parents=True, exist_ok=True)
-    images = _Images()
+    images: _Images = {}
     written = []
     for (model, setting), rows in _given_groups(real).items():
         path = _given_path(log_dir, model, setting)
