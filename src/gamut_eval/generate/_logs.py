@@ -89,11 +89,6 @@ def scorer_name(index: int, judge: str) -> str:
     return SCORER if index == 0 else f"{SCORER}:{judge}"
 
 
-def _stored(keys: Sequence[str], found: dict[str, StoredVerdict], judge: str) -> list[Any]:
-    unjudged = StoredVerdict("", judge, "", None, "", "unscored", NOT_JUDGED, 0)
-    return [found.get(key, unjudged) for key in keys]
-
-
 def _scores(
     dataset: Dataset,
     answers: Sequence[ResponseRow],
@@ -106,9 +101,11 @@ def _scores(
     out: dict[AnswerKey, dict[str, ScoreDict]] = defaultdict(dict)
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
+        unjudged = StoredVerdict("", settings.judge, "", None, "", "unscored", NOT_JUDGED, 0)
         for planned in JudgePlan(dataset, list(answers), settings, checklists=checklists):
             row = planned.row
-            rows = _stored(planned.keys, store.get(planned.keys), settings.judge)
+            found = store.get(planned.keys)
+            rows = [found.get(key, unjudged) for key in planned.keys]
             parts = score_parts(settings.judge, checklists[row.question_id], rows, params)
             out[(row.question_id, row.model, row.setting)][name] = {
                 "value": parts.value,
