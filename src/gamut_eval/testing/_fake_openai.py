@@ -38,7 +38,6 @@ from gamut_eval.testing._faults import (
     HTTP_FAULTS,
     FaultRule,
     HttpFault,
-    first_matching_rule,
     parse_fault_rules,
     serialise_fault_rules,
 )
@@ -378,7 +377,7 @@ class FakeOpenAIServer:
         ctx = RequestContext(index, digest, seen, model, user_text)
         if cache_use is not None:
             self._cache_uses[index] = cache_use
-        rule = first_matching_rule(self._faults, ctx)
+        rule = next((rule for rule in self._faults if rule.matches(ctx)), None)  # first wins
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
             response = await self._reply(request, payload, chat or payload, ctx, rule)
