@@ -132,8 +132,6 @@ _NO_JSON_SCHEMA = HttpFault(
     "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should "
     "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]",
 )
-
-
 _NO_IMAGES = HttpFault(
     500,
     "internal_server_error",
@@ -141,15 +139,6 @@ _NO_IMAGES = HttpFault(
     'can only concatenate str (not "list") to str: the chat template renders text '
     "content only (the message has an image_url part)",
 )
-
-
-def _has_image(messages: list[Any]) -> bool:
-    return any(
-        isinstance(part, dict) and part.get("type") == "image_url"
-        for message in messages
-        if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for part in message["content"]
-    )
 
 
 def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
@@ -169,7 +158,12 @@ def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
         response_format = payload.get("response_format")
         if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
             return _NO_JSON_SCHEMA
-        if _has_image(payload["messages"]):
+        if any(
+            isinstance(part, dict) and part.get("type") == "image_url"
+            for message in payload["messages"]
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for part in message["content"]
+        ):
             return _NO_IMAGES
     return None
 
