@@ -215,18 +215,12 @@ _POOL = 64
 
 def _pool() -> list[str]:
     """The sentences answers are made of; each starts with a distinct 5-word phrase."""
-    out = []
-    for k in range(_POOL):
-        a, b, c = (
-            _WORDS[k % len(_WORDS)],
-            _WORDS[(3 * k + 1) % len(_WORDS)],
-            DOMAINS[k % len(DOMAINS)],
-        )
-        out.append(
-            f"Sentence {k} says the {a} {b} {c} is known for its history and its many uses, "
-            "and people often mention it."
-        )
-    return out
+    return [
+        f"Sentence {k} says the {_WORDS[k % len(_WORDS)]} {_WORDS[(3 * k + 1) % len(_WORDS)]} "
+        f"{DOMAINS[k % len(DOMAINS)]} is known for its history and its many uses, "
+        "and people often mention it."
+        for k in range(_POOL)
+    ]
 
 
 def _quote(sentence: str) -> str:
