@@ -195,7 +195,6 @@ def _frame(
 ) -> pd.DataFrame:
     """One judge's verdict rows, in (setting, model, question, check) order."""
     s, m, q, c = np.indices(codes.shape).reshape(4, -1)
-    flat = codes.ravel()
     return pd.DataFrame(
         {
             "question_id": _categorical(q, [f"q-{i:05d}" for i in range(codes.shape[2])]),
@@ -204,7 +203,7 @@ def _frame(
             "judge": judge,
             "check_id": _categorical(c, [f"c-{k:02d}" for k in range(codes.shape[3])]),
             "tier": tiers[q, c],
-            "verdict": _VERDICTS[flat],
+            "verdict": _VERDICTS[codes.ravel()],
         }
     )
 
@@ -253,8 +252,7 @@ def _explanations(
         + ["The answer does not state this.", ""],
         dtype=object,
     )
-    checks = codes.shape[3]
-    slot = np.arange(checks) % _SENTENCES_PER_ANSWER
+    slot = np.arange(codes.shape[3]) % _SENTENCES_PER_ANSWER
     picks = sentences[:, :, :, slot]  # (S, M, Q, C): the sentence each check would quote
     choice = np.where(codes == 1, _POOL, np.where(codes < 0, _POOL + 1, picks))
     out: npt.NDArray[np.object_] = said[choice.ravel()]
