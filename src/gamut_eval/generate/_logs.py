@@ -325,19 +325,6 @@ def _write_given_log(
     write_eval_file(path, spec, results, stats, samples)
 
 
-def _given_groups(answers: Sequence[ResponseRow]) -> dict[tuple[str, str], list[ResponseRow]]:
-    """The answers that are not filled, by (model, setting): one log each, in order."""
-    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
-    for row in answers:
-        if not row.metadata.get(FILLED_KEY):
-            groups[(row.model, row.setting)].append(row)
-    return dict(sorted(groups.items()))
-
-
-def _given_path(log_dir: Path, model: str, setting: str) -> Path:
-    return log_dir / f"gamut-{setting}_{_slug(model)}.eval"
-
-
 def write_run_logs(
     dataset: Dataset,
     answers: Sequence[ResponseRow],
@@ -358,23 +345,23 @@ def write_run_logs(
     they are all there, are kept as they are (the eval set's logs of generated answers get
     their scores again: generating may rewrite them)."""
     log_dir = out_dir / "logs"
-    if keep and responses is not None:
-        paths = [_given_path(log_dir, *key) for key in _given_groups(answers)]
-        if all(path.is_file() for path in paths):
-            return paths
     real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
+    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
+    for row in real:  # given answers: one log per model and setting
+        groups[(row.model, row.setting)].append(row)
+    paths = {key: log_dir / f"gamut-{key[1]}_{_slug(key[0])}.eval" for key in sorted(groups)}
+    if keep and responses is not None and all(path.is_file() for path in paths.values()):
+        return list(paths.values())
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
         scores = _scores(dataset, real, judges, store, params)
     if responses is None:
         return _score_generated(log_dir, real, scores, judges)
     log_dir.mkdir(parents=True, exist_ok=True)
     images: _Images = {}
-    written = []
-    for (model, setting), rows in _given_groups(real).items():
-        path = _given_path(log_dir, model, setting)
+    for (model, setting), path in paths.items():
+        rows = groups[(model, setting)]
         _write_given_log(path, dataset, model, setting, rows, scores, judges, responses, images)
-        written.append(path)
-    return written
+    return list(paths.values())
 
 
 LOG_SCHEMA_VERSION = 2
