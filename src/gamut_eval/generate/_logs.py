@@ -89,11 +89,6 @@ def scorer_name(index: int, judge: str) -> str:
     return SCORER if index == 0 else f"{SCORER}:{judge}"
 
 
-def _stored(keys: Sequence[str], found: dict[str, StoredVerdict], judge: str) -> list[Any]:
-    unjudged = StoredVerdict("", judge, "", None, "", "unscored", NOT_JUDGED, 0)
-    return [found.get(key, unjudged) for key in keys]
-
-
 def _scores(
     dataset: Dataset,
     answers: Sequence[ResponseRow],
@@ -106,9 +101,11 @@ def _scores(
     out: dict[AnswerKey, dict[str, ScoreDict]] = defaultdict(dict)
     for index, settings in enumerate(judges):
         name = scorer_name(index, settings.judge)
+        unjudged = StoredVerdict("", settings.judge, "", None, "", "unscored", NOT_JUDGED, 0)
         for planned in JudgePlan(dataset, list(answers), settings, checklists=checklists):
             row = planned.row
-            rows = _stored(planned.keys, store.get(planned.keys), settings.judge)
+            found = store.get(planned.keys)
+            rows = [found.get(key, unjudged) for key in planned.keys]
             parts = score_parts(settings.judge, checklists[row.question_id], rows, params)
             out[(row.question_id, row.model, row.setting)][name] = {
                 "value": parts.value,
@@ -196,23 +193,9 @@ def _score_generated(
     return written
 
 
-def _image_uri(path: Path) -> str:
-    kind = mimetypes.guess_type(path.name)[0] or "image/png"
-    return f"data:{kind};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
-
-
-class _Images:
-    """Each image as an attachment (its key and data URI), read and encoded once for all
-    the logs of a run."""
-
-    def __init__(self) -> None:
-        self._seen: dict[Path, tuple[str, str]] = {}
-
-    def attachment(self, path: Path) -> tuple[str, str]:
-        if path not in self._seen:
-            uri = _image_uri(path)
-            self._seen[path] = (attachment_key(uri), uri)
-        return self._seen[path]
+_Images = dict[Path, tuple[str, str]]
+"""Each image as an attachment (its key and data URI), read and encoded once for all the
+logs of a run."""
 
 
 _USAGE_COUNTS = ("input_tokens", "output_tokens", "total_tokens")
@@ -245,7 +228,11 @@ def _sample(
     if image is None or not image.is_file():  # text-only, or an image the answers did without
         content = record.question_for(row.setting)
     else:
-        digest, uri = images.attachment(image)
+        if image not in images:
+            kind = mimetypes.guess_type(image.name)[0] or "image/png"
+            uri = f"data:{kind};base64,{base64.b64encode(image.read_bytes()).decode('ascii')}"
+            images[image] = (attachment_key(uri), uri)
+        digest, uri = images[image]
         attachments[digest] = uri
         content = [
             {"type": "image", "image": f"attachment://{digest}", "detail": "auto"},
@@ -338,49 +325,6 @@ def _write_given_log(
     write_eval_file(path, spec, results, stats, samples)
 
 
-def scored_logs(
-    dataset: Dataset,
-    answers: Sequence[ResponseRow],
-    judges: Sequence[JudgeSettings],
-    store: Store,
-    log_dir: Path,
-    *,
-    generated: bool,
-    source: Path,
-    params: ScoringParams | None = None,
-) -> list[Path]:
-    """Write the run's logs with every judge's scores (see the module); return their paths.
-
-    ``answers``: the run's answers (filled ones are skipped); ``source``: the answers file
-    given, recorded in each written log; ``params``: the run's scoring parameters.
-    """
-    real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
-    scores = _scores(dataset, real, judges, store, params)
-    if generated:
-        return _score_generated(log_dir, real, scores, judges)
-    log_dir.mkdir(parents=True, exist_ok=True)
-    images = _Images()
-    written = []
-    for (model, setting), rows in _given_groups(real).items():
-        path = _given_path(log_dir, model, setting)
-        _write_given_log(path, dataset, model, setting, rows, scores, judges, source, images)
-        written.append(path)
-    return written
-
-
-def _given_groups(answers: Sequence[ResponseRow]) -> dict[tuple[str, str], list[ResponseRow]]:
-    """The answers that are not filled, by (model, setting): one log each, in order."""
-    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
-    for row in answers:
-        if not row.metadata.get(FILLED_KEY):
-            groups[(row.model, row.setting)].append(row)
-    return dict(sorted(groups.items()))
-
-
-def _given_path(log_dir: Path, model: str, setting: str) -> Path:
-    return log_dir / f"gamut-{setting}_{_slug(model)}.eval"
-
-
 def write_run_logs(
     dataset: Dataset,
     answers: Sequence[ResponseRow],
@@ -391,26 +335,33 @@ def write_run_logs(
     *,
     keep: bool = False,
 ) -> list[Path]:
-    """``scored_logs`` for a run folder: RUN_DIR/logs/, the verdicts of RUN_DIR's store;
-    ``responses``: the answers file given, ``None`` when the run generated them. ``keep``:
-    the run's verdicts are those its logs were written from (``RunResult.up_to_date``), so
-    the logs of given answers, when they are all there, are kept as they are (the eval
-    set's logs of generated answers get their scores again: generating may rewrite them)."""
-    if keep and responses is not None:
-        paths = [_given_path(out_dir / "logs", *key) for key in _given_groups(answers)]
-        if all(path.is_file() for path in paths):
-            return paths
+    """Write a run folder's logs (RUN_DIR/logs/) with every judge's scores, from the
+    verdicts of RUN_DIR's store (see the module); return their paths.
+
+    ``answers``: the run's answers (filled ones are skipped); ``responses``: the answers
+    file given (recorded in each written log), ``None`` when the run generated them;
+    ``params``: the run's scoring parameters. ``keep``: the run's verdicts are those its
+    logs were written from (``RunResult.up_to_date``), so the logs of given answers, when
+    they are all there, are kept as they are (the eval set's logs of generated answers get
+    their scores again: generating may rewrite them)."""
+    log_dir = out_dir / "logs"
+    real = [r for r in answers if not r.metadata.get(FILLED_KEY)]
+    groups: dict[tuple[str, str], list[ResponseRow]] = defaultdict(list)
+    for row in real:  # given answers: one log per model and setting
+        groups[(row.model, row.setting)].append(row)
+    paths = {key: log_dir / f"gamut-{key[1]}_{_slug(key[0])}.eval" for key in sorted(groups)}
+    if keep and responses is not None and all(path.is_file() for path in paths.values()):
+        return list(paths.values())
     with VerdictStore(out_dir / "store.sqlite", writer=False) as store:
-        return scored_logs(
-            dataset,
-            answers,
-            judges,
-            store,
-            out_dir / "logs",
-            generated=responses is None,
-            source=responses or out_dir / "responses.jsonl",
-            params=params,
-        )
+        scores = _scores(dataset, real, judges, store, params)
+    if responses is None:
+        return _score_generated(log_dir, real, scores, judges)
+    log_dir.mkdir(parents=True, exist_ok=True)
+    images: _Images = {}
+    for (model, setting), path in paths.items():
+        rows = groups[(model, setting)]
+        _write_given_log(path, dataset, model, setting, rows, scores, judges, responses, images)
+    return list(paths.values())
 
 
 LOG_SCHEMA_VERSION = 2

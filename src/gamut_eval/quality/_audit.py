@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -185,13 +185,6 @@ def _probe_rows(
     return rows, tags
 
 
-def _write_rows(path: Path, rows: Iterable[dict[str, Any]]) -> Path:
-    with atomic_writer(path) as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
-    return path
-
-
 def _split(verdicts: Verdicts, tags: dict[str, _Tag]) -> dict[str, Verdicts]:
     """Combined-run verdicts per probe (and ``clean``), under the reported model names."""
     out: dict[str, Verdicts] = {}
@@ -218,38 +211,22 @@ def _reversed(dataset: Dataset) -> Dataset:
     return Dataset(path=dataset.path, records=records)
 
 
-@dataclass(frozen=True)
-class _Run:
-    """Everything one audit needs besides the verdicts."""
-
-    dataset: Dataset
-    settings: JudgeSettings
-    directory: Path
-    executor_factory: ExecutorFactory | None
-    on_event: OnEvent | None
-
-    def judge(self, dataset: Dataset, rows: list[dict[str, Any]], name: str) -> Verdicts:
-        path = _write_rows(self.directory / f"{name}.jsonl", rows)
-        verdicts, _ = judge_in_store(
-            JudgePlan(dataset, path, self.settings),
-            self.directory / f"{name}.sqlite",
-            label=f"audit: {name}",
-            executor_factory=self.executor_factory,
-            on_event=self.on_event,
-        )
-        return verdicts
+_Judge = Callable[[Dataset, list[dict[str, Any]], str], Verdicts]
+"""Judges the rows (a responses file's) against the dataset, in a store of the name's own."""
 
 
-def _judge_all(run: _Run, clean: list[ResponseRow], probes: list[Probe]) -> dict[str, Verdicts]:
+def _judge_all(
+    dataset: Dataset, judge: _Judge, clean: list[ResponseRow], probes: list[Probe]
+) -> dict[str, Verdicts]:
     """Verdicts per probe name, and of the clean answers under ``clean``."""
-    rows, tags = _probe_rows(run.dataset, clean, probes)
-    verdicts = _split(run.judge(run.dataset, rows, "probes"), tags)
+    rows, tags = _probe_rows(dataset, clean, probes)
+    verdicts = _split(judge(dataset, rows, "probes"), tags)
     for probe in probes:
         verdicts.setdefault(probe.name, {})
     orders = [p for p in probes if p.kind == "order"]
     if orders:
         again = [_row(r.question_id, r.model, r.setting, r.response) for r in reversed(clean)]
-        reordered = run.judge(_reversed(run.dataset), again, "reordered")
+        reordered = judge(_reversed(dataset), again, "reordered")
         verdicts.update(dict.fromkeys((p.name for p in orders), reordered))
     return verdicts
 
@@ -306,8 +283,21 @@ def audit_judge(
     ]
     require_judge_backend(settings, executor_factory)
     with store_directory(store_dir) as directory:
-        run = _Run(dataset, settings, directory, executor_factory, on_event)
-        by_probe = _judge_all(run, clean, runnable)
+
+        def judge(data: Dataset, rows: list[dict[str, Any]], name: str) -> Verdicts:
+            path = directory / f"{name}.jsonl"
+            with atomic_writer(path) as handle:
+                handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+            verdicts, _ = judge_in_store(
+                JudgePlan(data, path, settings),
+                directory / f"{name}.sqlite",
+                label=f"audit: {name}",
+                executor_factory=executor_factory,
+                on_event=on_event,
+            )
+            return verdicts
+
+        by_probe = _judge_all(dataset, judge, clean, runnable)
     reference = by_probe.get(CLEAN, {})
     results = [probe_result(p, by_probe[p.name], reference, thresholds) for p in runnable]
     clean_run, failures = _clean_run(reference, thresholds)

@@ -33,12 +33,9 @@ def _pct(value: float | None) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def _score(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:.1f}"
-
-
-def _signed(value: float | None) -> str:
-    return "—" if value is None else f"{100 * value:+.1f}"
+def _score(value: float | None, sign: str = "") -> str:
+    """x100, one decimal; ``sign="+"`` writes the sign of a positive value too."""
+    return "—" if value is None else f"{100 * value:{sign}.1f}"
 
 
 def _estimate(e: Estimate, digits: int = 2) -> str:
@@ -91,7 +88,7 @@ def agreement_view(report: AgreementReport) -> RenderableType:
         shift.add_column(column, justify="left" if column in ("model", "setting") else "right")
     for s in report.score_shift:
         shift.add_row(
-            _plain(s.model), s.setting, _score(s.human), _score(s.judge), _signed(s.difference)
+            _plain(s.model), s.setting, _score(s.human), _score(s.judge), _score(s.difference, "+")
         )
     matching = Text(
         f"{m.compared} checks compared of {m.matched} matched; excluded as unscored: "

@@ -89,17 +89,13 @@ def _row_problems(data: Any, checks: Mapping[str, Mapping[str, Check]]) -> list[
         )
     if problems:
         return problems
-    if data["question_id"] not in checks:
+    qid = data["question_id"]
+    if qid not in checks:
         return [
-            ErrorDetail(
-                "question_id",
-                "known-question",
-                "no such question in the dataset",
-                data["question_id"],
-            )
+            ErrorDetail("question_id", "known-question", "no such question in the dataset", qid)
         ]
-    if data["check_id"] not in checks[data["question_id"]]:
-        message = f"no such check in question {data['question_id']!r}"
+    if data["check_id"] not in checks[qid]:
+        message = f"no such check in question {qid!r}"
         return [ErrorDetail("check_id", "known-check", message, data["check_id"])]
     return []
 

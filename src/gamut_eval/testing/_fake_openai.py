@@ -38,7 +38,6 @@ from gamut_eval.testing._faults import (
     HTTP_FAULTS,
     FaultRule,
     HttpFault,
-    first_matching_rule,
     parse_fault_rules,
     serialise_fault_rules,
 )
@@ -71,7 +70,6 @@ _START_TIMEOUT_S = 30.0
 _MALFORMED = HttpFault(400, "invalid_request_error", None, "Body must be a JSON object.")
 _NO_MESSAGES = HttpFault(400, "invalid_request_error", None, "'messages' must be a list.")
 _NO_STREAM = HttpFault(400, "invalid_request_error", None, "The fake server cannot stream.")
-BAD_API_KEY = HttpFault(401, "invalid_request_error", "invalid_api_key", "Incorrect API key.")
 
 
 def json_response(
@@ -91,36 +89,6 @@ def error_response(fault: HttpFault, headers: dict[str, str] | None = None) -> w
 def output_tokens(content: str) -> int:
     """Completion tokens of a reply, as the fakes count them."""
     return max(1, len(content) // 4)
-
-
-def completion_body(
-    ctx: RequestContext,
-    prompt_tokens: int,
-    content: str,
-    refusal: str | None = None,
-    cached_tokens: int = 0,
-    finish_reason: str = "stop",
-) -> bytes:
-    """A ``chat.completion`` object with one choice (``stop`` by default), as bytes."""
-    completion_tokens = output_tokens(content)
-    message = {"role": "assistant", "content": content, "refusal": refusal}
-    choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason}
-    usage = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion_tokens,
-        "total_tokens": prompt_tokens + completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": cached_tokens},
-    }
-    completion = {
-        "id": f"chatcmpl-fake-{ctx.index}",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": ctx.model,
-        "choices": [choice],
-        "usage": usage,
-        "system_fingerprint": "fake",
-    }
-    return json.dumps(completion).encode()
 
 
 def parse_body(raw: bytes) -> tuple[Any, str]:
@@ -164,8 +132,6 @@ _NO_JSON_SCHEMA = HttpFault(
     "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  Input should "
     "be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]",
 )
-
-
 _NO_IMAGES = HttpFault(
     500,
     "internal_server_error",
@@ -173,28 +139,6 @@ _NO_IMAGES = HttpFault(
     'can only concatenate str (not "list") to str: the chat template renders text '
     "content only (the message has an image_url part)",
 )
-
-
-def _has_image(messages: list[Any]) -> bool:
-    return any(
-        isinstance(part, dict) and part.get("type") == "image_url"
-        for message in messages
-        if isinstance(message, dict) and isinstance(message.get("content"), list)
-        for part in message["content"]
-    )
-
-
-def unknown_model(payload: dict[str, Any], models: tuple[str, ...]) -> HttpFault | None:
-    """OpenAI's 404 for a model the server does not serve, or None."""
-    model = payload.get("model")
-    if model in models:
-        return None
-    return HttpFault(
-        404,
-        "invalid_request_error",
-        "model_not_found",
-        f"The model `{model}` does not exist or you do not have access to it.",
-    )
 
 
 def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
@@ -214,7 +158,12 @@ def request_problem(payload: Any, dialect: str = "openai") -> HttpFault | None:
         response_format = payload.get("response_format")
         if isinstance(response_format, dict) and response_format.get("type") == "json_schema":
             return _NO_JSON_SCHEMA
-        if _has_image(payload["messages"]):
+        if any(
+            isinstance(part, dict) and part.get("type") == "image_url"
+            for message in payload["messages"]
+            if isinstance(message, dict) and isinstance(message.get("content"), list)
+            for part in message["content"]
+        ):
             return _NO_IMAGES
     return None
 
@@ -422,7 +371,7 @@ class FakeOpenAIServer:
         ctx = RequestContext(index, digest, seen, model, user_text)
         if cache_use is not None:
             self._cache_uses[index] = cache_use
-        rule = first_matching_rule(self._faults, ctx)
+        rule = next((rule for rule in self._faults if rule.matches(ctx)), None)  # first wins
         status: int | None = None  # stays None if the client leaves and the handler is cancelled
         try:
             response = await self._reply(request, payload, chat or payload, ctx, rule)
@@ -485,10 +434,16 @@ class FakeOpenAIServer:
     ) -> web.Response | None:
         """The error a real API answers this request with (auth, shape), or None."""
         if not self._authorised(request):
-            return error_response(BAD_API_KEY)
+            return error_response(HTTP_FAULTS["http_401"])
         problem = request_problem(payload, self._dialect)
-        if problem is None and self._known_models_only:
-            problem = unknown_model(payload, self._models)
+        if problem is None and self._known_models_only and payload.get("model") not in self._models:
+            problem = HttpFault(
+                404,
+                "invalid_request_error",
+                "model_not_found",
+                f"The model `{payload.get('model')}` does not exist or you do not have access "
+                "to it.",
+            )
         return None if problem is None else error_response(problem)
 
     def _failed(self, message: str) -> web.Response:
@@ -531,14 +486,32 @@ class FakeOpenAIServer:
         finish: str | None = None,
         refusal: str | None = None,
     ) -> bytes:
-        """A reply with ``text`` in the provider's format, as bytes; ``finish``: why it ended
-        (None: it is whole), in the provider's words."""
+        """A reply with ``text`` in the provider's format, as bytes (here a ``chat.completion``
+        object with one choice); ``finish``: why it ended (None: it is whole), in the
+        provider's words."""
         finish = finish or "stop"
-        use = self._answered(ctx, output_tokens(text))
-        if use is None:
-            prompt = max(1, len(prompt_text(payload)) // 4)  # the usual rough estimate
-            return completion_body(ctx, prompt, text, refusal, finish_reason=finish)
-        return completion_body(ctx, use.prompt_tokens, text, refusal, use.read, finish)
+        completion_tokens = output_tokens(text)
+        use = self._answered(ctx, completion_tokens)
+        if use is None:  # the usual rough estimate, nothing cached
+            use = CacheUse(max(1, len(prompt_text(payload)) // 4))
+        message = {"role": "assistant", "content": text, "refusal": refusal}
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish}
+        usage = {
+            "prompt_tokens": use.prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": use.prompt_tokens + completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": use.read},
+        }
+        completion = {
+            "id": f"chatcmpl-fake-{ctx.index}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": ctx.model,
+            "choices": [choice],
+            "usage": usage,
+            "system_fingerprint": "fake",
+        }
+        return json.dumps(completion).encode()
 
     def _fence_echo(self, chat: dict[str, Any], ctx: RequestContext) -> str:
         """Valid verdict JSON whose explanation quotes the (untrusted) response verbatim."""
@@ -549,7 +522,7 @@ class FakeOpenAIServer:
 
     async def _list_models(self, request: web.Request) -> web.Response:
         if not self._authorised(request):
-            return error_response(BAD_API_KEY)
+            return error_response(HTTP_FAULTS["http_401"])
         data = [
             {"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in self._models
         ]

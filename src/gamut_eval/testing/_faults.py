@@ -8,7 +8,7 @@ K times this body hash is seen" (so a client's retry of the same request can suc
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar, Literal, get_args
@@ -129,19 +129,7 @@ class FaultRule:
         )
 
 
-def first_matching_rule(rules: Sequence[FaultRule], ctx: RequestContext) -> FaultRule | None:
-    """The first rule that matches, or None (the request is served normally)."""
-    return next((rule for rule in rules if rule.matches(ctx)), None)
-
-
 _RULES_ADAPTER = pydantic.TypeAdapter(list[FaultRule])
-
-
-def _details(error: pydantic.ValidationError, file: str | None) -> list[ErrorDetail]:
-    return [
-        ErrorDetail(json_path(e["loc"]), e["type"], e["msg"], e.get("input"), file)
-        for e in error.errors()
-    ]
 
 
 def parse_fault_rules(text: str | bytes, *, source: str | None = None) -> list[FaultRule]:
@@ -152,7 +140,11 @@ def parse_fault_rules(text: str | bytes, *, source: str | None = None) -> list[F
     try:
         return _RULES_ADAPTER.validate_json(text)
     except pydantic.ValidationError as error:
-        raise ValidationError(_details(error, source)) from None
+        details = [
+            ErrorDetail(json_path(e["loc"]), e["type"], e["msg"], e.get("input"), source)
+            for e in error.errors()
+        ]
+        raise ValidationError(details) from None
 
 
 def load_fault_rules(path: str | Path) -> list[FaultRule]:

@@ -104,14 +104,6 @@ class JudgePrompt:
     """The check text (after the last ``# Check`` line, stripped); "" when absent."""
 
 
-def _fenced_response(request: Mapping[str, Any]) -> str | None:
-    # The last complete fence wins: an example fence in static instructions comes earlier.
-    matches = list(RESPONSE_FENCE_RE.finditer(prompt_text(request)))
-    if not matches:
-        return None
-    return matches[-1].group("response").removesuffix("\n")
-
-
 def _check_text(request: Mapping[str, Any]) -> str:
     """The check of the latest user message that holds one: a re-ask ends with a correction
     note, and is graded by the check it asks about again."""
@@ -124,9 +116,11 @@ def _check_text(request: Mapping[str, Any]) -> str:
 
 def parse_judge_prompt(request: Mapping[str, Any]) -> JudgePrompt | None:
     """The fenced response and the check of a judge request, or None without a fence."""
-    response = _fenced_response(request)
-    if response is None:
+    # The last complete fence wins: an example fence in static instructions comes earlier.
+    matches = list(RESPONSE_FENCE_RE.finditer(prompt_text(request)))
+    if not matches:
         return None
+    response = matches[-1].group("response").removesuffix("\n")
     return JudgePrompt(response=response, check=_check_text(request))
 
 

@@ -195,7 +195,6 @@ def _frame(
 ) -> pd.DataFrame:
     """One judge's verdict rows, in (setting, model, question, check) order."""
     s, m, q, c = np.indices(codes.shape).reshape(4, -1)
-    flat = codes.ravel()
     return pd.DataFrame(
         {
             "question_id": _categorical(q, [f"q-{i:05d}" for i in range(codes.shape[2])]),
@@ -204,7 +203,7 @@ def _frame(
             "judge": judge,
             "check_id": _categorical(c, [f"c-{k:02d}" for k in range(codes.shape[3])]),
             "tier": tiers[q, c],
-            "verdict": _VERDICTS[flat],
+            "verdict": _VERDICTS[codes.ravel()],
         }
     )
 
@@ -215,18 +214,12 @@ _POOL = 64
 
 def _pool() -> list[str]:
     """The sentences answers are made of; each starts with a distinct 5-word phrase."""
-    out = []
-    for k in range(_POOL):
-        a, b, c = (
-            _WORDS[k % len(_WORDS)],
-            _WORDS[(3 * k + 1) % len(_WORDS)],
-            DOMAINS[k % len(DOMAINS)],
-        )
-        out.append(
-            f"Sentence {k} says the {a} {b} {c} is known for its history and its many uses, "
-            "and people often mention it."
-        )
-    return out
+    return [
+        f"Sentence {k} says the {_WORDS[k % len(_WORDS)]} {_WORDS[(3 * k + 1) % len(_WORDS)]} "
+        f"{DOMAINS[k % len(DOMAINS)]} is known for its history and its many uses, "
+        "and people often mention it."
+        for k in range(_POOL)
+    ]
 
 
 def _quote(sentence: str) -> str:
@@ -259,8 +252,7 @@ def _explanations(
         + ["The answer does not state this.", ""],
         dtype=object,
     )
-    checks = codes.shape[3]
-    slot = np.arange(checks) % _SENTENCES_PER_ANSWER
+    slot = np.arange(codes.shape[3]) % _SENTENCES_PER_ANSWER
     picks = sentences[:, :, :, slot]  # (S, M, Q, C): the sentence each check would quote
     choice = np.where(codes == 1, _POOL, np.where(codes < 0, _POOL + 1, picks))
     out: npt.NDArray[np.object_] = said[choice.ravel()]
