@@ -375,6 +375,18 @@ def write_json(path: str | Path, data: Any) -> None:
         handle.write("\n")
 
 
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+"""The image file suffixes the project reads (a build's images, an import into the app, a
+judge's request), with the media type each is sent or served as. Raster formats only: an
+SVG can carry script."""
+
+
 def image_inside(image: str | Path, folder: Path) -> str:
     """``image``'s path relative to ``folder``, the folder of a dataset being written. An
     image outside it is linked (or, across file systems, copied) into its ``images/``

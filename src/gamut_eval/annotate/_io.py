@@ -44,7 +44,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from gamut_eval import __version__
-from gamut_eval._files import atomic_writer, image_inside, read_jsonl
+from gamut_eval._files import IMAGE_TYPES, atomic_writer, image_inside, read_jsonl
 from gamut_eval.annotate._checklists import carry_edits, diff_checklists
 from gamut_eval.annotate._db import (
     Database,
@@ -378,16 +378,6 @@ _PLACEHOLDER = MetaRubric.model_validate(
 )
 """Stands in for a broken meta-rubric while the rest of the row is validated, so one
 problem does not hide the others (the meta-rubric's own errors are reported separately)."""
-
-IMAGE_TYPES = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".gif": "image/gif",
-    ".webp": "image/webp",
-}
-"""The file suffixes accepted, with the media type an image is served as. Raster formats
-only: an SVG can carry script, and anything else is not an image."""
 
 
 class CandidateRow(BaseModel):

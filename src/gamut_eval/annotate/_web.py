@@ -45,9 +45,10 @@ from starlette.responses import PlainTextResponse
 from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gamut_eval._files import IMAGE_TYPES
 from gamut_eval.annotate._db import Database, Image, LoginSession, User
 from gamut_eval.annotate._errors import AnnotateError, FormError, NotFound, PermissionDenied
-from gamut_eval.annotate._io import IMAGE_TYPES, file_sha256
+from gamut_eval.annotate._io import file_sha256
 from gamut_eval.annotate._users import (
     blocked_for,
     clear_failures,

@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import IMAGE_TYPES, atomic_writer
 from gamut_eval._tables import read_rows
 from gamut_eval.construct._models import AcceptedQuestion, Popularity, Provenance
-from gamut_eval.construct._workdir import IMAGE_SUFFIXES, Workdir, content_hash, safe_id
+from gamut_eval.construct._workdir import Workdir, content_hash, safe_id
 from gamut_eval.errors import ErrorDetail, InputError, ValidationError
 
 FIELDS: dict[str, bool] = {
@@ -188,8 +188,8 @@ class _Rows:
             self.fail(number, "image", "local", "image URLs are not downloaded; give a path", value)
             return None
         path = Path(value) if Path(value).is_absolute() else self.path.parent / value
-        if path.suffix.lower() not in IMAGE_SUFFIXES:
-            kinds = ", ".join(sorted(IMAGE_SUFFIXES))
+        if path.suffix.lower() not in IMAGE_TYPES:
+            kinds = ", ".join(sorted(IMAGE_TYPES))
             self.fail(number, "image", "image-type", f"not an image file ({kinds})", value)
             return None
         if not path.is_file():

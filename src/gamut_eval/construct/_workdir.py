@@ -60,7 +60,7 @@ from typing import Any, TypeVar
 import pydantic
 from pydantic import BaseModel
 
-from gamut_eval._files import atomic_writer, image_inside, read_jsonl
+from gamut_eval._files import IMAGE_TYPES, atomic_writer, image_inside, read_jsonl
 from gamut_eval.construct._models import (
     AcceptedQuestion,
     ImageRecord,
@@ -281,9 +281,6 @@ class BuildCache:
         self._release()
 
 
-IMAGE_SUFFIXES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg"}
-IMAGE_SUFFIXES |= {".webp": "image/webp", ".gif": "image/gif"}
-
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -306,9 +303,9 @@ def _image_record(path: Path, row: ManifestRow) -> ImageRecord:
 
 
 def _from_folder(folder: Path) -> list[ImageRecord]:
-    paths = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+    paths = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_TYPES)
     if not paths:
-        kinds = ", ".join(sorted(IMAGE_SUFFIXES))
+        kinds = ", ".join(sorted(IMAGE_TYPES))
         raise InputError(f"{folder}: no images found (looked for {kinds})")
     return [_image_record(p, ManifestRow(image=p.name)) for p in paths]
 
@@ -318,7 +315,7 @@ def _from_manifest(path: Path) -> list[ImageRecord]:
     records = []
     for where, row in jsonl_rows(path, ManifestRow, errors):
         image = path.parent / row.image
-        if image.suffix.lower() not in IMAGE_SUFFIXES or not image.is_file():
+        if image.suffix.lower() not in IMAGE_TYPES or not image.is_file():
             why = "no such image file" if not image.is_file() else "not a known image type"
             errors.append(ErrorDetail("image", "image-exists", why, row.image).in_file(where))
             continue
@@ -351,7 +348,7 @@ def load_images(source: str | Path) -> list[ImageRecord]:
 def data_url(path: str | Path) -> str:
     """The image as a ``data:`` URL (Inspect requires inline images)."""
     path = Path(path)
-    mime = IMAGE_SUFFIXES.get(path.suffix.lower(), "application/octet-stream")
+    mime = IMAGE_TYPES.get(path.suffix.lower(), "application/octet-stream")
     return f"data:{mime};base64,{base64.b64encode(path.read_bytes()).decode('ascii')}"
 
 

@@ -78,6 +78,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gamut_eval._files import IMAGE_TYPES
 from gamut_eval.judge._client import ChatMessage, Completion, JudgeRequestRejected, content_part
 from gamut_eval.judge._settings import JudgeSettings, PromptLayout
 from gamut_eval.judge._store import StoredVerdict
@@ -275,18 +276,9 @@ class JudgeImage:
     @classmethod
     def from_path(cls, path: str | Path) -> JudgeImage:
         data = Path(path).read_bytes()
-        mime = _MIME.get(Path(path).suffix.lower(), "application/octet-stream")
+        mime = IMAGE_TYPES.get(Path(path).suffix.lower(), "application/octet-stream")
         encoded = base64.b64encode(data).decode("ascii")
         return cls(f"data:{mime};base64,{encoded}", hashlib.sha256(data).hexdigest())
-
-
-_MIME = {
-    ".png": "image/png",
-    ".jpg": "image/jpeg",
-    ".jpeg": "image/jpeg",
-    ".webp": "image/webp",
-    ".gif": "image/gif",
-}
 
 
 def _inert(response: str) -> str:
