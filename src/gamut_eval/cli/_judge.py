@@ -10,7 +10,7 @@ on the terminal, the full report as JSON with ``--json`` (on standard output) or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -291,15 +291,22 @@ def _dataset(value: str) -> tuple[Dataset, bool]:
     return load_dataset(path), is_sample
 
 
-def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None:
-    """Tables (or JSON with ``--json``) on standard output; JSON to ``--out`` if given."""
-    text = dump_json(report.model_dump(mode="json", by_alias=True))
+def _emit(
+    reports: Sequence[BaseModel], view: Callable[[Any], Any], as_json: bool, out: Path | None
+) -> None:
+    """Tables (or JSON with ``--json``) on standard output; JSON to ``--out`` if given. One
+    report is a JSON object; several are a list, with a blank line after each table."""
+    data = [report.model_dump(mode="json", by_alias=True) for report in reports]
+    text = dump_json(data[0] if len(data) == 1 else data)
     if out is not None:
         write_output(text, out)
     if as_json:
         click.echo(text)
-    else:
-        console.print(view)
+        return
+    for report in reports:
+        console.print(view(report))
+        if len(reports) > 1:
+            console.print()
 
 
 @click.command(cls=GroupedCommand)
@@ -363,18 +370,7 @@ def agreement(
         seed=seed,
         confidence=confidence,
     )
-    if len(reports) == 1:
-        _emit(reports[0], agreement_view(reports[0]), as_json, out)
-        return
-    text = dump_json([r.model_dump(mode="json", by_alias=True) for r in reports])
-    if out is not None:
-        write_output(text, out)
-    if as_json:
-        click.echo(text)
-        return
-    for report in reports:
-        console.print(agreement_view(report))
-        console.print()
+    _emit(reports, agreement_view, as_json, out)
 
 
 def _responses(responses: Path | None, is_sample: bool) -> Path | None:
@@ -428,7 +424,7 @@ def stability(
         raise InputError("--responses is required with a dataset other than the sample")
     with _Bars("judging {label}") as bars:
         report = judge_stability(data, path, settings, repeats, store_dir=store_dir, on_event=bars)
-    _emit(report, stability_view(report), as_json, out)
+    _emit([report], stability_view, as_json, out)
     worst = max(report.unscored) / report.checks if report.checks else 0.0
     if worst > settings.max_unscored_rate:
         raise UnscoredRateExceeded(
@@ -519,7 +515,7 @@ def audit_judge_command(
             store_dir=store_dir,
             on_event=bars,
         )
-    _emit(report, audit_view(report), as_json, out)
+    _emit([report], audit_view, as_json, out)
     if not report.passed:
         failed = [p.name for p in report.probes if not p.passed]
         err_console.print(f"audit failed: {', '.join(failed) or 'the clean run'}")
