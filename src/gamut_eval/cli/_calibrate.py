@@ -109,8 +109,8 @@ def calibrate_request(
     the command's judge options). A fraction without --calibrate-with is refused."""
     from gamut_eval.calibration import CalibrateWith
 
-    values = {name: options.pop(name, None) for name in _CALIBRATE}
-    planner = {name: options.pop(name, None) for name in _PLANNER}
+    values = {name: options.pop(name) for name in _CALIBRATE}
+    planner = {name: options.pop(name) for name in _PLANNER}
     strong = values["calibrate_with"]
     if strong is None:
         if values["calibrate_fraction"] is not None:
@@ -122,8 +122,8 @@ def calibrate_request(
     request = CalibrateWith(
         strong=path if path.is_file() else judge(strong),
         fraction=values["calibrate_fraction"],
-        seed=values["seed"] if values["seed"] is not None else 0,
-        confidence=values["confidence"] if values["confidence"] is not None else 0.95,
+        seed=values["seed"],
+        confidence=values["confidence"],
     )
     return request, planner
 

@@ -95,8 +95,8 @@ def _dry_run(
     fill_missing: bool,
     prices: Path | None,
     image_root: Path | None,
-    calibrate: CalibrateWith | None = None,
-    planner: dict[str, Any] | None = None,
+    calibrate: CalibrateWith | None,
+    planner: dict[str, Any],
 ) -> None:
     from gamut_eval.errors import InputError
     from gamut_eval.run import estimate_run
@@ -124,9 +124,8 @@ def _dry_run(
     for report in reports:
         console.print(dry_run_table(report))
     if calibrate is not None:
-        from gamut_eval.calibration import TARGET_WIDTH, plan_calibration
+        from gamut_eval.calibration import plan_calibration
 
-        planner = planner or {}
         plan = plan_calibration(
             resolve_dataset_path(dataset),
             out,
@@ -134,8 +133,8 @@ def _dry_run(
             responses,
             calibrate,
             setting=setting,
-            prior=planner.get("calibrate_prior") or (0.3, 0.7),
-            target=planner.get("calibrate_width") or TARGET_WIDTH,
+            prior=planner["calibrate_prior"],
+            target=planner["calibrate_width"],
         )
         print_plan(plan, reports[0], reports[1] if strong is not None else None)
 
@@ -369,6 +368,8 @@ def demo(out_dir: Path, overwrite: bool) -> None:
     it continues the same run. With an API key, `gamut run --model ... --judge ...` does
     the same with real models and judges.
     """
+    from gamut_eval.analysis import default_output, report_for_run, write_report
+    from gamut_eval.cli._report import print_summary
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
@@ -392,13 +393,20 @@ def demo(out_dir: Path, overwrite: bool) -> None:
         )
     print_result(result, leaderboards=False, where=False)
     calibration, changed = _demo_calibration(out_dir, result.up_to_date)
-    write_html_report(
-        out_dir,
-        summary=True,
-        where=result.out_dir,
-        keep=result.up_to_date and not changed,
-        after_summary=partial(_print_demo_calibration, calibration, result.summary),
-    )
+    # RUN_DIR/report.html with default settings. A run that is up to date, with the same
+    # calibrated.json, keeps a report.html that is there: it was made from the same
+    # verdicts by the same code (a run that changes the verdicts removes it).
+    path = default_output(out_dir, "html")
+    kept = result.up_to_date and not changed and path.is_file()
+    report = report_for_run(out_dir, explanations=not kept)  # the page's drill-down needs them
+    if not kept:
+        write_report(report, "html", path)
+    print_summary(report, calibrated=False)  # the demo's calibrated leaderboard is its own
+    parts = fitted(partial(_demo_calibration_table, calibration, result.summary), console)
+    print_fitted(console, parts)
+    console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
+    print_where(result.out_dir)
+    print_plain(f"HTML report: {path} (open it with: gamut view {out_dir})")
 
 
 def _demo_calibration(out_dir: Path, up_to_date: bool) -> tuple[dict[str, Any], bool]:
@@ -496,12 +504,6 @@ def _demo_calibration_table(
 def _or_low(value: object) -> float:
     """A score to sort by, a missing one last."""
     return float(value) if isinstance(value, int | float) else -math.inf
-
-
-def _print_demo_calibration(calibration: dict[str, Any], summary: pd.DataFrame) -> None:
-    parts = fitted(partial(_demo_calibration_table, calibration, summary), console)
-    print_fitted(console, parts)
-    console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
 
 
 def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
@@ -631,36 +633,3 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
     _print_usage(result)
     if where:
         print_where(result.out_dir)
-
-
-def write_html_report(
-    run_dir: Path,
-    *,
-    summary: bool = False,
-    where: Path | None = None,
-    keep: bool = False,
-    after_summary: Callable[[], None] | None = None,
-) -> Path:
-    """The demo's last step: RUN_DIR/report.html with default settings; prints its path
-    (after the terminal summary and the notes, with ``summary``, and the run's files,
-    with ``where``). ``keep``: the run is up to date (``RunResult.up_to_date``), so a
-    report.html that is there was made from the same verdicts by the same code and is
-    kept (it is derived from the verdicts: a run that changes them removes it).
-    ``after_summary``: prints more after the terminal summary, in place of its calibrated
-    leaderboard (the demo's, with both judges' full scores)."""
-    from gamut_eval.analysis import default_output, report_for_run, write_report
-    from gamut_eval.cli._report import print_summary
-
-    path = default_output(run_dir, "html")
-    kept = keep and path.is_file()
-    result = report_for_run(run_dir, explanations=not kept)  # the page's drill-down needs them
-    if not kept:
-        write_report(result, "html", path)
-    if summary:
-        print_summary(result, calibrated=after_summary is None)
-    if after_summary is not None:
-        after_summary()
-    if where is not None:
-        print_where(where)
-    print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
-    return path
