@@ -82,7 +82,7 @@ def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     from gamut_eval.generate import parse_model_args
 
     try:
-        extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
+        extra = parse_model_args(options.pop("judge_request_args"), flag="-J")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-J' / '--judge-arg'") from None
     values = {"judge": judge, **model_values(JudgeSettings, options), "request_args": extra}
@@ -186,7 +186,6 @@ def judge(
     check re-sends only that check. Checks the judge cannot grade are recorded as unscored
     with a reason, never as a model failure; past --max-unscored-rate the run fails (exit 1).
     """
-    from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
     from gamut_eval.judge import judge_responses, make_backend
 

@@ -307,16 +307,7 @@ def _card_table(card: ScoreCard) -> Table:
         table.add_row(
             tier.value,
             x100(card.tiers.get(tier)),
-            *(
-                str(n)
-                for n in (
-                    counts.meets,
-                    counts.partially_meets,
-                    counts.missing,
-                    counts.contradicts,
-                    counts.unscored,
-                )
-            ),
+            *(str(n) for n in counts.model_dump().values()),  # TierCounts' fields, in order
         )
     table.add_section()
     gamut = x100(card.gamut)
@@ -500,7 +491,7 @@ def _score_run(
     as_json: bool,
     out: Path | None,
     max_unscored_rate: float,
-    image_root: Path | None = None,
+    image_root: Path | None,
 ) -> None:
     from gamut_eval._lock import hold_run_folder_of
     from gamut_eval._tables import table_format, write_rows
