@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +18,13 @@ from gamut_eval.cli._calibrate import (
     print_calibration,
     print_plan,
 )
-from gamut_eval.cli._common import console, err_console, image_root_option, print_plain
+from gamut_eval.cli._common import (
+    console,
+    err_console,
+    image_root_option,
+    option_stack,
+    print_plain,
+)
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
 from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import model_options, model_values, settings_from
@@ -35,43 +41,37 @@ if TYPE_CHECKING:
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
 _setting = click.Choice(["multimodal", "text_only", "both"])
-_dataset_path_option = click.option(
-    "--dataset",
-    default=SAMPLE_ALIAS,
-    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
-    "them, `sample` for the bundled sample benchmark, or "
-    "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
+_dataset_option = option_stack(
+    click.option(
+        "--dataset",
+        default=SAMPLE_ALIAS,
+        help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+        "them, `sample` for the bundled sample benchmark, or "
+        "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
+    ),
+    image_root_option,
 )
-
-
-def _dataset_option(command: Any) -> Any:
-    """``--dataset`` and ``--image-root``."""
-    return _dataset_path_option(image_root_option(command))
-
+"""``--dataset`` and ``--image-root``."""
 
 _GENERATION = "generation_"
 """Starts the keyword names of the generation options (the judge has a ``temperature``
 and a ``max_tokens`` too)."""
-_model_arg_option = click.option(
-    "-M",
-    "--model-arg",
-    _GENERATION + "model_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Argument of the answering models' provider (repeatable), as Inspect's -M: the "
-    "value is read as YAML (0.5 a number, true a boolean).",
+generation_options = option_stack(
+    model_options(GenerationSettings, prefix=_GENERATION),
+    click.option(
+        "-M",
+        "--model-arg",
+        _GENERATION + "model_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Argument of the answering models' provider (repeatable), as Inspect's -M: the "
+        "value is read as YAML (0.5 a number, true a boolean).",
+    ),
 )
-
-
-def generation_options(command: F) -> F:
-    """The generation settings (``GenerationSettings``) as options, and ``-M``."""
-    options = model_options(GenerationSettings, prefix=_GENERATION)
-    return options(_model_arg_option(command))
+"""The generation settings (``GenerationSettings``) as options, and ``-M``."""
 
 
 def generation_settings(options: dict[str, Any]) -> GenerationSettings:
@@ -80,7 +80,7 @@ def generation_settings(options: dict[str, Any]) -> GenerationSettings:
 
     values = model_values(GenerationSettings, options, prefix=_GENERATION)
     try:
-        model_args = parse_model_args(options.pop(_GENERATION + "model_args", ()) or ())
+        model_args = parse_model_args(options.pop(_GENERATION + "model_args"))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-M' / '--model-arg'") from None
     return settings_from(GenerationSettings, {**values, "model_args": model_args})
@@ -580,19 +580,18 @@ def _print_usage(result: RunResult) -> None:
     print_fitted(err_console, parts)
 
 
-def print_where(out_dir: object) -> None:
-    logs = ""
-    if (Path(str(out_dir)) / "logs").is_dir():
-        logs = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs"
-    if not (Path(str(out_dir)) / "report.html").is_file():
-        logs += f"; the HTML report: gamut view {out_dir}"
+def print_where(out_dir: Path) -> None:
+    logs = (out_dir / "logs").is_dir()
+    more = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs" if logs else ""
+    if not (out_dir / "report.html").is_file():
+        more += f"; the HTML report: gamut view {out_dir}"
     err_console.print(
-        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{logs})",
+        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{more})",
         markup=False,
         soft_wrap=True,
         highlight=False,
     )
-    if not (Path(str(out_dir)) / "logs").is_dir() and not extra_installed("inspect"):
+    if not logs and not extra_installed("inspect"):
         err_console.print(
             "no Inspect logs (inspect view): they need the optional 'inspect' extra: "
             + install_command("inspect"),
