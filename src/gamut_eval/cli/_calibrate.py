@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -33,8 +33,6 @@ if TYPE_CHECKING:
     from gamut_eval.calibration import CalibrateWith, Calibration, CalibrationPlan
     from gamut_eval.judge import DryRunReport, JudgeSettings
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _FRACTION = click.FloatRange(0.0, 1.0, min_open=True)
 _CONFIDENCE = click.FloatRange(0.0, 1.0, min_open=True, max_open=True)
 _CALIBRATE = ("calibrate_with", "calibrate_fraction", "seed", "confidence")
@@ -51,54 +49,53 @@ def _prior(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
     return sd, correlation
 
 
-def calibrate_options(command: F) -> F:
-    """``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
+calibrate_options = option_stack(
+    click.option(
+        "--calibrate-with",
+        metavar="JUDGE|FILE",
+        help="Calibrated scores: a strong judge grades the answers to a random sample of "
+        "the questions (all models and settings of each) and corrects the one --judge, "
+        "with intervals (calibrated.json). Or a verdict file (people's labels, reference "
+        "labels) in place of the strong judge.",
+    ),
+    click.option(
+        "--calibrate-fraction",
+        type=_FRACTION,
+        help="Share of the questions in the calibration sample (0 < F <= 1); a rerun "
+        "with a larger one adds questions and keeps what was judged. Without it, a "
+        "verdict file that covers only some questions is the sample.",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=0,
+        help="Seed of the calibration sample's draw (recorded in run.json).",
+    ),
+    click.option(
+        "--confidence",
+        type=_CONFIDENCE,
+        default=0.95,
+        help="Confidence level of the calibrated intervals.",
+    ),
+    click.option(
+        "--calibrate-prior",
+        default="0.3,0.7",
+        metavar="SD,R",
+        callback=_prior,
+        help="With --dry-run: the planner's prior, the sd of the strong judge's "
+        "per-answer score and its correlation with the cheap judge's (a run folder "
+        "holding both judges' scores is used as a pilot instead).",
+    ),
+    click.option(
+        "--calibrate-width",
+        type=click.FloatRange(0.0, min_open=True),
+        default=0.10,
+        help="With --dry-run: the interval width (score scale) the planner recommends "
+        "the smallest fraction for.",
+    ),
+)
+"""``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
     dry run planner's ``--calibrate-prior`` and ``--calibrate-width``."""
-    return option_stack(
-        click.option(
-            "--calibrate-with",
-            metavar="JUDGE|FILE",
-            help="Calibrated scores: a strong judge grades the answers to a random sample of "
-            "the questions (all models and settings of each) and corrects the one --judge, "
-            "with intervals (calibrated.json). Or a verdict file (people's labels, reference "
-            "labels) in place of the strong judge.",
-        ),
-        click.option(
-            "--calibrate-fraction",
-            type=_FRACTION,
-            help="Share of the questions in the calibration sample (0 < F <= 1); a rerun "
-            "with a larger one adds questions and keeps what was judged. Without it, a "
-            "verdict file that covers only some questions is the sample.",
-        ),
-        click.option(
-            "--seed",
-            type=int,
-            default=0,
-            help="Seed of the calibration sample's draw (recorded in run.json).",
-        ),
-        click.option(
-            "--confidence",
-            type=_CONFIDENCE,
-            default=0.95,
-            help="Confidence level of the calibrated intervals.",
-        ),
-        click.option(
-            "--calibrate-prior",
-            default="0.3,0.7",
-            metavar="SD,R",
-            callback=_prior,
-            help="With --dry-run: the planner's prior, the sd of the strong judge's "
-            "per-answer score and its correlation with the cheap judge's (a run folder "
-            "holding both judges' scores is used as a pilot instead).",
-        ),
-        click.option(
-            "--calibrate-width",
-            type=click.FloatRange(0.0, min_open=True),
-            default=0.10,
-            help="With --dry-run: the interval width (score scale) the planner recommends "
-            "the smallest fraction for.",
-        ),
-    )(command)
 
 
 def calibrate_request(

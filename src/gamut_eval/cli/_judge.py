@@ -36,13 +36,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from gamut_eval.dataset import Dataset
-    from gamut_eval.judge import (
-        BackendOptions,
-        DryRunReport,
-        JudgeReport,
-        JudgeSettings,
-        PassEvent,
-    )
+    from gamut_eval.judge import BackendOptions, DryRunReport, JudgeReport, PassEvent
     from gamut_eval.prices import ModelPrice
 
 _file = click.Path(dir_okay=False, path_type=Path)
@@ -89,35 +83,34 @@ def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     return settings_from(JudgeSettings, values)
 
 
-def _scale_options(command: F) -> F:
-    """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
-    return option_stack(
-        click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
-        click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
-        click.option(
-            "--output-tokens",
-            type=click.IntRange(1),
-            default=60,
-            help="Expected completion tokens per request (--dry-run).",
-        ),
-        click.option(
-            "--batch-write-only",
-            is_flag=True,
-            help="Only write the Batch API JSONL request files (for `vllm run-batch`).",
-        ),
-        click.option(
-            "--batch-ingest",
-            type=_in_file,
-            multiple=True,
-            help="Ingest a batch results file (repeatable) instead of submitting.",
-        ),
-        model_options(BatchSettings),
-        model_options(RaySettings),
-    )(command)
+_scale_options = option_stack(
+    click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
+    click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
+    click.option(
+        "--output-tokens",
+        type=click.IntRange(1),
+        default=60,
+        help="Expected completion tokens per request (--dry-run).",
+    ),
+    click.option(
+        "--batch-write-only",
+        is_flag=True,
+        help="Only write the Batch API JSONL request files (for `vllm run-batch`).",
+    ),
+    click.option(
+        "--batch-ingest",
+        type=_in_file,
+        multiple=True,
+        help="Ingest a batch results file (repeatable) instead of submitting.",
+    ),
+    model_options(BatchSettings),
+    model_options(RaySettings),
+)
+"""The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge import BackendOptions, BatchSettings, RaySettings
+    from gamut_eval.judge import BackendOptions
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
