@@ -30,7 +30,7 @@ from gamut_eval.cli._common import (
     write_output,
 )
 from gamut_eval.cli._main import GroupedCommand
-from gamut_eval.cli._terminal import Namer, fitted
+from gamut_eval.cli._terminal import Namer, fitted, print_fitted
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
@@ -54,8 +54,6 @@ lazy (a test checks that the two agree)."""
 def print_summary(report: Report, *, calibrated: bool = True) -> None:
     """The terminal summary, then the report's notes (to standard error, never cut).
     ``calibrated``: show the calibrated leaderboard (the demo shows its own)."""
-    from gamut_eval.cli._terminal import print_fitted
-
     print_fitted(console, summary_renderables(report, console, calibrated=calibrated))
     for note in report.meta.notes:
         err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
@@ -519,8 +517,6 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        from gamut_eval.cli._terminal import fitted, print_fitted
-
         parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
         print_fitted(console, parts)
 
