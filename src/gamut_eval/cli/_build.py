@@ -390,8 +390,7 @@ def all_stages(
     _finish(list(result.reports), result.next_step, result.incomplete, result.next_step_settings)
 
 
-# -- what a build stage prints -------------------------------------------------------------
-# What a build stage printed: its counts, notes, tokens, files and errors (on stderr).
+# -- what a build stage prints (on stderr): counts, notes, tokens, files, errors -----------
 
 
 def _tokens(report: StageReport) -> str:
@@ -434,8 +433,6 @@ def print_report(report: StageReport) -> None:
 
 
 # -- gamut build diff ----------------------------------------------------------------------
-# ``gamut build diff OLD NEW``: is NEW a verified superset of OLD?
-#
 # The comparison is ``gamut_eval.rubric._superset`` (the one refinement enforces); this
 # command reads the two files, prints every difference and exits 0 (additions only), 1
 # (something removed or changed) or 2 (bad input).
@@ -506,7 +503,6 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
 
 
 # -- gamut build import --------------------------------------------------------------------
-# ``gamut build import``: start a build from an existing question set (a table).
 
 
 @click.command(cls=GroupedCommand, name="import")

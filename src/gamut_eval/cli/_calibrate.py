@@ -23,6 +23,7 @@ from gamut_eval.cli._common import (
     dump_json,
     err_console,
     option_stack,
+    print_plain,
     write_output,
 )
 from gamut_eval.cli._main import GroupedCommand
@@ -131,12 +132,9 @@ def print_calibration(result: Calibration, notes: tuple[str, ...] | list[str] = 
 
     for note in dict.fromkeys([*notes, *result.notes]):
         err_console.print(f"note: {note}", markup=False, highlight=False)
-    console.print(
+    print_plain(
         f"{result.judge} calibrated with {result.calibrated_with} on {len(result.sample)} of "
-        f"{result.n_questions} questions",
-        soft_wrap=True,
-        markup=False,
-        highlight=False,
+        f"{result.n_questions} questions"
     )
     print_fitted(console, fitted(lambda name, level: _rows_table(result, name, level), console))
     if len(result.differences):
@@ -187,14 +185,11 @@ def print_plan(plan: CalibrationPlan, cheap: DryRunReport, strong: DryRunReport 
         )
     console.print(table)
     best = plan.recommended
-    console.print(
+    print_plain(
         f"recommended: --calibrate-fraction {best.fraction:g} ({best.n_calibration} "
         f"questions), the smallest whose expected width is at most {100 * plan.target:.1f} "
         f"points (--calibrate-width); the cheap judge grades every answer (cost "
-        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})",
-        soft_wrap=True,
-        markup=False,
-        highlight=False,
+        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})"
     )
 
 

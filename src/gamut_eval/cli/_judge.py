@@ -517,8 +517,7 @@ def audit_judge_command(
 COMMANDS = [judge, agreement, stability, audit_judge_command]
 
 
-# -- the dry-run report --------------------------------------------------------------------
-# The dry-run report of ``gamut judge --dry-run`` as a table.
+# -- the dry-run report of gamut judge --dry-run, as a table -------------------------------
 
 
 def _money(amount: float) -> str:

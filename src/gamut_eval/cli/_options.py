@@ -171,9 +171,7 @@ def model_values(
     repeats keep the model's default)."""
     values: dict[str, Any] = {}
     for name, _, _ in _fields(model):
-        if prefix + name not in options:
-            continue
-        value = options.pop(prefix + name)
+        value = options.pop(prefix + name, None)
         if value is None or value == ():
             continue
         values[name] = tuple(value) if isinstance(value, list | tuple) else value

@@ -56,7 +56,7 @@ def print_summary(report: Report, *, calibrated: bool = True) -> None:
     ``calibrated``: show the calibrated leaderboard (the demo shows its own)."""
     print_fitted(console, summary_renderables(report, console, calibrated=calibrated))
     for note in report.meta.notes:
-        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        print_plain(f"note: {note}", err=True)
 
 
 @click.command(cls=GroupedCommand)
@@ -525,10 +525,9 @@ COMMANDS = [score, report, view]
 
 
 # -- the terminal summary of a report ------------------------------------------------------
-# The terminal summary of a report: leaderboards, scores per judge, judge agreement,
-# modality. Every table is fitted to the console (``fitted``): model and judge names
-# are never cut; when the table does not fit it gets shorter headers, then short names and
-# a legend.
+# Leaderboards, scores per judge, judge agreement, modality. Every table is fitted to the
+# console (``fitted``): model and judge names are never cut; when the table does not fit
+# it gets shorter headers, then short names and a legend.
 
 
 def table_with(

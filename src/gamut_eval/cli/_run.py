@@ -585,19 +585,15 @@ def print_where(out_dir: Path) -> None:
     more = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs" if logs else ""
     if not (out_dir / "report.html").is_file():
         more += f"; the HTML report: gamut view {out_dir}"
-    err_console.print(
+    print_plain(
         f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{more})",
-        markup=False,
-        soft_wrap=True,
-        highlight=False,
+        err=True,
     )
     if not logs and not extra_installed("inspect"):
-        err_console.print(
+        print_plain(
             "no Inspect logs (inspect view): they need the optional 'inspect' extra: "
             + install_command("inspect"),
-            markup=False,
-            soft_wrap=True,
-            highlight=False,
+            err=True,
         )
 
 
@@ -622,12 +618,10 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
     for judge, report in result.reports.items():
         stats = report.stats
         warn_flagged(stats)
-        err_console.print(
+        print_plain(
             f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
             f"{stats.judged} judged now); {report.unscored} unscored",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            err=True,
         )
     _print_usage(result)
     if where:
