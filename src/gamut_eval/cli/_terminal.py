@@ -102,13 +102,11 @@ class PassProgress:
 
     def _update(self, event: PassEvent, *, force: bool) -> None:
         now = time.monotonic()
-        last = self._last.get(event.label, 0.0)
         every = REFRESH_S if self.terminal else LINE_EVERY_S
         stats = event.stats
         waiting = stats.waiting_until if stats.waiting_until > time.time() else 0.0
-        if waiting != self._waits.get(event.label, 0.0):
-            force = True
-        if not force and now - last < every:
+        changed = waiting != self._waits.get(event.label, 0.0)  # a wait starts or ends
+        if not (force or changed) and now - self._last.get(event.label, 0.0) < every:
             return
         self._last[event.label] = now
         if waiting and waiting != self._waits.get(event.label):
