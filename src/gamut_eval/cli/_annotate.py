@@ -225,9 +225,7 @@ def _options_named() -> Iterator[None]:
 
 
 @annotate.command("import-answers")
-@click.argument(
-    "run_dir", type=click.Path(exists=True, file_okay=False, dir_okay=True, path_type=Path)
-)
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--sample",
     required=True,

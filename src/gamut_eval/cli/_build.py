@@ -55,65 +55,60 @@ _BUILD, _MODEL, _RESEARCH = BuildSettings(), ModelSettings(), ResearchSettings()
 _FETCH, _PIPELINE = FetchSettings(), PipelineOptions()
 
 
-def _common(func: F) -> F:
-    """Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
-    return option_stack(
-        click.option("--workdir", type=_dir, default=Path("build"),
-                     help="The build folder (stage files, cache)."),
-        click.option("--model", default=None,
-                     help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
-                     "questions and review)."),
-        click.option("--max-repairs", type=int, default=_BUILD.max_repairs,
-                     help="Validation errors fed back to the model at most this many times."),
-        click.option("--max-concurrency", type=int, default=_BUILD.max_concurrency,
-                     help="Images or questions in flight at once."),
-        click.option("--max-tokens", type=int, default=_MODEL.max_tokens,
-                     help="Completion tokens per model call."),
-        click.option("--timeout", type=click.IntRange(min=1), default=_MODEL.timeout_s,
-                     help="Seconds per model call attempt."),
-        click.option("--probe/--no-probe", default=True,
-                     help="Send the model one tiny request (with an image for the stages "
-                     "that show images) before any work, so a dead URL, a silent server, a "
-                     "rejected key or a model that cannot take images ends the command in "
-                     "seconds (exit 2)."),
-        click.option("--temperature", type=float, default=_MODEL.temperature,
-                     help="Sampling temperature (default: the provider's)."),
-        click.option("--structured-output/--no-structured-output",
-                     default=_MODEL.structured_output,
-                     help="Send the reply's JSON Schema to providers that support it."),
-        click.option("--refresh", is_flag=True,
-                     help="Ignore cached results and redo every unit of the stage."),
-        click.option("--prices", type=_file, default=None,
-                     help="Price table (YAML/JSON, USD per million tokens, the format of "
-                     "docs/scaling.md) for cost accounting."),
-    )(func)  # fmt: skip
+_common = option_stack(
+    click.option("--workdir", type=_dir, default=Path("build"),
+                 help="The build folder (stage files, cache)."),
+    click.option("--model", default=None,
+                 help="Inspect model, e.g. anthropic/claude-sonnet-4-5 (multimodal for "
+                 "questions and review)."),
+    click.option("--max-repairs", type=int, default=_BUILD.max_repairs,
+                 help="Validation errors fed back to the model at most this many times."),
+    click.option("--max-concurrency", type=int, default=_BUILD.max_concurrency,
+                 help="Images or questions in flight at once."),
+    click.option("--max-tokens", type=int, default=_MODEL.max_tokens,
+                 help="Completion tokens per model call."),
+    click.option("--timeout", type=click.IntRange(min=1), default=_MODEL.timeout_s,
+                 help="Seconds per model call attempt."),
+    click.option("--probe/--no-probe", default=True,
+                 help="Send the model one tiny request (with an image for the stages "
+                 "that show images) before any work, so a dead URL, a silent server, a "
+                 "rejected key or a model that cannot take images ends the command in "
+                 "seconds (exit 2)."),
+    click.option("--temperature", type=float, default=_MODEL.temperature,
+                 help="Sampling temperature (default: the provider's)."),
+    click.option("--structured-output/--no-structured-output",
+                 default=_MODEL.structured_output,
+                 help="Send the reply's JSON Schema to providers that support it."),
+    click.option("--refresh", is_flag=True,
+                 help="Ignore cached results and redo every unit of the stage."),
+    click.option("--prices", type=_file, default=None,
+                 help="Price table (YAML/JSON, USD per million tokens, the format of "
+                 "docs/scaling.md) for cost accounting."),
+)  # fmt: skip
+"""Options every stage takes: folder, model, repairs, concurrency, cache, prices."""
 
+_search = option_stack(
+    click.option("--search", default="local",
+                 type=click.Choice(["local", "tavily", "brave"]),
+                 help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
+    click.option("--corpus", type=_dir, default=None,
+                 help="Folder of .txt/.md/.html documents for --search local."),
+    click.option("--per-query", type=int, default=_RESEARCH.per_query,
+                 help="Hits kept per query."),
+    click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets,
+                 help="Snippets kept per question."),
+    click.option("--max-queries", type=int, default=_RESEARCH.max_queries,
+                 help="Queries the model may plan per question."),
+)  # fmt: skip
+"""Options of the stages that search: provider, corpus, how much to gather."""
 
-def _search(func: F) -> F:
-    """Options of the stages that search: provider, corpus, how much to gather."""
-    return option_stack(
-        click.option("--search", default="local",
-                     type=click.Choice(["local", "tavily", "brave"]),
-                     help="Search provider; web APIs read TAVILY_API_KEY / BRAVE_API_KEY."),
-        click.option("--corpus", type=_dir, default=None,
-                     help="Folder of .txt/.md/.html documents for --search local."),
-        click.option("--per-query", type=int, default=_RESEARCH.per_query,
-                     help="Hits kept per query."),
-        click.option("--max-snippets", type=int, default=_RESEARCH.max_snippets,
-                     help="Snippets kept per question."),
-        click.option("--max-queries", type=int, default=_RESEARCH.max_queries,
-                     help="Queries the model may plan per question."),
-    )(func)  # fmt: skip
-
-
-def _fetch(func: F) -> F:
-    """Limits of the fetcher the audit uses to re-read sources."""
-    return option_stack(
-        click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s,
-                     help="Seconds per source fetched by the audit."),
-        click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes,
-                     help="Bytes read at most per source."),
-    )(func)  # fmt: skip
+_fetch = option_stack(
+    click.option("--fetch-timeout", type=float, default=_FETCH.timeout_s,
+                 help="Seconds per source fetched by the audit."),
+    click.option("--fetch-max-bytes", type=int, default=_FETCH.max_bytes,
+                 help="Bytes read at most per source."),
+)  # fmt: skip
+"""Limits of the fetcher the audit uses to re-read sources."""
 
 
 def _run(
@@ -158,17 +153,6 @@ def _require_inspect(opts: dict[str, Any]) -> None:
     require_extras(model_extras(model) if model else ("inspect",), "gamut build")
 
 
-def _provider(opts: dict[str, Any]) -> SearchProvider:
-    from gamut_eval.construct import make_search_provider
-
-    workdir: Path = opts["workdir"]
-    return make_search_provider(
-        opts["search"],
-        corpus=opts["corpus"],
-        index_path=workdir / "search" / "local.sqlite",
-    )
-
-
 def _research(opts: dict[str, Any]) -> ResearchSettings:
     return ResearchSettings(opts["per_query"], opts["max_snippets"], opts["max_queries"])
 
@@ -190,7 +174,10 @@ def _searching(
     """``_run`` with the search provider the options describe; it and ``fetcher`` (when
     given) are closed when ``body`` ends."""
     _require_inspect(opts)
-    provider = _provider(opts)
+    from gamut_eval.construct import make_search_provider
+
+    index = opts["workdir"] / "search" / "local.sqlite"
+    provider = make_search_provider(opts["search"], corpus=opts["corpus"], index_path=index)
 
     async def main(session: BuildSession) -> R:
         try:
@@ -403,8 +390,7 @@ def all_stages(
     _finish(list(result.reports), result.next_step, result.incomplete, result.next_step_settings)
 
 
-# -- what a build stage prints -------------------------------------------------------------
-# What a build stage printed: its counts, notes, tokens, files and errors (on stderr).
+# -- what a build stage prints (on stderr): counts, notes, tokens, files, errors -----------
 
 
 def _tokens(report: StageReport) -> str:
@@ -447,8 +433,6 @@ def print_report(report: StageReport) -> None:
 
 
 # -- gamut build diff ----------------------------------------------------------------------
-# ``gamut build diff OLD NEW``: is NEW a verified superset of OLD?
-#
 # The comparison is ``gamut_eval.rubric._superset`` (the one refinement enforces); this
 # command reads the two files, prints every difference and exits 0 (additions only), 1
 # (something removed or changed) or 2 (bad input).
@@ -519,7 +503,6 @@ def build_diff(old: Path, new: Path, allow_rewording: bool) -> None:
 
 
 # -- gamut build import --------------------------------------------------------------------
-# ``gamut build import``: start a build from an existing question set (a table).
 
 
 @click.command(cls=GroupedCommand, name="import")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -23,6 +23,7 @@ from gamut_eval.cli._common import (
     dump_json,
     err_console,
     option_stack,
+    print_plain,
     write_output,
 )
 from gamut_eval.cli._main import GroupedCommand
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
 
     from gamut_eval.calibration import CalibrateWith, Calibration, CalibrationPlan
     from gamut_eval.judge import DryRunReport, JudgeSettings
-
-F = TypeVar("F", bound=Callable[..., Any])
 
 _FRACTION = click.FloatRange(0.0, 1.0, min_open=True)
 _CONFIDENCE = click.FloatRange(0.0, 1.0, min_open=True, max_open=True)
@@ -51,54 +50,53 @@ def _prior(ctx: click.Context, param: click.Parameter, value: str) -> tuple[floa
     return sd, correlation
 
 
-def calibrate_options(command: F) -> F:
-    """``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
+calibrate_options = option_stack(
+    click.option(
+        "--calibrate-with",
+        metavar="JUDGE|FILE",
+        help="Calibrated scores: a strong judge grades the answers to a random sample of "
+        "the questions (all models and settings of each) and corrects the one --judge, "
+        "with intervals (calibrated.json). Or a verdict file (people's labels, reference "
+        "labels) in place of the strong judge.",
+    ),
+    click.option(
+        "--calibrate-fraction",
+        type=_FRACTION,
+        help="Share of the questions in the calibration sample (0 < F <= 1); a rerun "
+        "with a larger one adds questions and keeps what was judged. Without it, a "
+        "verdict file that covers only some questions is the sample.",
+    ),
+    click.option(
+        "--seed",
+        type=int,
+        default=0,
+        help="Seed of the calibration sample's draw (recorded in run.json).",
+    ),
+    click.option(
+        "--confidence",
+        type=_CONFIDENCE,
+        default=0.95,
+        help="Confidence level of the calibrated intervals.",
+    ),
+    click.option(
+        "--calibrate-prior",
+        default="0.3,0.7",
+        metavar="SD,R",
+        callback=_prior,
+        help="With --dry-run: the planner's prior, the sd of the strong judge's "
+        "per-answer score and its correlation with the cheap judge's (a run folder "
+        "holding both judges' scores is used as a pilot instead).",
+    ),
+    click.option(
+        "--calibrate-width",
+        type=click.FloatRange(0.0, min_open=True),
+        default=0.10,
+        help="With --dry-run: the interval width (score scale) the planner recommends "
+        "the smallest fraction for.",
+    ),
+)
+"""``--calibrate-with``, ``--calibrate-fraction``, ``--seed``, ``--confidence`` and the
     dry run planner's ``--calibrate-prior`` and ``--calibrate-width``."""
-    return option_stack(
-        click.option(
-            "--calibrate-with",
-            metavar="JUDGE|FILE",
-            help="Calibrated scores: a strong judge grades the answers to a random sample of "
-            "the questions (all models and settings of each) and corrects the one --judge, "
-            "with intervals (calibrated.json). Or a verdict file (people's labels, reference "
-            "labels) in place of the strong judge.",
-        ),
-        click.option(
-            "--calibrate-fraction",
-            type=_FRACTION,
-            help="Share of the questions in the calibration sample (0 < F <= 1); a rerun "
-            "with a larger one adds questions and keeps what was judged. Without it, a "
-            "verdict file that covers only some questions is the sample.",
-        ),
-        click.option(
-            "--seed",
-            type=int,
-            default=0,
-            help="Seed of the calibration sample's draw (recorded in run.json).",
-        ),
-        click.option(
-            "--confidence",
-            type=_CONFIDENCE,
-            default=0.95,
-            help="Confidence level of the calibrated intervals.",
-        ),
-        click.option(
-            "--calibrate-prior",
-            default="0.3,0.7",
-            metavar="SD,R",
-            callback=_prior,
-            help="With --dry-run: the planner's prior, the sd of the strong judge's "
-            "per-answer score and its correlation with the cheap judge's (a run folder "
-            "holding both judges' scores is used as a pilot instead).",
-        ),
-        click.option(
-            "--calibrate-width",
-            type=click.FloatRange(0.0, min_open=True),
-            default=0.10,
-            help="With --dry-run: the interval width (score scale) the planner recommends "
-            "the smallest fraction for.",
-        ),
-    )(command)
 
 
 def calibrate_request(
@@ -109,8 +107,8 @@ def calibrate_request(
     the command's judge options). A fraction without --calibrate-with is refused."""
     from gamut_eval.calibration import CalibrateWith
 
-    values = {name: options.pop(name, None) for name in _CALIBRATE}
-    planner = {name: options.pop(name, None) for name in _PLANNER}
+    values = {name: options.pop(name) for name in _CALIBRATE}
+    planner = {name: options.pop(name) for name in _PLANNER}
     strong = values["calibrate_with"]
     if strong is None:
         if values["calibrate_fraction"] is not None:
@@ -122,8 +120,8 @@ def calibrate_request(
     request = CalibrateWith(
         strong=path if path.is_file() else judge(strong),
         fraction=values["calibrate_fraction"],
-        seed=values["seed"] if values["seed"] is not None else 0,
-        confidence=values["confidence"] if values["confidence"] is not None else 0.95,
+        seed=values["seed"],
+        confidence=values["confidence"],
     )
     return request, planner
 
@@ -134,12 +132,9 @@ def print_calibration(result: Calibration, notes: tuple[str, ...] | list[str] = 
 
     for note in dict.fromkeys([*notes, *result.notes]):
         err_console.print(f"note: {note}", markup=False, highlight=False)
-    console.print(
+    print_plain(
         f"{result.judge} calibrated with {result.calibrated_with} on {len(result.sample)} of "
-        f"{result.n_questions} questions",
-        soft_wrap=True,
-        markup=False,
-        highlight=False,
+        f"{result.n_questions} questions"
     )
     print_fitted(console, fitted(lambda name, level: _rows_table(result, name, level), console))
     if len(result.differences):
@@ -190,14 +185,11 @@ def print_plan(plan: CalibrationPlan, cheap: DryRunReport, strong: DryRunReport 
         )
     console.print(table)
     best = plan.recommended
-    console.print(
+    print_plain(
         f"recommended: --calibrate-fraction {best.fraction:g} ({best.n_calibration} "
         f"questions), the smallest whose expected width is at most {100 * plan.target:.1f} "
         f"points (--calibrate-width); the cheap judge grades every answer (cost "
-        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})",
-        soft_wrap=True,
-        markup=False,
-        highlight=False,
+        f"{_money(cheap_cost)}{' ' + currency if currency and cheap_cost is not None else ''})"
     )
 
 

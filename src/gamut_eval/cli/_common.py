@@ -136,9 +136,10 @@ out_option = click.option(
 )
 
 
-def print_plain(text: str) -> None:
-    """A line with a path in it: never wrapped (it must stay copyable) nor read as markup."""
-    console.print(text, markup=False, soft_wrap=True, highlight=False)
+def print_plain(text: str, *, err: bool = False) -> None:
+    """A line with a path in it: never wrapped (it must stay copyable) nor read as markup;
+    to standard error with ``err``."""
+    (err_console if err else console).print(text, markup=False, soft_wrap=True, highlight=False)
 
 
 def option_of(command: click.Command, setting: str) -> str | None:

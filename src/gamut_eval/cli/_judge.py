@@ -10,7 +10,7 @@ on the terminal, the full report as JSON with ``--json`` (on standard output) or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -36,13 +36,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from gamut_eval.dataset import Dataset
-    from gamut_eval.judge import (
-        BackendOptions,
-        DryRunReport,
-        JudgeReport,
-        JudgeSettings,
-        PassEvent,
-    )
+    from gamut_eval.judge import BackendOptions, DryRunReport, JudgeReport, PassEvent
     from gamut_eval.prices import ModelPrice
 
 _file = click.Path(dir_okay=False, path_type=Path)
@@ -82,42 +76,41 @@ def judge_settings(judge: str, options: dict[str, Any]) -> JudgeSettings:
     from gamut_eval.generate import parse_model_args
 
     try:
-        extra = parse_model_args(tuple(options.pop("judge_request_args", ()) or ()), flag="-J")
+        extra = parse_model_args(options.pop("judge_request_args"), flag="-J")
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-J' / '--judge-arg'") from None
     values = {"judge": judge, **model_values(JudgeSettings, options), "request_args": extra}
     return settings_from(JudgeSettings, values)
 
 
-def _scale_options(command: F) -> F:
-    """The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
-    return option_stack(
-        click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
-        click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
-        click.option(
-            "--output-tokens",
-            type=click.IntRange(1),
-            default=60,
-            help="Expected completion tokens per request (--dry-run).",
-        ),
-        click.option(
-            "--batch-write-only",
-            is_flag=True,
-            help="Only write the Batch API JSONL request files (for `vllm run-batch`).",
-        ),
-        click.option(
-            "--batch-ingest",
-            type=_in_file,
-            multiple=True,
-            help="Ingest a batch results file (repeatable) instead of submitting.",
-        ),
-        model_options(BatchSettings),
-        model_options(RaySettings),
-    )(command)
+_scale_options = option_stack(
+    click.option("--dry-run", is_flag=True, help="Count requests, tokens, cost; send nothing."),
+    click.option("--prices", type=_in_file, help="Price table YAML for --dry-run (per 1M)."),
+    click.option(
+        "--output-tokens",
+        type=click.IntRange(1),
+        default=60,
+        help="Expected completion tokens per request (--dry-run).",
+    ),
+    click.option(
+        "--batch-write-only",
+        is_flag=True,
+        help="Only write the Batch API JSONL request files (for `vllm run-batch`).",
+    ),
+    click.option(
+        "--batch-ingest",
+        type=_in_file,
+        multiple=True,
+        help="Ingest a batch results file (repeatable) instead of submitting.",
+    ),
+    model_options(BatchSettings),
+    model_options(RaySettings),
+)
+"""The scale-out options of ``gamut judge``: dry run, batch files, Ray."""
 
 
 def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> BackendOptions:
-    from gamut_eval.judge import BackendOptions, BatchSettings, RaySettings
+    from gamut_eval.judge import BackendOptions
 
     write_only, ingest = options.pop("batch_write_only"), tuple(options.pop("batch_ingest"))
     if (write_only or ingest) and settings.backend != "batch":
@@ -186,7 +179,6 @@ def judge(
     check re-sends only that check. Checks the judge cannot grade are recorded as unscored
     with a reason, never as a model failure; past --max-unscored-rate the run fails (exit 1).
     """
-    from gamut_eval.data import resolve_dataset_path
     from gamut_eval.dataset import load_dataset
     from gamut_eval.judge import judge_responses, make_backend
 
@@ -291,15 +283,22 @@ def _dataset(value: str) -> tuple[Dataset, bool]:
     return load_dataset(path), is_sample
 
 
-def _emit(report: BaseModel, view: Any, as_json: bool, out: Path | None) -> None:
-    """Tables (or JSON with ``--json``) on standard output; JSON to ``--out`` if given."""
-    text = dump_json(report.model_dump(mode="json", by_alias=True))
+def _emit(
+    reports: Sequence[BaseModel], view: Callable[[Any], Any], as_json: bool, out: Path | None
+) -> None:
+    """Tables (or JSON with ``--json``) on standard output; JSON to ``--out`` if given. One
+    report is a JSON object; several are a list, with a blank line after each table."""
+    data = [report.model_dump(mode="json", by_alias=True) for report in reports]
+    text = dump_json(data[0] if len(data) == 1 else data)
     if out is not None:
         write_output(text, out)
     if as_json:
         click.echo(text)
-    else:
-        console.print(view)
+        return
+    for report in reports:
+        console.print(view(report))
+        if len(reports) > 1:
+            console.print()
 
 
 @click.command(cls=GroupedCommand)
@@ -363,18 +362,7 @@ def agreement(
         seed=seed,
         confidence=confidence,
     )
-    if len(reports) == 1:
-        _emit(reports[0], agreement_view(reports[0]), as_json, out)
-        return
-    text = dump_json([r.model_dump(mode="json", by_alias=True) for r in reports])
-    if out is not None:
-        write_output(text, out)
-    if as_json:
-        click.echo(text)
-        return
-    for report in reports:
-        console.print(agreement_view(report))
-        console.print()
+    _emit(reports, agreement_view, as_json, out)
 
 
 def _responses(responses: Path | None, is_sample: bool) -> Path | None:
@@ -428,7 +416,7 @@ def stability(
         raise InputError("--responses is required with a dataset other than the sample")
     with _Bars("judging {label}") as bars:
         report = judge_stability(data, path, settings, repeats, store_dir=store_dir, on_event=bars)
-    _emit(report, stability_view(report), as_json, out)
+    _emit([report], stability_view, as_json, out)
     worst = max(report.unscored) / report.checks if report.checks else 0.0
     if worst > settings.max_unscored_rate:
         raise UnscoredRateExceeded(
@@ -519,7 +507,7 @@ def audit_judge_command(
             store_dir=store_dir,
             on_event=bars,
         )
-    _emit(report, audit_view(report), as_json, out)
+    _emit([report], audit_view, as_json, out)
     if not report.passed:
         failed = [p.name for p in report.probes if not p.passed]
         err_console.print(f"audit failed: {', '.join(failed) or 'the clean run'}")
@@ -529,8 +517,7 @@ def audit_judge_command(
 COMMANDS = [judge, agreement, stability, audit_judge_command]
 
 
-# -- the dry-run report --------------------------------------------------------------------
-# The dry-run report of ``gamut judge --dry-run`` as a table.
+# -- the dry-run report of gamut judge --dry-run, as a table -------------------------------
 
 
 def _money(amount: float) -> str:

@@ -139,11 +139,8 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return " Did you mean " + " or ".join(repr(c) for c in close) + "?"
 
 
-SHELLS = ("bash", "zsh", "fish")
-
-
 @click.command("completion", cls=GroupedCommand)
-@click.argument("shell", type=click.Choice(SHELLS))
+@click.argument("shell", type=click.Choice(("bash", "zsh", "fish")))
 def completion(shell: str) -> None:
     """Print the script that completes gamut's commands, options and choices in SHELL.
 
@@ -316,7 +313,13 @@ class _Group(GroupedGroup):
         try:
             return super().invoke(ctx)
         except GamutError as exc:
-            click.echo(f"error: {with_option(self, ctx, exc)}", err=True)
+            # the library names settings, the command line names options: add the running
+            # command's options for the settings the error names
+            from gamut_eval.cli._common import with_options
+
+            name = ctx.invoked_subcommand
+            command = self.get_command(ctx, name) if name and exc.settings else None
+            click.echo(f"error: {with_options(str(exc), exc.settings, command)}", err=True)
             ctx.exit(EXIT_INPUT if isinstance(exc, InputError) else EXIT_FAILURE)
         except Exception as exc:  # a missing optional library, a full disk, deep input
             from gamut_eval.cli._common import failure_message
@@ -331,32 +334,8 @@ class _Group(GroupedGroup):
             ctx.exit(EXIT_INPUT)
 
 
-def with_option(group: click.Group, ctx: click.Context, exc: GamutError) -> str:
-    """The error's message, with the options of the running command that set the settings
-    it names (the library names settings, the command line names options)."""
-    from gamut_eval.cli._common import with_options
-
-    name = ctx.invoked_subcommand
-    command = group.get_command(ctx, name) if name and exc.settings else None
-    return with_options(str(exc), exc.settings, command)
-
-
 ENV_FILE = ".env"
 """Read from the working folder when there is one (``--env-file`` names another)."""
-
-
-def load_env_file(path: Path) -> list[str]:
-    """Set the variables of a dotenv file (``KEY=VALUE`` lines, ``#`` comments, quotes,
-    ``export``) that are not set already; return their names. python-dotenv (imported only
-    when there is a file) reads it, as Inspect AI reads its ``.env``."""
-    from dotenv import dotenv_values
-
-    added = []
-    for key, value in dotenv_values(path, interpolate=True).items():
-        if value is not None and key not in os.environ:
-            os.environ[key] = value
-            added.append(key)
-    return added
 
 
 @click.group(
@@ -392,7 +371,13 @@ def cli(env_file: Path | None) -> None:
     if env_file is None and Path(ENV_FILE).is_file():
         env_file = Path(ENV_FILE)
     if env_file is not None:
-        load_env_file(env_file)
+        # a dotenv file (KEY=VALUE lines, # comments, quotes, export) read by python-dotenv,
+        # imported only when there is a file, as Inspect AI reads its .env
+        from dotenv import dotenv_values
+
+        for key, value in dotenv_values(env_file, interpolate=True).items():
+            if value is not None and key not in os.environ:
+                os.environ[key] = value
 
 
 def main(argv: list[str] | None = None) -> None:

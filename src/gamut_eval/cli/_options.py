@@ -171,19 +171,15 @@ def model_values(
     repeats keep the model's default)."""
     values: dict[str, Any] = {}
     for name, _, _ in _fields(model):
-        if prefix + name not in options:
-            continue
-        value = options.pop(prefix + name)
+        value = options.pop(prefix + name, None)
         if value is None or value == ():
             continue
         values[name] = tuple(value) if isinstance(value, list | tuple) else value
     return values
 
 
-def settings_from(
-    model: type[M], values: Mapping[str, Any], *, where: str = "command-line options"
-) -> M:
-    """Validate settings, naming ``where`` the values came from in the error."""
+def settings_from(model: type[M], values: Mapping[str, Any]) -> M:
+    """Validate settings; an error names the command-line options as their source."""
     import pydantic
 
     from gamut_eval.rubric import pydantic_details
@@ -191,7 +187,8 @@ def settings_from(
     try:
         return model.model_validate(dict(values))
     except pydantic.ValidationError as exc:
-        raise ValidationError([d.in_file(where) for d in pydantic_details(exc)]) from None
+        details = [d.in_file("command-line options") for d in pydantic_details(exc)]
+        raise ValidationError(details) from None
 
 
 def _load_config(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:

@@ -30,7 +30,7 @@ from gamut_eval.cli._common import (
     write_output,
 )
 from gamut_eval.cli._main import GroupedCommand
-from gamut_eval.cli._terminal import Namer, fitted
+from gamut_eval.cli._terminal import Namer, fitted, print_fitted
 from gamut_eval.errors import InputError, ValidationError
 
 if TYPE_CHECKING:
@@ -54,11 +54,9 @@ lazy (a test checks that the two agree)."""
 def print_summary(report: Report, *, calibrated: bool = True) -> None:
     """The terminal summary, then the report's notes (to standard error, never cut).
     ``calibrated``: show the calibrated leaderboard (the demo shows its own)."""
-    from gamut_eval.cli._terminal import print_fitted
-
     print_fitted(console, summary_renderables(report, console, calibrated=calibrated))
     for note in report.meta.notes:
-        err_console.print(f"note: {note}", markup=False, highlight=False, soft_wrap=True)
+        print_plain(f"note: {note}", err=True)
 
 
 @click.command(cls=GroupedCommand)
@@ -307,16 +305,7 @@ def _card_table(card: ScoreCard) -> Table:
         table.add_row(
             tier.value,
             x100(card.tiers.get(tier)),
-            *(
-                str(n)
-                for n in (
-                    counts.meets,
-                    counts.partially_meets,
-                    counts.missing,
-                    counts.contradicts,
-                    counts.unscored,
-                )
-            ),
+            *(str(n) for n in counts.model_dump().values()),  # TierCounts' fields, in order
         )
     table.add_section()
     gamut = x100(card.gamut)
@@ -500,7 +489,7 @@ def _score_run(
     as_json: bool,
     out: Path | None,
     max_unscored_rate: float,
-    image_root: Path | None = None,
+    image_root: Path | None,
 ) -> None:
     from gamut_eval._lock import hold_run_folder_of
     from gamut_eval._tables import table_format, write_rows
@@ -528,8 +517,6 @@ def _score_run(
         records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
         write_output(dump_json(records), None)
     else:
-        from gamut_eval.cli._terminal import fitted, print_fitted
-
         parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
         print_fitted(console, parts)
 
@@ -538,10 +525,9 @@ COMMANDS = [score, report, view]
 
 
 # -- the terminal summary of a report ------------------------------------------------------
-# The terminal summary of a report: leaderboards, scores per judge, judge agreement,
-# modality. Every table is fitted to the console (``fitted``): model and judge names
-# are never cut; when the table does not fit it gets shorter headers, then short names and
-# a legend.
+# Leaderboards, scores per judge, judge agreement, modality. Every table is fitted to the
+# console (``fitted``): model and judge names are never cut; when the table does not fit
+# it gets shorter headers, then short names and a legend.
 
 
 def table_with(

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,7 +18,13 @@ from gamut_eval.cli._calibrate import (
     print_calibration,
     print_plan,
 )
-from gamut_eval.cli._common import console, err_console, image_root_option, print_plain
+from gamut_eval.cli._common import (
+    console,
+    err_console,
+    image_root_option,
+    option_stack,
+    print_plain,
+)
 from gamut_eval.cli._judge import dry_run_table, judge_options, judge_settings
 from gamut_eval.cli._main import GroupedCommand
 from gamut_eval.cli._options import model_options, model_values, settings_from
@@ -35,43 +41,37 @@ if TYPE_CHECKING:
     from gamut_eval.judge import JudgeSettings
     from gamut_eval.run import RunResult
 
-F = TypeVar("F", bound=Callable[..., Any])
-
 _file = click.Path(dir_okay=False, path_type=Path)
 _dir = click.Path(file_okay=False, path_type=Path)
 _setting = click.Choice(["multimodal", "text_only", "both"])
-_dataset_path_option = click.option(
-    "--dataset",
-    default=SAMPLE_ALIAS,
-    help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
-    "them, `sample` for the bundled sample benchmark, or "
-    "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
+_dataset_option = option_stack(
+    click.option(
+        "--dataset",
+        default=SAMPLE_ALIAS,
+        help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
+        "them, `sample` for the bundled sample benchmark, or "
+        "hf://datasets/OWNER/NAME/PATH on the Hugging Face Hub (the 'hub' extra).",
+    ),
+    image_root_option,
 )
-
-
-def _dataset_option(command: Any) -> Any:
-    """``--dataset`` and ``--image-root``."""
-    return _dataset_path_option(image_root_option(command))
-
+"""``--dataset`` and ``--image-root``."""
 
 _GENERATION = "generation_"
 """Starts the keyword names of the generation options (the judge has a ``temperature``
 and a ``max_tokens`` too)."""
-_model_arg_option = click.option(
-    "-M",
-    "--model-arg",
-    _GENERATION + "model_args",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="Argument of the answering models' provider (repeatable), as Inspect's -M: the "
-    "value is read as YAML (0.5 a number, true a boolean).",
+generation_options = option_stack(
+    model_options(GenerationSettings, prefix=_GENERATION),
+    click.option(
+        "-M",
+        "--model-arg",
+        _GENERATION + "model_args",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Argument of the answering models' provider (repeatable), as Inspect's -M: the "
+        "value is read as YAML (0.5 a number, true a boolean).",
+    ),
 )
-
-
-def generation_options(command: F) -> F:
-    """The generation settings (``GenerationSettings``) as options, and ``-M``."""
-    options = model_options(GenerationSettings, prefix=_GENERATION)
-    return options(_model_arg_option(command))
+"""The generation settings (``GenerationSettings``) as options, and ``-M``."""
 
 
 def generation_settings(options: dict[str, Any]) -> GenerationSettings:
@@ -80,7 +80,7 @@ def generation_settings(options: dict[str, Any]) -> GenerationSettings:
 
     values = model_values(GenerationSettings, options, prefix=_GENERATION)
     try:
-        model_args = parse_model_args(options.pop(_GENERATION + "model_args", ()) or ())
+        model_args = parse_model_args(options.pop(_GENERATION + "model_args"))
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'-M' / '--model-arg'") from None
     return settings_from(GenerationSettings, {**values, "model_args": model_args})
@@ -95,8 +95,8 @@ def _dry_run(
     fill_missing: bool,
     prices: Path | None,
     image_root: Path | None,
-    calibrate: CalibrateWith | None = None,
-    planner: dict[str, Any] | None = None,
+    calibrate: CalibrateWith | None,
+    planner: dict[str, Any],
 ) -> None:
     from gamut_eval.errors import InputError
     from gamut_eval.run import estimate_run
@@ -124,9 +124,8 @@ def _dry_run(
     for report in reports:
         console.print(dry_run_table(report))
     if calibrate is not None:
-        from gamut_eval.calibration import TARGET_WIDTH, plan_calibration
+        from gamut_eval.calibration import plan_calibration
 
-        planner = planner or {}
         plan = plan_calibration(
             resolve_dataset_path(dataset),
             out,
@@ -134,8 +133,8 @@ def _dry_run(
             responses,
             calibrate,
             setting=setting,
-            prior=planner.get("calibrate_prior") or (0.3, 0.7),
-            target=planner.get("calibrate_width") or TARGET_WIDTH,
+            prior=planner["calibrate_prior"],
+            target=planner["calibrate_width"],
         )
         print_plan(plan, reports[0], reports[1] if strong is not None else None)
 
@@ -369,6 +368,8 @@ def demo(out_dir: Path, overwrite: bool) -> None:
     it continues the same run. With an API key, `gamut run --model ... --judge ...` does
     the same with real models and judges.
     """
+    from gamut_eval.analysis import default_output, report_for_run, write_report
+    from gamut_eval.cli._report import print_summary
     from gamut_eval.judge import REFERENCE_JUDGE, JudgeSettings
     from gamut_eval.run import run_benchmark
 
@@ -392,13 +393,20 @@ def demo(out_dir: Path, overwrite: bool) -> None:
         )
     print_result(result, leaderboards=False, where=False)
     calibration, changed = _demo_calibration(out_dir, result.up_to_date)
-    write_html_report(
-        out_dir,
-        summary=True,
-        where=result.out_dir,
-        keep=result.up_to_date and not changed,
-        after_summary=partial(_print_demo_calibration, calibration, result.summary),
-    )
+    # RUN_DIR/report.html with default settings. A run that is up to date, with the same
+    # calibrated.json, keeps a report.html that is there: it was made from the same
+    # verdicts by the same code (a run that changes the verdicts removes it).
+    path = default_output(out_dir, "html")
+    kept = result.up_to_date and not changed and path.is_file()
+    report = report_for_run(out_dir, explanations=not kept)  # the page's drill-down needs them
+    if not kept:
+        write_report(report, "html", path)
+    print_summary(report, calibrated=False)  # the demo's calibrated leaderboard is its own
+    parts = fitted(partial(_demo_calibration_table, calibration, result.summary), console)
+    print_fitted(console, parts)
+    console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
+    print_where(result.out_dir)
+    print_plain(f"HTML report: {path} (open it with: gamut view {out_dir})")
 
 
 def _demo_calibration(out_dir: Path, up_to_date: bool) -> tuple[dict[str, Any], bool]:
@@ -498,12 +506,6 @@ def _or_low(value: object) -> float:
     return float(value) if isinstance(value, int | float) else -math.inf
 
 
-def _print_demo_calibration(calibration: dict[str, Any], summary: pd.DataFrame) -> None:
-    parts = fitted(partial(_demo_calibration_table, calibration, summary), console)
-    print_fitted(console, parts)
-    console.print(DEMO_CALIBRATION_NOTE, markup=False, highlight=False)
-
-
 def _earlier_demo(out: Path, judges: Sequence[JudgeSettings]) -> str | None:
     """How ``out`` holds ``gamut demo``'s run as earlier versions made it, or None: the
     sample's dataset and answers judged by the offline judge alone, or by this demo's
@@ -578,25 +580,20 @@ def _print_usage(result: RunResult) -> None:
     print_fitted(err_console, parts)
 
 
-def print_where(out_dir: object) -> None:
-    logs = ""
-    if (Path(str(out_dir)) / "logs").is_dir():
-        logs = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs"
-    if not (Path(str(out_dir)) / "report.html").is_file():
-        logs += f"; the HTML report: gamut view {out_dir}"
-    err_console.print(
-        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{logs})",
-        markup=False,
-        soft_wrap=True,
-        highlight=False,
+def print_where(out_dir: Path) -> None:
+    logs = (out_dir / "logs").is_dir()
+    more = f"; Inspect logs with the scores: inspect view --log-dir {out_dir}/logs" if logs else ""
+    if not (out_dir / "report.html").is_file():
+        more += f"; the HTML report: gamut view {out_dir}"
+    print_plain(
+        f"results in {out_dir}/ (scores.jsonl, verdicts.jsonl, summary.json, run.json{more})",
+        err=True,
     )
-    if not (Path(str(out_dir)) / "logs").is_dir() and not extra_installed("inspect"):
-        err_console.print(
+    if not logs and not extra_installed("inspect"):
+        print_plain(
             "no Inspect logs (inspect view): they need the optional 'inspect' extra: "
             + install_command("inspect"),
-            markup=False,
-            soft_wrap=True,
-            highlight=False,
+            err=True,
         )
 
 
@@ -621,46 +618,11 @@ def print_result(result: RunResult, *, leaderboards: bool = True, where: bool = 
     for judge, report in result.reports.items():
         stats = report.stats
         warn_flagged(stats)
-        err_console.print(
+        print_plain(
             f"{judge}: {report.rows} verdicts ({stats.cached} reused from the store, "
             f"{stats.judged} judged now); {report.unscored} unscored",
-            markup=False,
-            highlight=False,
-            soft_wrap=True,
+            err=True,
         )
     _print_usage(result)
     if where:
         print_where(result.out_dir)
-
-
-def write_html_report(
-    run_dir: Path,
-    *,
-    summary: bool = False,
-    where: Path | None = None,
-    keep: bool = False,
-    after_summary: Callable[[], None] | None = None,
-) -> Path:
-    """The demo's last step: RUN_DIR/report.html with default settings; prints its path
-    (after the terminal summary and the notes, with ``summary``, and the run's files,
-    with ``where``). ``keep``: the run is up to date (``RunResult.up_to_date``), so a
-    report.html that is there was made from the same verdicts by the same code and is
-    kept (it is derived from the verdicts: a run that changes them removes it).
-    ``after_summary``: prints more after the terminal summary, in place of its calibrated
-    leaderboard (the demo's, with both judges' full scores)."""
-    from gamut_eval.analysis import default_output, report_for_run, write_report
-    from gamut_eval.cli._report import print_summary
-
-    path = default_output(run_dir, "html")
-    kept = keep and path.is_file()
-    result = report_for_run(run_dir, explanations=not kept)  # the page's drill-down needs them
-    if not kept:
-        write_report(result, "html", path)
-    if summary:
-        print_summary(result, calibrated=after_summary is None)
-    if after_summary is not None:
-        after_summary()
-    if where is not None:
-        print_where(where)
-    print_plain(f"HTML report: {path} (open it with: gamut view {run_dir})")
-    return path

@@ -102,13 +102,11 @@ class PassProgress:
 
     def _update(self, event: PassEvent, *, force: bool) -> None:
         now = time.monotonic()
-        last = self._last.get(event.label, 0.0)
         every = REFRESH_S if self.terminal else LINE_EVERY_S
         stats = event.stats
         waiting = stats.waiting_until if stats.waiting_until > time.time() else 0.0
-        if waiting != self._waits.get(event.label, 0.0):
-            force = True
-        if not force and now - last < every:
+        changed = waiting != self._waits.get(event.label, 0.0)  # a wait starts or ends
+        if not (force or changed) and now - self._last.get(event.label, 0.0) < every:
             return
         self._last[event.label] = now
         if waiting and waiting != self._waits.get(event.label):
@@ -258,8 +256,6 @@ def warn_flagged(stats: JudgeStats) -> None:
 
 
 # -- tables that fit the terminal ----------------------------------------------------------
-# Tables that fit the terminal without cutting a model's or a judge's name.
-#
 # Rich shrinks a table that is wider than the console by wrapping its cells and, as a last
 # resort, by cutting them. A cut model name is worse than no table, so a table here is made
 # by a builder that writes every model or judge id through a ``name`` function and makes
@@ -277,7 +273,6 @@ Namer = Callable[[str], str]
 """What a table builder calls to write a model or judge id into a cell."""
 Builder = Callable[[Namer, int], "Table"]
 """Makes the table from a namer and a level (0: wide, 1: compact, 2: narrowest)."""
-LEVELS = (0, 1, 2)
 
 
 def short_names(names: Sequence[str]) -> list[dict[str, str]]:
@@ -370,7 +365,7 @@ def fitted(build: Builder, console: Console) -> list[RenderableType]:
     if _natural_width(table) <= width:
         return [table]
     candidates: list[dict[str, str] | None] = [None, *short_names(written)] if written else [None]
-    tried = [(names, level) for names in candidates for level in LEVELS][1:]
+    tried = [(names, level) for names in candidates for level in (0, 1, 2)][1:]
     for names, level in tried:
         namer: Namer = (lambda n: n) if names is None else names.__getitem__
         table = build(namer, level)
