@@ -8,10 +8,11 @@ import gc
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, PrivateAttr
+from pydantic import AfterValidator, BaseModel, ConfigDict, PrivateAttr
+from pydantic_core import PydanticCustomError
 
 from gamut_eval._files import image_inside, read_document
 from gamut_eval._tables import read_rows, table_format, write_rows
@@ -49,6 +50,14 @@ _IMAGE_MAGIC: tuple[tuple[bytes, str], ...] = (
 )
 
 
+def _file_name(name: str) -> str:
+    """A NUL character names no file, and every os call on such a path raises: every
+    reader of a record (validate, judge, build, import) refuses it here, once."""
+    if "\x00" in name:
+        raise PydanticCustomError("image-exists", "holds a NUL character; no file is named so")
+    return name
+
+
 class DatasetRecord(BaseModel):
     """One question of a benchmark."""
 
@@ -64,7 +73,7 @@ class DatasetRecord(BaseModel):
     """A human-revised checklist; when present it is scored instead of the compiled one."""
     entity: str | None = None
     """Ground-truth entity."""
-    image: str | None = None
+    image: Annotated[str, AfterValidator(_file_name)] | None = None
     """Image path, relative to the dataset file."""
     question_text_only: str | None = None
     """The question with the entity named in text (text-only setting)."""
@@ -216,8 +225,6 @@ def _image_problem(root: Path, name: str) -> tuple[str, str] | None:
     than ``IMAGE_MAX_BYTES``."""
     if Path(name).is_absolute() or Path(name).drive:
         return "image-relative", f"must be a path relative to {root}"
-    if "\x00" in name:  # no file system names a file so, and os calls raise on it
-        return "image-exists", "holds a NUL character; no file is named so"
     target = root / name
     lexical = Path(os.path.normpath(target)).is_relative_to(os.path.normpath(root))
     try:

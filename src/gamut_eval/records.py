@@ -28,9 +28,8 @@ from pydantic import BaseModel, ConfigDict
 from gamut_eval._usage import Usage
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.errors import InputError
-from gamut_eval.judge import VerdictName
 from gamut_eval.rubric import TIERS, Tier
-from gamut_eval.scoring import ScoringParams
+from gamut_eval.scoring import ScoringParams, VerdictName
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -1,5 +1,6 @@
 """Generated hostile files fed to ``gamut validate``, ``gamut judge`` (offline judge) and
-``gamut score``: every one ends with exit 0 or 2, a message of one line per problem (no
+``gamut score``: every one ends with exit 0 or 2 (or, for ``gamut score``, the documented
+exit 1 of too many unscored checks), a message of one line per problem (no
 traceback, no line longer than a message line can be), and nothing written when the input
 is refused (docs/reliability.md D19).
 

@@ -49,7 +49,6 @@ from __future__ import annotations
 import base64
 import json
 import math
-import mimetypes
 import re
 import secrets
 import textwrap
@@ -61,7 +60,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gamut_eval._files import atomic_writer
+from gamut_eval._files import IMAGE_TYPES, atomic_writer
 from gamut_eval.data import dataset_reference
 from gamut_eval.generate._scorer import SCORE_KEYS, score_parts, shown
 from gamut_eval.judge import NOT_JUDGED, JudgePlan, Store, StoredVerdict, VerdictStore
@@ -229,7 +228,7 @@ def _sample(
         content = record.question_for(row.setting)
     else:
         if image not in images:
-            kind = mimetypes.guess_type(image.name)[0] or "image/png"
+            kind = IMAGE_TYPES.get(image.suffix.lower(), "image/png")
             uri = f"data:{kind};base64,{base64.b64encode(image.read_bytes()).decode('ascii')}"
             images[image] = (attachment_key(uri), uri)
         digest, uri = images[image]

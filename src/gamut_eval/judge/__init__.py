@@ -61,7 +61,6 @@ if _typing.TYPE_CHECKING:
         Pending as Pending,
         PlannedResponse as PlannedResponse,
         UnscoredRateExceeded as UnscoredRateExceeded,
-        VerdictName as VerdictName,
         VerdictRow as VerdictRow,
         check_unscored_rate as check_unscored_rate,
         judge_pass as judge_pass,

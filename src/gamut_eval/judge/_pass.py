@@ -82,7 +82,7 @@ from gamut_eval.judge._settings import JudgeSettings
 from gamut_eval.judge._store import MemoryStore, Store, StoredVerdict, VerdictStore
 from gamut_eval.responses import ResponseRow, check_responses, iter_responses
 from gamut_eval.rubric import Check, Checklist
-from gamut_eval.scoring import Verdict
+from gamut_eval.scoring import VerdictName
 
 if TYPE_CHECKING:
     from gamut_eval.judge._resolve import ResolvedJudge
@@ -560,8 +560,6 @@ def judge_pass(
     return asyncio.run(run_pass(plan, backend, store, on_event, label=label))
 
 
-VerdictName = Literal[Verdict.MEETS, Verdict.PARTIALLY_MEETS, Verdict.MISSING, Verdict.CONTRADICTS]
-"""The four verdicts (written in files as their values: ``meets``...)."""
 Status = Literal["ok", "unscored"]
 
 

@@ -27,6 +27,7 @@ if _typing.TYPE_CHECKING:
     )
     from gamut_eval.scoring._verdict import (
         Verdict as Verdict,
+        VerdictName as VerdictName,
         parse_verdict as parse_verdict,
         verdict_value as verdict_value,
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from gamut_eval.scoring._score import ScoringParams
@@ -25,6 +25,10 @@ class Verdict(StrEnum):
     def words(self) -> str:
         """The verdict in words, for people (``partially meets``)."""
         return self.value.replace("_", " ")
+
+
+VerdictName = Literal[Verdict.MEETS, Verdict.PARTIALLY_MEETS, Verdict.MISSING, Verdict.CONTRADICTS]
+"""The four verdicts (written in files as their values: ``meets``...)."""
 
 
 def parse_verdict(value: Verdict | str | None) -> Verdict | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,6 +24,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from gamut_eval._files import atomic_writer
+from gamut_eval._tables import write_rows
 from gamut_eval.analysis import VERDICT_ORDER, AuditReport
 from gamut_eval.judge import JudgeSettings
 from gamut_eval.rubric import TIERS
@@ -61,12 +62,6 @@ def _question_text(i: int, domain: str, rng: np.random.Generator, previous: str)
         return previous.replace("?", ", please?", 1)
     words = " ".join(rng.choice(_WORDS, size=3, replace=False))
     return _TEMPLATES[i % len(_TEMPLATES)].format(d=f"{words} {domain}")
-
-
-def _write_jsonl(path: Path, rows: Iterable[dict[str, Any]]) -> None:
-    with atomic_writer(path) as handle:
-        for row in rows:
-            handle.write(json.dumps(row) + "\n")
 
 
 def _dataset(
@@ -161,10 +156,10 @@ def synthetic_run(
         rng.choice(3, size=(questions, checks), p=[0.35, 0.4, 0.25])
     ]
     dataset_rng = np.random.default_rng([seed, 1])
-    _write_jsonl(out / "dataset.jsonl", _dataset(questions, domains, dataset_rng, tiers))
+    write_rows(out / "dataset.jsonl", _dataset(questions, domains, dataset_rng, tiers))
     sentences = _sentences(np.random.default_rng([seed, 2]), shape[:3])
     if answers:
-        _write_jsonl(out / "responses.jsonl", _responses(sentences, settings, models))
+        write_rows(out / "responses.jsonl", _responses(sentences, settings, models))
     frames = []
     with atomic_writer(out / "verdicts.jsonl") as handle:
         for j, judge in enumerate(judges):
@@ -176,7 +171,7 @@ def synthetic_run(
             _write_rows(handle, frame, chunk_rows, texts)
             frames.append(frame)
     scores = score_table(pd.concat(frames, ignore_index=True))
-    _write_jsonl(out / "scores.jsonl", score_rows(scores))
+    write_rows(out / "scores.jsonl", score_rows(scores))
     _run_json(out, judges, models, settings, questions)
     _audit(out / "audit.json", judges[0])
     return out
