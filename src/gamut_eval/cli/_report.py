@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval._files import read_document, read_mapping
 from gamut_eval.cli._common import (
     DATASET_PATH,
     HUB_RUN,
@@ -277,6 +276,7 @@ def load_checklist(path: Path) -> Checklist:
     """A checklist JSON file as ``gamut compile`` writes it."""
     import pydantic
 
+    from gamut_eval._files import read_document
     from gamut_eval.rubric import Checklist, pydantic_details
 
     try:
@@ -451,6 +451,7 @@ def score(
 def _score_one(
     checklist: Checklist, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval._files import read_mapping
     from gamut_eval.scoring import score_response
 
     try:
