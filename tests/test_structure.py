@@ -70,11 +70,22 @@ layer of the longest entry that is it or a package holding it."""
 
 LIGHT_MODULES = {
     f"{PACKAGE}.cli._build": ["aiohttp", "pandas", "inspect_ai"],
+    f"{PACKAGE}.cli._report": [
+        "pandas",
+        "pyarrow",
+        "jinja2",
+        "yaml",
+        f"{PACKAGE}._files",
+        f"{PACKAGE}._tables",
+        f"{PACKAGE}.analysis",
+    ],
 }
 """Command modules, imported when their command loads (``gamut --help`` loads none), and
 what they must not import at module level (their commands import it when they run). The
 build command reads its defaults from ``construct``'s settings (a light module) when it
-loads."""
+loads. Only the names a module imports itself are checked, not what those import: a
+module of the package that loads a heavy library is listed by name (``_files`` loads
+YAML)."""
 
 
 @dataclass(frozen=True)

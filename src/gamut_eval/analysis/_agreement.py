@@ -203,7 +203,7 @@ def _statistic(
 ) -> dict[str, float | None]:
     """The statistic on the pooled table and its interval as cells; None without any unit."""
     if pooled.sum() == 0:
-        return dict.fromkeys((name, f"{name}_low", f"{name}_high"))
+        return estimate(name, np.nan, np.nan, np.nan)
     with np.errstate(invalid="ignore", divide="ignore"):
         low, high = boot.interval(fn(boots))
     return estimate(name, fn(pooled), low, high)
@@ -219,7 +219,7 @@ def _check_row(
 ) -> CheckAgreementRow:
     """A pair's row, or with ``pair`` None the all-judges row (``pooled``: half the
     coincidence matrix; alpha only)."""
-    no_kappa = dict.fromkeys(("kappa", "kappa_low", "kappa_high"))
+    no_kappa = estimate("kappa", np.nan, np.nan, np.nan)
     return CheckAgreementRow(
         setting=setting,
         scope="pair" if pair else "all",

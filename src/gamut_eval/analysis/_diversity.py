@@ -247,7 +247,7 @@ def _normalise_rows(data: FloatArray, indptr: IntArray) -> None:
     squares are summed in the row's order."""
     rows = SparseRows(data, np.zeros(len(data), dtype=np.int64), indptr, 1)
     _, values, _ = rows.padded()
-    sums = np.cumsum(values * values, axis=1)[:, -1] if values.size else np.zeros(rows.n)
+    sums = _in_order(values * values)
     data /= np.repeat(np.where(sums == 0.0, 1.0, np.sqrt(sums)), np.diff(indptr))
 
 

@@ -24,7 +24,6 @@ import base64
 import io
 import json
 import math
-import mimetypes
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +34,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa  # type: ignore[import-untyped]  # pyarrow ships no type stubs
 
+from gamut_eval._files import IMAGE_TYPES
 from gamut_eval._verdict_table import read_verdict_table
 from gamut_eval.analysis._report import Report
 from gamut_eval.analysis._rundata import (
@@ -65,7 +65,7 @@ def thumbnail(path: Path) -> str | None:
     try:
         from PIL import Image
     except ImportError:
-        mime = mimetypes.guess_type(path.name)[0]
+        mime = IMAGE_TYPES.get(path.suffix.lower())
         size = path.stat().st_size
         if mime is None or not mime.startswith("image/") or size > _RAW_LIMIT:
             return None

@@ -27,7 +27,7 @@ from gamut_eval.cli._common import (
 from gamut_eval.cli._main import EXIT_FAILURE, GroupedCommand
 from gamut_eval.cli._options import config_option, model_options, model_values, settings_from
 from gamut_eval.cli._terminal import PassProgress, warn_flagged
-from gamut_eval.data import resolve_dataset_path, sample_dir
+from gamut_eval.data import SAMPLE_ALIAS, resolve_dataset_path, sample_dir
 from gamut_eval.errors import InputError
 from gamut_eval.judge import BatchSettings, JudgeSettings, RaySettings
 
@@ -128,7 +128,7 @@ def _backend_options(settings: JudgeSettings, options: dict[str, Any]) -> Backen
 
 sample_dataset_option = click.option(
     "--dataset",
-    default="sample",
+    default=SAMPLE_ALIAS,
     help="Dataset (JSONL, JSON or Parquet), a meta-rubric file (YAML/JSON) or a folder of "
     "them, or `sample` for the bundled sample benchmark.",
 )

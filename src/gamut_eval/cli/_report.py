@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gamut_eval._files import read_document, read_mapping
 from gamut_eval.cli._common import (
     DATASET_PATH,
     HUB_RUN,
@@ -277,6 +276,7 @@ def load_checklist(path: Path) -> Checklist:
     """A checklist JSON file as ``gamut compile`` writes it."""
     import pydantic
 
+    from gamut_eval._files import read_document
     from gamut_eval.rubric import Checklist, pydantic_details
 
     try:
@@ -451,6 +451,7 @@ def score(
 def _score_one(
     checklist: Checklist, path: Path, params: ScoringParams, as_json: bool, out: Path | None
 ) -> None:
+    from gamut_eval._files import read_mapping
     from gamut_eval.scoring import score_response
 
     try:
@@ -492,7 +493,7 @@ def _score_run(
     image_root: Path | None,
 ) -> None:
     from gamut_eval._lock import hold_run_folder_of
-    from gamut_eval._tables import table_format, write_rows
+    from gamut_eval._tables import json_records, table_format, write_rows
     from gamut_eval._verdict_table import read_verdict_table
     from gamut_eval.dataset import load_dataset
     from gamut_eval.records import score_rows
@@ -514,8 +515,7 @@ def _score_run(
         err_console.print(f"wrote {out}")
     summary = summarise_scores(scores)
     if as_json:
-        records = summary.astype(object).where(summary.notna(), None).to_dict(orient="records")
-        write_output(dump_json(records), None)
+        write_output(dump_json(json_records(summary)), None)
     else:
         parts = fitted(lambda name, level: summary_table(summary, name=name, level=level), console)
         print_fitted(console, parts)
