@@ -45,6 +45,7 @@ from sqlalchemy.orm import Session
 
 from gamut_eval import __version__
 from gamut_eval._files import IMAGE_TYPES, atomic_writer, image_inside, read_jsonl
+from gamut_eval._folder import file_sha256
 from gamut_eval.annotate._checklists import carry_edits, diff_checklists
 from gamut_eval.annotate._db import (
     Database,
@@ -358,15 +359,6 @@ def import_files(db: Database, paths: list[Path]) -> list[FileSummary]:
                 _store_rubric(session, rubric, path, summary)
             summaries.append(summary)
     return summaries
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's bytes, read in blocks (an image's address in the app)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 _PLACEHOLDER = MetaRubric.model_validate(

@@ -459,7 +459,7 @@ def _question_view(
         "parent": session.get(Question, question.parent_id) if question.parent_id else None,
         "errors": errors,
         "message": _QUESTION_DONE.get(request.query_params.get("done", ""), ""),
-        "decisions": [d.value for d in Decision],
+        "decisions": list(LABELS),
     }
     return render(request, "question.html", context, who=who, status=422 if errors else 200)
 

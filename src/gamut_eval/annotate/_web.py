@@ -46,9 +46,9 @@ from starlette.templating import Jinja2Templates
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gamut_eval._files import IMAGE_TYPES
+from gamut_eval._folder import file_sha256
 from gamut_eval.annotate._db import Database, Image, LoginSession, User
 from gamut_eval.annotate._errors import AnnotateError, FormError, NotFound, PermissionDenied
-from gamut_eval.annotate._io import file_sha256
 from gamut_eval.annotate._users import (
     blocked_for,
     clear_failures,

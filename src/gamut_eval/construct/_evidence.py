@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gamut_eval.construct._llm import Prompt, object_schema, rubric_items_schema
 from gamut_eval.construct._models import (
@@ -26,6 +26,7 @@ from gamut_eval.construct._models import (
     DraftRecord,
     EvidenceRecord,
     Invalid,
+    SearchError,
     Snippet,
     StageReport,
     UnitError,
@@ -39,12 +40,14 @@ from gamut_eval.construct._prompts import (
     queries_user,
 )
 from gamut_eval.construct._rubrics import rubric_from_items
-from gamut_eval.construct._search import SearchError, SearchProvider
 from gamut_eval.construct._session import BuildSession, StageRun, UnitCall
 from gamut_eval.construct._settings import ResearchSettings
 from gamut_eval.construct._text import normalise
 from gamut_eval.construct._workdir import content_hash, data_url
 from gamut_eval.rubric import MetaRubric, compile_rubric
+
+if TYPE_CHECKING:
+    from gamut_eval.construct._search import SearchProvider
 
 MAX_QUERY_CHARS = 200
 

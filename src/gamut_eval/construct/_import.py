@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, get_args
 
 from gamut_eval._files import IMAGE_TYPES, atomic_writer
+from gamut_eval._folder import file_sha256
 from gamut_eval._tables import read_rows
 from gamut_eval.construct._models import AcceptedQuestion, Popularity, Provenance
 from gamut_eval.construct._workdir import Workdir, content_hash, safe_id
@@ -195,7 +196,7 @@ class _Rows:
         if not path.is_file():
             self.fail(number, "image", "image-exists", f"no such image file ({path})", value)
             return None
-        return str(path.resolve()), hashlib.sha256(path.read_bytes()).hexdigest()
+        return str(path.resolve()), file_sha256(path)
 
     def _stored(self, data: bytes) -> tuple[str, str]:
         digest = hashlib.sha256(data).hexdigest()
@@ -254,8 +255,7 @@ def import_questions(
     store = Workdir(workdir)
     path = local_table(str(source))
     reader = _Rows(path, str(source), mapping or {}, store)
-    with path.open("rb") as handle:
-        reader.file_hash = hashlib.file_digest(handle, "sha256").hexdigest()
+    reader.file_hash = file_sha256(path)
     questions: list[AcceptedQuestion] = []
     first = True
     for number, row in _rows(path):

@@ -277,11 +277,11 @@ class BuildModel:
             # a first structured request is sent once: a refused format must not be retried
             max_retries=0 if probe else s.max_retries,
         )
-        if schema is not None and mode == "json_schema":
+        if mode == "json_schema":
             config.response_schema = ResponseSchema(
                 name="reply", json_schema=JSONSchema.model_validate(schema), strict=False
             )
-        elif schema is not None and mode == "json_object" and self._wire == "openai":
+        elif mode == "json_object" and self._wire == "openai":
             # the json_object step's response_format, as the judge sends it
             config.extra_body = {"response_format": {"type": "json_object", "schema": schema}}
         return config

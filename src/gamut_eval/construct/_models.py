@@ -8,6 +8,7 @@ and the others go on (``UnitError``); a run that cannot go on raises ``BuildErro
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, model_validator
@@ -48,6 +49,20 @@ class Invalid(Exception):
         self.errors = errors
         self.kind = kind
         super().__init__("; ".join(errors))
+
+
+class SearchError(GamutError):
+    """A search request failed (after the provider's timeout or an error status)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result: a short passage and where it came from."""
+
+    text: str
+    source: str | None
+    title: str | None
+    score: float = 0.0
 
 
 class FrozenModel(BaseModel):

@@ -9,16 +9,19 @@ cached, so rerunning ``all`` with new decisions redoes only what changed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gamut_eval.construct._evidence import run_draft, run_evidence
 from gamut_eval.construct._models import AcceptedQuestion, FrozenModel, StageReport
 from gamut_eval.construct._questions import run_questions, run_review
 from gamut_eval.construct._refine import run_refine
-from gamut_eval.construct._search import SearchProvider
 from gamut_eval.construct._session import BuildSession
 from gamut_eval.construct._settings import PipelineOptions
 from gamut_eval.construct._sources import Fetcher
 from gamut_eval.construct._text_only import run_text_only
+
+if TYPE_CHECKING:
+    from gamut_eval.construct._search import SearchProvider
 
 
 class PipelineReport(FrozenModel):

@@ -42,32 +42,18 @@ import hashlib
 import os
 import re
 import sqlite3
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, Self
 
 import aiohttp
 
 from gamut_eval._extras import MissingExtra, install_command
+from gamut_eval.construct._models import SearchError, SearchHit
 from gamut_eval.construct._sources import HttpClient, html_to_text
 from gamut_eval.construct._text import words
-from gamut_eval.errors import GamutError, InputError
+from gamut_eval.errors import InputError
 
 SEARCH_PROVIDERS: tuple[str, ...] = ("local", "tavily", "brave")
-
-
-class SearchError(GamutError):
-    """A search request failed (after the provider's timeout or an error status)."""
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One result: a short passage and where it came from."""
-
-    text: str
-    source: str | None
-    title: str | None
-    score: float = 0.0
 
 
 class SearchProvider(Protocol):

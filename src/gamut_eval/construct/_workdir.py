@@ -70,6 +70,7 @@ from gamut_eval.construct._models import (
 )
 from gamut_eval.dataset import DatasetRecord
 from gamut_eval.errors import ErrorDetail, GamutError, InputError, ValidationError
+from gamut_eval.rubric import pydantic_details
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -96,8 +97,6 @@ def jsonl_rows(path: Path, model: type[M], errors: list[ErrorDetail]) -> Iterato
         try:
             yield f"{path}:{line}", model.model_validate(data)
         except pydantic.ValidationError as exc:
-            from gamut_eval.rubric import pydantic_details
-
             errors += [d.in_file(f"{path}:{line}") for d in pydantic_details(exc)]
 
 
